@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# setup.sh — install everything freshet needs to build, run and test.
+#
+# Idempotent: run it as often as you like. Every dependency comes from
+# Debian's packages or from npm (tests/interop/package.json); nothing is
+# downloaded from anywhere else. Run as root, or with sudo available.
+#
+#   scripts/setup.sh            build + run dependencies
+#   scripts/setup.sh --test     also the test-only tools (npm readers, chromium, prometheus)
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+want_test=0
+[ "${1:-}" = "--test" ] && want_test=1
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+build_pkgs=(build-essential cmake ninja-build pkg-config clang
+    libcurl4-openssl-dev libmicrohttpd-dev libinih-dev libzstd-dev libsnappy-dev
+    libsqlite3-dev zstd curl ca-certificates)
+test_pkgs=(nodejs npm python3)
+
+need=()
+for p in "${build_pkgs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || need+=("$p")
+done
+if [ "$want_test" = 1 ]; then
+    for p in "${test_pkgs[@]}"; do
+        command -v "$p" >/dev/null 2>&1 && continue
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || need+=("$p")
+    done
+fi
+if [ "${#need[@]}" -gt 0 ]; then
+    echo "setup: installing ${need[*]}"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}"
+else
+    echo "setup: Debian packages already present"
+fi
+
+if [ "$want_test" = 1 ] && [ -f "$here/tests/interop/package.json" ]; then
+    cd "$here/tests/interop"
+    if [ ! -d node_modules ] || [ package.json -nt node_modules ]; then
+        echo "setup: npm install (tests/interop)"
+        npm install --no-audit --no-fund --loglevel=error
+        touch node_modules
+    fi
+fi
+echo "setup: done"

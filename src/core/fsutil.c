@@ -1,0 +1,172 @@
+/*
+ * fsutil.c — durable filesystem helpers. Errors map through
+ * fr_err_from_errno so ENOSPC surfaces as FR_ENOSPC everywhere.
+ */
+#include "core/fsutil.h"
+
+#include "core/err.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int fr_fs_mkdirs(const char *path, mode_t mode)
+{
+    char tmp[PATH_MAX];
+    size_t len = strlen(path);
+    if (len == 0 || len >= sizeof tmp) {
+        return FR_EINVAL;
+    }
+    memcpy(tmp, path, len + 1);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/') {
+            continue;
+        }
+        *p = 0;
+        if (mkdir(tmp, mode) < 0 && errno != EEXIST) {
+            return fr_err_from_errno(errno);
+        }
+        *p = '/';
+    }
+    if (mkdir(tmp, mode) < 0 && errno != EEXIST) {
+        return fr_err_from_errno(errno);
+    }
+    return FR_OK;
+}
+
+int fr_fs_fsync_dir(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+        return fr_err_from_errno(errno);
+    }
+    int rc = fsync(fd) < 0 ? fr_err_from_errno(errno) : FR_OK;
+    close(fd);
+    return rc;
+}
+
+int fr_fs_fsync_parent(const char *path)
+{
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    if (!slash) {
+        return fr_fs_fsync_dir(".");
+    }
+    size_t len = (size_t)(slash - path);
+    if (len == 0) {
+        return fr_fs_fsync_dir("/");
+    }
+    if (len >= sizeof dir) {
+        return FR_EINVAL;
+    }
+    memcpy(dir, path, len);
+    dir[len] = 0;
+    return fr_fs_fsync_dir(dir);
+}
+
+int fr_fs_write_all(int fd, const void *data, size_t len)
+{
+    const char *p = data;
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return fr_err_from_errno(errno);
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return FR_OK;
+}
+
+int fr_fs_pread_all(int fd, void *data, size_t len, off_t off)
+{
+    char *p = data;
+    while (len > 0) {
+        ssize_t n = pread(fd, p, len, off);
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return fr_err_from_errno(errno);
+        }
+        if (n == 0) {
+            return FR_ETRUNC;
+        }
+        p += n;
+        off += n;
+        len -= (size_t)n;
+    }
+    return FR_OK;
+}
+
+int fr_fs_write_atomic(const char *path, const void *data, size_t len)
+{
+    char tmp[PATH_MAX];
+    int n = snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    if (n < 0 || (size_t)n >= sizeof tmp) {
+        return FR_EINVAL;
+    }
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        return fr_err_from_errno(errno);
+    }
+    int rc = fr_fs_write_all(fd, data, len);
+    if (rc == FR_OK && fsync(fd) < 0) {
+        rc = fr_err_from_errno(errno);
+    }
+    if (close(fd) < 0 && rc == FR_OK) {
+        rc = fr_err_from_errno(errno);
+    }
+    if (rc == FR_OK && rename(tmp, path) < 0) {
+        rc = fr_err_from_errno(errno);
+    }
+    if (rc != FR_OK) {
+        unlink(tmp);
+        return rc;
+    }
+    return fr_fs_fsync_parent(path);
+}
+
+int fr_fs_read_file(const char *path, struct fr_buf *buf)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return fr_err_from_errno(errno);
+    }
+    int rc = FR_OK;
+    for (;;) {
+        rc = fr_buf_reserve(buf, 65536 < buf->cap - buf->len ? 65536 : buf->cap - buf->len);
+        if (rc < 0) {
+            break;
+        }
+        size_t room = buf->alloc - buf->len - 1;
+        if (room == 0) {
+            /* At the cap: one more byte means the file is too large. */
+            char probe;
+            ssize_t n = read(fd, &probe, 1);
+            rc = n > 0 ? FR_ETOOBIG : FR_OK;
+            break;
+        }
+        ssize_t n = read(fd, buf->data + buf->len, room);
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            rc = fr_err_from_errno(errno);
+            break;
+        }
+        if (n == 0) {
+            break;
+        }
+        buf->len += (size_t)n;
+    }
+    close(fd);
+    return rc;
+}

@@ -1,0 +1,32 @@
+/*
+ * fsutil.h — the filesystem recipes every stage shares.
+ *
+ * fr_fs_write_atomic is the one durable-write recipe (after Redis's
+ * rewriteAppendOnlyFile): write a temporary file beside the target, fsync
+ * it, rename over the target, fsync the directory. A crash at any point
+ * leaves either the old file or the new one, never a torn mix.
+ */
+#ifndef FR_FSUTIL_H
+#define FR_FSUTIL_H
+
+#include "core/buf.h"
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* mkdir -p. Existing directories are fine. */
+int fr_fs_mkdirs(const char *path, mode_t mode);
+/* fsync the directory itself so that creates and renames in it are durable. */
+int fr_fs_fsync_dir(const char *dir);
+/* fsync the directory that contains path. */
+int fr_fs_fsync_parent(const char *path);
+/* Durably replace path with data (see above). */
+int fr_fs_write_atomic(const char *path, const void *data, size_t len);
+/* Read a whole file into buf (appending); FR_ETOOBIG when it exceeds buf's cap. */
+int fr_fs_read_file(const char *path, struct fr_buf *buf);
+/* Write all of len bytes, retrying short writes and EINTR. */
+int fr_fs_write_all(int fd, const void *data, size_t len);
+/* pread all of len bytes at off; FR_ETRUNC when the file ends first. */
+int fr_fs_pread_all(int fd, void *data, size_t len, off_t off);
+
+#endif

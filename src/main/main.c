@@ -1,0 +1,3 @@
+#include "core/err.h"
+#include <stdio.h>
+int main(void) { puts(fr_strerror(0)); return 0; }

@@ -1,0 +1,2 @@
+fr_add_test(NAME unit_core SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_core.c
+            LIBS fr_core LABELS unit)

@@ -1,0 +1,149 @@
+/*
+ * test_core.c — unit tests for src/core: CRC-32C against published vectors
+ * (RFC 3720 appendix B.4), the hardware and table paths against each other,
+ * capped buffers, JSON string escaping, RFC 3339 parsing against known Unix
+ * times, the durable write recipe, and the error table.
+ */
+#include "check.h"
+
+#include "core/buf.h"
+#include "core/clock.h"
+#include "core/crc32c.h"
+#include "core/err.h"
+#include "core/fsutil.h"
+
+static void test_crc32c_vectors(void)
+{
+    CHECK_EQ_INT(fr_crc32c(0, "123456789", 9), 0xE3069283u);
+    uint8_t zeros[32] = {0};
+    CHECK_EQ_INT(fr_crc32c(0, zeros, 32), 0x8A9136AAu);
+    uint8_t ones[32];
+    memset(ones, 0xff, sizeof ones);
+    CHECK_EQ_INT(fr_crc32c(0, ones, 32), 0x62A8AB43u);
+    uint8_t inc[32];
+    for (int i = 0; i < 32; i++) {
+        inc[i] = (uint8_t)i;
+    }
+    CHECK_EQ_INT(fr_crc32c(0, inc, 32), 0x46DD794Eu);
+    /* Hardware and table paths agree at every length and split point. */
+    uint8_t data[1000];
+    for (int i = 0; i < 1000; i++) {
+        data[i] = (uint8_t)(i * 131 + 7);
+    }
+    for (size_t len = 0; len < 1000; len += 37) {
+        uint32_t whole = fr_crc32c(0, data, len);
+        CHECK_EQ_INT(whole, fr_crc32c_sw(0, data, len));
+        CHECK_EQ_INT(whole, fr_crc32c(fr_crc32c(0, data, len / 3), data + len / 3, len - len / 3));
+    }
+}
+
+static void test_buf_cap(void)
+{
+    struct fr_buf buf;
+    fr_buf_init(&buf, 10);
+    CHECK_EQ_INT(fr_buf_append(&buf, "0123456789", 10), FR_OK);
+    CHECK_EQ_INT(fr_buf_putc(&buf, 'x'), FR_ETOOBIG);
+    CHECK_EQ_INT(buf.len, 10);
+    CHECK_EQ_STR(fr_buf_cstr(&buf), "0123456789");
+    fr_buf_consume(&buf, 4);
+    CHECK_EQ_STR(fr_buf_cstr(&buf), "456789");
+    CHECK_EQ_INT(fr_buf_printf(&buf, "%d", 1234), FR_OK);
+    CHECK_EQ_STR(fr_buf_cstr(&buf), "4567891234");
+    CHECK_EQ_INT(fr_buf_printf(&buf, "%d", 5), FR_ETOOBIG);
+    fr_buf_free(&buf);
+    fr_buf_free(NULL);
+
+    fr_buf_init(&buf, 1 << 20);
+    char big[600];
+    memset(big, 'a', sizeof big - 1);
+    big[sizeof big - 1] = 0;
+    CHECK_EQ_INT(fr_buf_printf(&buf, "<%s>", big), FR_OK);
+    CHECK_EQ_INT(buf.len, 601);
+    fr_buf_free(&buf);
+}
+
+static void test_json_escape(void)
+{
+    struct fr_buf buf;
+    fr_buf_init(&buf, 1024);
+    const char in[] = "a\"b\\c\n\x01\xc3\xa9";
+    CHECK_EQ_INT(fr_buf_json_str(&buf, in, sizeof in - 1), FR_OK);
+    CHECK_EQ_STR(fr_buf_cstr(&buf), "\"a\\\"b\\\\c\\n\\u0001\xc3\xa9\"");
+    fr_buf_free(&buf);
+}
+
+static void test_rfc3339(void)
+{
+    int64_t us = 0;
+    /* 2026-10-05T13:42:02.235Z == 1791207722235 ms (PROTOCOL.md's example). */
+    const char *a = "2026-10-05T13:42:02.235Z";
+    CHECK_EQ_INT(fr_time_parse_rfc3339(a, strlen(a), &us), FR_OK);
+    CHECK_EQ_INT(us, 1791207722235000LL);
+    const char *b = "2018-03-07T16:16:17+00:00";
+    CHECK_EQ_INT(fr_time_parse_rfc3339(b, strlen(b), &us), FR_OK);
+    CHECK_EQ_INT(us, 1520439377000000LL);
+    const char *c = "1970-01-01T01:00:00+01:00";
+    CHECK_EQ_INT(fr_time_parse_rfc3339(c, strlen(c), &us), FR_OK);
+    CHECK_EQ_INT(us, 0);
+    const char *d = "2022-12-11T04:27:02Z";
+    CHECK_EQ_INT(fr_time_parse_rfc3339(d, strlen(d), &us), FR_OK);
+    CHECK_EQ_INT(us, 1670732822000000LL);
+    const char *bad[] = {"2026-13-05T13:42:02Z", "2026-02-30T00:00:00Z", "2026-10-05 13:42",
+                         "2026-10-05T13:42:02", "2026-10-05T13:42:02.Z", "x026-10-05T13:42:02Z",
+                         "2023-02-29T00:00:00Z", "2026-10-05T13:42:02Zjunk"};
+    for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CHECK(fr_time_parse_rfc3339(bad[i], strlen(bad[i]), &us) < 0);
+    }
+    char out[32];
+    fr_time_format_ms(1791207722235000LL, out);
+    CHECK_EQ_STR(out, "2026-10-05T13:42:02.235Z");
+    fr_time_format_ms(0, out);
+    CHECK_EQ_STR(out, "1970-01-01T00:00:00.000Z");
+}
+
+static void test_write_atomic(void)
+{
+    const char *dir = check_tmpdir();
+    char path[4200];
+    snprintf(path, sizeof path, "%s/sub/dir/file", dir);
+    char sub[4200];
+    snprintf(sub, sizeof sub, "%s/sub/dir", dir);
+    CHECK_EQ_INT(fr_fs_mkdirs(sub, 0755), FR_OK);
+    CHECK_EQ_INT(fr_fs_mkdirs(sub, 0755), FR_OK);
+    CHECK_EQ_INT(fr_fs_write_atomic(path, "hello", 5), FR_OK);
+    CHECK_EQ_INT(fr_fs_write_atomic(path, "world!", 6), FR_OK);
+    struct fr_buf buf;
+    fr_buf_init(&buf, 100);
+    CHECK_EQ_INT(fr_fs_read_file(path, &buf), FR_OK);
+    CHECK_EQ_STR(fr_buf_cstr(&buf), "world!");
+    fr_buf_free(&buf);
+    fr_buf_init(&buf, 3);
+    CHECK_EQ_INT(fr_fs_read_file(path, &buf), FR_ETOOBIG);
+    fr_buf_free(&buf);
+    char missing[4200];
+    snprintf(missing, sizeof missing, "%s/nope", dir);
+    fr_buf_init(&buf, 100);
+    CHECK_EQ_INT(fr_fs_read_file(missing, &buf), FR_ENOTFOUND);
+    fr_buf_free(&buf);
+}
+
+static void test_err_table(void)
+{
+    CHECK_EQ_STR(fr_err_name(FR_ECRC), "FR_ECRC");
+    CHECK_EQ_INT(fr_err_class(FR_ECRC), FR_ERRC_DATA);
+    CHECK_EQ_INT(fr_err_class(FR_ETIMEOUT), FR_ERRC_RETRY);
+    CHECK_EQ_INT(fr_err_class(FR_ECONFIG), FR_ERRC_FATAL);
+    CHECK_EQ_STR(fr_strerror(-9999), "unknown error code");
+    CHECK_EQ_INT(fr_err_from_errno(28 /* ENOSPC */), FR_ENOSPC);
+}
+
+int main(void)
+{
+    RUN(test_crc32c_vectors);
+    RUN(test_buf_cap);
+    RUN(test_json_escape);
+    RUN(test_rfc3339);
+    RUN(test_write_atomic);
+    RUN(test_err_table);
+    return check_report();
+}
