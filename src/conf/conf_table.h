@@ -1,0 +1,70 @@
+/*
+ * conf_table.h — every configuration option freshet has, in one table.
+ *
+ * The table is the single source for: the struct fr_conf fields, defaults,
+ * range checks, `freshet config` output and docs/CONFIGURATION.md (a test
+ * fails when the generated document and the committed one drift).
+ *
+ * Columns: section, key, type (INT or STR), default, min, max (INT only),
+ * flags (0 or FR_CONF_SECRET: may only come from the environment variable
+ * FRESHET_<SECTION>_<KEY>, never from a file or a log line), help text.
+ * Units are part of the key name (_ms, _s, _bytes), as Prometheus does.
+ */
+#ifndef FR_CONF_TABLE_H
+#define FR_CONF_TABLE_H
+
+#define FR_KiB (1024LL)
+#define FR_MiB (1024LL * 1024)
+#define FR_GiB (1024LL * 1024 * 1024)
+
+/* clang-format off */
+#define FR_CONF_TABLE(X)                                                                   \
+    X(general, data_dir, STR, "./freshet-data", 0, 0, 0,                                  \
+      "Directory holding the log, the lake, the catalog and the stats files.")            \
+    X(general, pipeline_id, STR, "freshet", 0, 0, 0,                                      \
+      "Identifier written into every snapshot summary; two pipelines must differ.")       \
+    X(log, partitions, INT, "1", 1, 64, 0,                                                \
+      "Partitions of the `recentchange` topic created by ingest.")                        \
+    X(log, segment_bytes, INT, "134217728", 1 * FR_MiB, 4 * FR_GiB, 0,                    \
+      "Roll to a new segment file once the active one reaches this size.")                \
+    X(log, fsync_interval_ms, INT, "50", 0, 10000, 0,                                     \
+      "Group commit: fsync appended records at least this often (0 = every append).")     \
+    X(log, fsync_bytes, INT, "4194304", 4 * FR_KiB, 1 * FR_GiB, 0,                        \
+      "Group commit: fsync as soon as this many bytes are pending.")                      \
+    X(log, retention_hours, INT, "168", 1, 87600, 0,                                      \
+      "Delete sealed segments whose newest record is older than this.")                   \
+    X(log, retention_bytes, INT, "10737418240", 16 * FR_MiB, 1024 * FR_GiB, 0,            \
+      "Per partition: delete the oldest sealed segments beyond this total size.")         \
+    X(ingest, source_url, STR, "https://stream.wikimedia.org/v2/stream/recentchange", 0, 0, 0, \
+      "SSE source. `freshet demo` points this at its built-in feed.")                     \
+    X(ingest, user_agent, STR,                                                            \
+      "freshet/" FR_VERSION " (https://github.com/freshet/freshet; ops@freshet.invalid)", \
+      0, 0, 0,                                                                            \
+      "Descriptive User-Agent, required by Wikimedia's policy; put your contact here.")    \
+    X(ingest, stall_timeout_s, INT, "60", 1, 3600, 0,                                     \
+      "Reconnect when the source sends no bytes for this long.")                          \
+    X(ingest, backoff_min_ms, INT, "1000", 10, 600000, 0,                                 \
+      "First reconnect delay; doubles (with full jitter) on consecutive failures.")       \
+    X(ingest, backoff_max_ms, INT, "60000", 100, 3600000, 0,                              \
+      "Upper bound of the reconnect delay.")                                              \
+    X(ingest, max_event_bytes, INT, "1048576", 1 * FR_KiB, 64 * FR_MiB, 0,                \
+      "Events larger than this are discarded and counted, never buffered.")               \
+    X(ingest, resume_rewind_ms, INT, "1", 0, 60000, 0,                                    \
+      "Subtract this from each timestamp of the stored id before resuming (PROTOCOL.md §4): re-delivers events sharing the last millisecond; downstream dedup removes them.") \
+    X(ingest, status_interval_s, INT, "10", 1, 3600, 0,                                   \
+      "How often ingest logs its progress line (events, rate, position).")                \
+    X(demo, feed_listen, STR, "127.0.0.1:8788", 0, 0, 0,                                 \
+      "Where `freshet demo` runs its built-in synthetic feed.")                            \
+    X(demo, rate, INT, "200", 1, 1000000, 0,                                              \
+      "Events per second the demo feed sends.")                                           \
+    X(up, restart_min_ms, INT, "500", 10, 600000, 0,                                      \
+      "Supervisor: first restart delay of a child that died; doubles up to the maximum.") \
+    X(up, restart_max_ms, INT, "30000", 100, 3600000, 0,                                  \
+      "Supervisor: upper bound of the restart delay.")                                    \
+    X(serve, listen, STR, "127.0.0.1:8787", 0, 0, 0,                                      \
+      "Address of the HTTP server (metrics, API, dashboard). Loopback by default.")       \
+    X(serve, api_token, STR, "", 0, 0, FR_CONF_SECRET,                                    \
+      "Bearer token for endpoints that change things. Secret: environment only.")
+/* clang-format on */
+
+#endif

@@ -1,0 +1,220 @@
+/*
+ * supervise.c — `freshet up` and `freshet demo`: run the stages as child
+ * processes of this one, restart any that dies with exponential backoff,
+ * and on SIGTERM or SIGINT stop them in reverse start order, waiting for
+ * each to finish its current unit of work (ingest flushes its log) before
+ * exiting. Each child is this same binary re-executed with the same global
+ * options, so a stage can also be run, and killed, on its own.
+ *
+ * State per child:
+ *
+ *      start ──► RUNNING ──exit/kill──► WAITING (backoff) ──timer──► RUNNING
+ *                   │                                  
+ *                   └──SIGTERM to supervisor──► STOPPING ──exit──► DONE
+ *
+ * A child that ran for more than 60 s before dying is restarted after the
+ * minimum delay again (its backoff resets).
+ */
+#include "main/cmd.h"
+
+#include "core/clock.h"
+#include "core/diag.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define SUP_MAX_ARGS 32
+#define SUP_MAX_CHILDREN 8
+
+struct sup_child {
+    const char *name;
+    char *argv[SUP_MAX_ARGS];
+    pid_t pid;
+    int64_t started_ms;
+    int64_t next_start_ms;
+    int64_t backoff_ms;
+    int restarts;
+};
+
+static volatile sig_atomic_t sup_stop;
+
+static void sup_on_signal(int sig)
+{
+    (void)sig;
+    sup_stop = 1;
+}
+
+/* Build argv: self, the global options, then the stage's own words. */
+static int sup_child_init(struct sup_child *child, const char *name, char *const *words)
+{
+    memset(child, 0, sizeof *child);
+    child->name = name;
+    int n = 0;
+    child->argv[n++] = (char *)fr_main_self();
+    int gargc;
+    char **gargv = fr_main_global_args(&gargc);
+    for (int i = 0; i < gargc && n < SUP_MAX_ARGS - 1; i++) {
+        child->argv[n++] = gargv[i];
+    }
+    for (int i = 0; words[i] && n < SUP_MAX_ARGS - 1; i++) {
+        child->argv[n++] = words[i];
+    }
+    child->argv[n] = NULL;
+    return n < SUP_MAX_ARGS - 1 ? 0 : -1;
+}
+
+static void sup_start(struct sup_child *child, int64_t now)
+{
+    pid_t pid = fork();
+    if (pid < 0) {
+        fr_error("up", "fork for %s: %s", child->name, strerror(errno));
+        child->next_start_ms = now + child->backoff_ms;
+        return;
+    }
+    if (pid == 0) {
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
+        /* The terminal's Ctrl-C goes to the supervisor, which stops children in order. */
+        setpgid(0, 0);
+        execv(child->argv[0], child->argv);
+        fprintf(stderr, "freshet up: exec %s: %s\n", child->argv[0], strerror(errno));
+        _exit(127);
+    }
+    child->pid = pid;
+    child->started_ms = now;
+    fr_info("up", "started %s (pid %ld)", child->name, (long)pid);
+}
+
+static int sup_run(struct fr_conf *conf, struct sup_child *children, int nchildren)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = sup_on_signal;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+
+    int64_t now = fr_mono_ms();
+    for (int i = 0; i < nchildren; i++) {
+        children[i].backoff_ms = conf->up_restart_min_ms;
+        sup_start(&children[i], now);
+    }
+    while (!sup_stop) {
+        int wstatus;
+        pid_t pid = waitpid(-1, &wstatus, WNOHANG);
+        now = fr_mono_ms();
+        for (int i = 0; pid > 0 && i < nchildren; i++) {
+            struct sup_child *child = &children[i];
+            if (child->pid != pid) {
+                continue;
+            }
+            child->pid = 0;
+            if (now - child->started_ms > 60000) {
+                child->backoff_ms = conf->up_restart_min_ms;
+            }
+            if (WIFSIGNALED(wstatus)) {
+                fr_warn("up", "%s died of signal %d; restarting in %lld ms", child->name,
+                        WTERMSIG(wstatus), (long long)child->backoff_ms);
+            } else {
+                fr_warn("up", "%s exited with status %d; restarting in %lld ms", child->name,
+                        WEXITSTATUS(wstatus), (long long)child->backoff_ms);
+            }
+            child->next_start_ms = now + child->backoff_ms;
+            child->backoff_ms *= 2;
+            if (child->backoff_ms > conf->up_restart_max_ms) {
+                child->backoff_ms = conf->up_restart_max_ms;
+            }
+            child->restarts++;
+        }
+        for (int i = 0; i < nchildren; i++) {
+            if (children[i].pid == 0 && now >= children[i].next_start_ms) {
+                sup_start(&children[i], now);
+            }
+        }
+        if (pid <= 0) {
+            fr_sleep_ms(100);
+        }
+    }
+
+    fr_info("up", "stopping");
+    int status = 0;
+    for (int i = nchildren - 1; i >= 0; i--) {
+        struct sup_child *child = &children[i];
+        if (child->pid == 0) {
+            continue;
+        }
+        kill(child->pid, SIGTERM);
+        int64_t deadline = fr_mono_ms() + 15000;
+        int wstatus;
+        pid_t got;
+        while ((got = waitpid(child->pid, &wstatus, WNOHANG)) == 0 && fr_mono_ms() < deadline) {
+            fr_sleep_ms(20);
+        }
+        if (got == 0) {
+            fr_warn("up", "%s did not stop within 15 s; killing it", child->name);
+            kill(child->pid, SIGKILL);
+            waitpid(child->pid, &wstatus, 0);
+            status = 1;
+        }
+        fr_info("up", "%s stopped", child->name);
+    }
+    return status;
+}
+
+static int sup_help(const char *cmd, int argc, char **argv, const char *text)
+{
+    static const struct option opts[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    int c;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (c == 'h') {
+            printf("usage: freshet %s\n\n%s", cmd, text);
+            return 0;
+        }
+        return 2;
+    }
+    if (optind < argc) {
+        fprintf(stderr, "freshet %s: unexpected argument \"%s\"\n", cmd, argv[optind]);
+        return 2;
+    }
+    return -1;
+}
+
+int fr_cmd_up(struct fr_conf *conf, int argc, char **argv)
+{
+    int rc = sup_help("up", argc, argv,
+                      "Run the pipeline on the live Wikimedia stream (ingest.source_url) as\n"
+                      "supervised child processes; restart any that dies; SIGTERM stops them\n"
+                      "cleanly.\n");
+    if (rc >= 0) {
+        return rc;
+    }
+    struct sup_child children[SUP_MAX_CHILDREN];
+    char *ingest[] = {"ingest", NULL};
+    sup_child_init(&children[0], "ingest", ingest);
+    return sup_run(conf, children, 1);
+}
+
+int fr_cmd_demo(struct fr_conf *conf, int argc, char **argv)
+{
+    int rc = sup_help("demo", argc, argv,
+                      "Run the same pipeline as `up`, with a built-in synthetic feed\n"
+                      "(demo.feed_listen, demo.rate) as the source, so it works offline.\n");
+    if (rc >= 0) {
+        return rc;
+    }
+    char rate[32], source[300];
+    snprintf(rate, sizeof rate, "%lld", (long long)conf->demo_rate);
+    snprintf(source, sizeof source, "http://%s/v2/stream/recentchange", conf->demo_feed_listen);
+    struct sup_child children[SUP_MAX_CHILDREN];
+    char *feed[] = {"feed", "--listen", conf->demo_feed_listen, "--synthetic", "--rate", rate,
+                    "--seed", "1", NULL};
+    char *ingest[] = {"ingest", "--source", source, NULL};
+    sup_child_init(&children[0], "feed", feed);
+    sup_child_init(&children[1], "ingest", ingest);
+    return sup_run(conf, children, 2);
+}
