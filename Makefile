@@ -1,0 +1,52 @@
+# freshet — the README's commands. CMake does the building; this file only
+# names the steps so that one command sets up and runs, and one tests.
+#
+#   make run      set up, build (release) and run freshet on the live Wikimedia stream
+#   make demo     the same pipeline against the built-in synthetic feed (offline)
+#   make test     set up (incl. test tools), build with ASan+UBSan, run every test
+#   make bench    build release and run the benchmarks in bench/
+#   make install  PREFIX=/usr/local (default) or DESTDIR=... for packaging
+PREFIX ?= /usr/local
+DATA ?= ./freshet-data
+JOBS ?= $(shell nproc)
+
+.PHONY: setup setup-test build release test test-unit demo run bench install clean
+
+setup:
+	bash scripts/setup.sh
+
+setup-test:
+	bash scripts/setup.sh --test
+
+build: setup
+	cmake --preset dev >/dev/null
+	cmake --build build/dev -j $(JOBS)
+
+release: setup
+	cmake --preset release >/dev/null
+	cmake --build build/release -j $(JOBS)
+
+test: setup-test
+	cmake --preset asan-ubsan >/dev/null
+	cmake --build build/asan-ubsan -j $(JOBS)
+	ctest --preset asan-ubsan
+
+test-unit: setup-test
+	cmake --preset asan-ubsan >/dev/null
+	cmake --build build/asan-ubsan -j $(JOBS)
+	ctest --preset asan-ubsan -L unit
+
+demo: release
+	./build/release/freshet --data $(DATA) demo
+
+run: release
+	./build/release/freshet --data $(DATA) up
+
+bench: release
+	bash bench/run.sh
+
+install: release
+	cmake --install build/release --prefix $(PREFIX)
+
+clean:
+	rm -rf build
