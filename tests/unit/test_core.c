@@ -11,6 +11,7 @@
 #include "core/crc32c.h"
 #include "core/err.h"
 #include "core/fsutil.h"
+#include "core/json.h"
 
 static void test_crc32c_vectors(void)
 {
@@ -137,6 +138,79 @@ static void test_err_table(void)
     CHECK_EQ_INT(fr_err_from_errno(28 /* ENOSPC */), FR_ENOSPC);
 }
 
+
+static int json_ok(const char *s) { return fr_json_validate(s, s + strlen(s)) == FR_OK; }
+
+/* RFC 8259 grammar cases, in the spirit of JSONTestSuite's y_ and n_ files. */
+static void test_json_conformance(void)
+{
+    const char *good[] = {"{}", "[]", "0", "-0", "1.5e10", "-1E-2", "\"\"", "true", "false",
+                          "null", " [1, 2 ,3] ", "{\"a\":{\"b\":[null,{}]}}",
+                          "\"\\u00e9\\ud83d\\ude00\\\"\\\\\\/\\b\\f\\n\\r\\t\"",
+                          "\"\xc3\xa9\xe2\x80\x8e\"", "123456789012345678901234567890"};
+    for (unsigned i = 0; i < sizeof good / sizeof good[0]; i++) {
+        if (!json_ok(good[i])) {
+            fprintf(stderr, "  rejected valid: %s\n", good[i]);
+        }
+        CHECK(json_ok(good[i]));
+    }
+    const char *bad[] = {"", "{", "}", "[1,]", "{\"a\":1,}", "{\"a\" 1}", "{a:1}", "01", "1.",
+                         ".5", "+1", "1e", "-", "tru", "nul", "\"abc", "\"\\x\"", "\"\\u12\"",
+                         "\"a\nb\"", "[1 2]", "{} {}", "'a'", "[\"\t\"]", "NaN", "Infinity",
+                         "{\"a\":}", "[,1]"};
+    for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        if (json_ok(bad[i])) {
+            fprintf(stderr, "  accepted invalid: %s\n", bad[i]);
+        }
+        CHECK(!json_ok(bad[i]));
+    }
+    /* Depth bound: 64 levels pass, 100 fail without blowing the stack. */
+    char deep[256];
+    memset(deep, '[', 64);
+    memset(deep + 64, ']', 64);
+    deep[128] = 0;
+    CHECK(json_ok(deep));
+    memset(deep, '[', 100);
+    memset(deep + 100, ']', 100);
+    deep[200] = 0;
+    CHECK(!json_ok(deep));
+}
+
+static void test_json_members(void)
+{
+    const char *ev = "{\"$schema\":\"/mediawiki/recentchange/1.0.0\",\"meta\":{\"id\":\"u-1\","
+                     "\"dt\":\"2026-10-05T13:42:02.235Z\",\"domain\":\"canary\",\"offset\":"
+                     "6600000000},\"title\":\"Caf\\u00e9 \\ud83d\\ude00\",\"n\":-9223372036854775808}";
+    struct fr_json_val root, meta, v;
+    CHECK(fr_json_value(ev, ev + strlen(ev), &root) != NULL);
+    CHECK_EQ_INT(fr_json_member(&root, "meta", &meta), 1);
+    CHECK_EQ_INT(fr_json_member(&meta, "domain", &v), 1);
+    CHECK(fr_json_str_eq(&v, "canary"));
+    CHECK_EQ_INT(fr_json_member(&meta, "missing", &v), 0);
+    CHECK_EQ_INT(fr_json_member(&meta, "offset", &v), 1);
+    int64_t n = 0;
+    CHECK_EQ_INT(fr_json_int64(&v, &n), FR_OK);
+    CHECK_EQ_INT(n, 6600000000LL);
+    CHECK_EQ_INT(fr_json_member(&root, "n", &v), 1);
+    CHECK_EQ_INT(fr_json_int64(&v, &n), FR_OK);
+    CHECK(n == INT64_MIN);
+    CHECK_EQ_INT(fr_json_member(&root, "title", &v), 1);
+    char out[64];
+    int len = fr_json_unescape(&v, out, sizeof out);
+    CHECK_EQ_INT(len, 10);
+    CHECK_MEM(out, "Caf\xc3\xa9 \xf0\x9f\x98\x80", 10);
+    CHECK_EQ_INT(fr_json_unescape(&v, out, 4), FR_ETOOBIG);
+    const char *lone = "\"\\ud83d x\"";
+    CHECK(fr_json_value(lone, lone + strlen(lone), &v) != NULL);
+    CHECK_EQ_INT(fr_json_unescape(&v, out, sizeof out), FR_EJSON);
+    const char *big = "9223372036854775808";
+    CHECK(fr_json_value(big, big + strlen(big), &v) != NULL);
+    CHECK_EQ_INT(fr_json_int64(&v, &n), FR_ERANGE);
+    const char *frac = "1.5";
+    CHECK(fr_json_value(frac, frac + 3, &v) != NULL);
+    CHECK_EQ_INT(fr_json_int64(&v, &n), FR_ERANGE);
+}
+
 int main(void)
 {
     RUN(test_crc32c_vectors);
@@ -145,5 +219,7 @@ int main(void)
     RUN(test_rfc3339);
     RUN(test_write_atomic);
     RUN(test_err_table);
+    RUN(test_json_conformance);
+    RUN(test_json_members);
     return check_report();
 }
