@@ -1,0 +1,42 @@
+/*
+ * ingest.h — `freshet ingest`: the SSE source to the log.
+ *
+ * Contract (DESIGN.md, hop SSE → ingest → log): every event is appended
+ * with its SSE id in the record header `sse_id`; the resume position is
+ * derived only from the last *durable* record, so it can never be ahead of
+ * durable data. Resuming follows PROTOCOL.md §4: the stored id's
+ * timestamps are moved back by ingest.resume_rewind_ms, so events that
+ * share the last millisecond are delivered again (at-least-once); the
+ * processor's dedup on meta.id removes that overlap, and ingest counts it.
+ */
+#ifndef FR_INGEST_H
+#define FR_INGEST_H
+
+#include "conf/conf.h"
+#include "core/buf.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Rewrite a Wikimedia SSE id (a JSON array of {topic, partition,
+ * timestamp|offset}) with every "timestamp" lowered by rewind_ms; offsets
+ * are kept. Appends to out. FR_EJSON when id is not such an array. */
+int fr_ingest_resume_id(const char *id, size_t len, int64_t rewind_ms, struct fr_buf *out);
+
+/* What ingest needs from one event's JSON: whether it is a canary, its
+ * event time, its dedup key, and the record key (wiki and title, so one
+ * page's events stay in one partition, in order). Fields absent from a
+ * malformed event are left empty; ingest never rejects: the processor's
+ * quality gate does that, with a reason. */
+struct fr_ingest_meta {
+    int canary;          /* meta.domain == "canary" */
+    int64_t event_ms;    /* meta.dt in ms, or -1 when absent or malformed */
+    char meta_id[64];    /* meta.id (empty when absent) */
+    char key[512];       /* "wiki\x1ftitle" truncated, empty when absent */
+    size_t key_len;
+};
+void fr_ingest_extract(const char *json, size_t len, struct fr_ingest_meta *meta);
+
+int fr_cmd_ingest(struct fr_conf *conf, int argc, char **argv);
+
+#endif

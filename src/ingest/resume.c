@@ -1,0 +1,103 @@
+/*
+ * resume.c — the pure parts of ingest: rewriting the stored SSE id for a
+ * resume, and pulling the few fields ingest needs out of an event.
+ */
+#include "ingest/ingest.h"
+
+#include "core/clock.h"
+#include "core/err.h"
+#include "core/json.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int fr_ingest_resume_id(const char *id, size_t len, int64_t rewind_ms, struct fr_buf *out)
+{
+    const char *end = id + len;
+    if (fr_json_validate(id, end) < 0) {
+        return FR_EJSON;
+    }
+    struct fr_json_val arr;
+    fr_json_value(id, end, &arr);
+    if (arr.type != FR_JSON_ARRAY) {
+        return FR_EJSON;
+    }
+    const char *copied = id;
+    const char *p = fr_json_ws(arr.start + 1, end);
+    int nelems = 0;
+    while (p < arr.end && *p != ']') {
+        struct fr_json_val elem, ts;
+        p = fr_json_value(p, end, &elem);
+        if (!p || elem.type != FR_JSON_OBJECT) {
+            return FR_EJSON;
+        }
+        nelems++;
+        int found = fr_json_member(&elem, "timestamp", &ts);
+        if (found < 0) {
+            return FR_EJSON;
+        }
+        if (found) {
+            int64_t t;
+            if (fr_json_int64(&ts, &t) < 0 || t < rewind_ms) {
+                return FR_EJSON;
+            }
+            int rc = fr_buf_append(out, copied, (size_t)(ts.start - copied));
+            if (rc == FR_OK) {
+                rc = fr_buf_printf(out, "%lld", (long long)(t - rewind_ms));
+            }
+            if (rc < 0) {
+                return rc;
+            }
+            copied = ts.end;
+        }
+        p = fr_json_ws(p, end);
+        if (p < end && *p == ',') {
+            p = fr_json_ws(p + 1, end);
+        }
+    }
+    if (nelems == 0) {
+        return FR_EJSON;
+    }
+    return fr_buf_append(out, copied, (size_t)(end - copied));
+}
+
+void fr_ingest_extract(const char *json, size_t len, struct fr_ingest_meta *meta)
+{
+    memset(meta, 0, sizeof *meta);
+    meta->event_ms = -1;
+    struct fr_json_val root, m, v;
+    const char *end = json + len;
+    if (!fr_json_value(json, end, &root) || root.type != FR_JSON_OBJECT) {
+        return;
+    }
+    if (fr_json_member(&root, "meta", &m) == 1 && m.type == FR_JSON_OBJECT) {
+        if (fr_json_member(&m, "domain", &v) == 1 && fr_json_str_eq(&v, "canary")) {
+            meta->canary = 1;
+        }
+        if (fr_json_member(&m, "dt", &v) == 1 && v.type == FR_JSON_STRING) {
+            int64_t us;
+            if (fr_time_parse_rfc3339(v.start, (size_t)(v.end - v.start), &us) == FR_OK) {
+                meta->event_ms = us / 1000;
+            }
+        }
+        if (fr_json_member(&m, "id", &v) == 1 && v.type == FR_JSON_STRING) {
+            int n = fr_json_unescape(&v, meta->meta_id, sizeof meta->meta_id - 1);
+            meta->meta_id[n > 0 ? n : 0] = 0;
+        }
+    }
+    struct fr_json_val wiki, title;
+    if (fr_json_member(&root, "wiki", &wiki) == 1 && wiki.type == FR_JSON_STRING &&
+        fr_json_member(&root, "title", &title) == 1 && title.type == FR_JSON_STRING) {
+        size_t wl = (size_t)(wiki.end - wiki.start), tl = (size_t)(title.end - title.start);
+        if (wl + 1 < sizeof meta->key) {
+            memcpy(meta->key, wiki.start, wl);
+            meta->key[wl] = 0x1f;
+            size_t room = sizeof meta->key - wl - 1;
+            if (tl > room) {
+                tl = room;
+            }
+            memcpy(meta->key + wl + 1, title.start, tl);
+            meta->key_len = wl + 1 + tl;
+        }
+    }
+}

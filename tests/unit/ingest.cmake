@@ -1,0 +1,2 @@
+fr_add_test(NAME unit_ingest SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_ingest.c
+            LIBS fr_ingest LABELS unit)
