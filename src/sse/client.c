@@ -79,18 +79,18 @@ enum sse_outcome {
 
 /* The state of one connection, cleared before each request. */
 struct sse_conn {
-    long status;         /* HTTP status once known */
-    int checked;         /* status and content type looked at */
-    int accepted;        /* 200 text/event-stream: body goes to the parser */
-    int abort;           /* a callback asked to end the transfer */
-    int error_event;     /* the server sent `event: error` */
-    int proto;           /* 200 with the wrong content type */
-    int user_rc;         /* on_event's negative code, or 0 */
-    int sent_resume;     /* the request carried Last-Event-ID */
-    int64_t last_rx_ms;  /* ops clock when the last byte arrived */
-    uint64_t events;     /* events delivered on this connection */
-    CURLcode result;     /* libcurl's result when the transfer ended */
-    struct fr_buf body;  /* start of a non-200 body, for the log */
+    long status;        /* HTTP status once known */
+    int checked;        /* status and content type looked at */
+    int accepted;       /* 200 text/event-stream: body goes to the parser */
+    int abort;          /* a callback asked to end the transfer */
+    int error_event;    /* the server sent `event: error` */
+    int proto;          /* 200 with the wrong content type */
+    int user_rc;        /* on_event's negative code, or 0 */
+    int sent_resume;    /* the request carried Last-Event-ID */
+    int64_t last_rx_ms; /* ops clock when the last byte arrived */
+    uint64_t events;    /* events delivered on this connection */
+    CURLcode result;    /* libcurl's result when the transfer ended */
+    struct fr_buf body; /* start of a non-200 body, for the log */
 };
 
 struct sse_counters {
@@ -125,19 +125,19 @@ struct fr_sse_client {
     char errbuf[CURL_ERROR_SIZE];
 
     struct sse_conn conn;
-    struct fr_buf resume;  /* the Last-Event-ID value of the current request */
-    struct fr_buf header;  /* scratch for building the header line */
-    unsigned failures;     /* consecutive failed connections */
-    unsigned forbidden;    /* consecutive 403 answers */
-    int skip_resume;       /* the next request goes without Last-Event-ID */
+    struct fr_buf resume; /* the Last-Event-ID value of the current request */
+    struct fr_buf header; /* scratch for building the header line */
+    unsigned failures;    /* consecutive failed connections */
+    unsigned forbidden;   /* consecutive 403 answers */
+    int skip_resume;      /* the next request goes without Last-Event-ID */
     int curl_inited;
 
     struct sse_counters stats;
 };
 
-#define STAT_ADD(client, name, n) \
+#define STAT_ADD(client, name, n)                                                                  \
     atomic_fetch_add_explicit(&(client)->stats.name, (uint64_t)(n), memory_order_relaxed)
-#define STAT_SET(client, name, v) \
+#define STAT_SET(client, name, v)                                                                  \
     atomic_store_explicit(&(client)->stats.name, (uint64_t)(v), memory_order_relaxed)
 
 /* ------------------------------------------------------------------ ops */
@@ -329,11 +329,11 @@ static int sse_setup_curl(struct fr_sse_client *client, int64_t connect_ms)
 {
     CURL *h = client->easy;
     CURLcode e = CURLE_OK;
-#define SSE_SET(opt, val)                           \
-    do {                                            \
-        if (e == CURLE_OK) {                        \
-            e = curl_easy_setopt(h, (opt), (val));  \
-        }                                           \
+#define SSE_SET(opt, val)                                                                          \
+    do {                                                                                           \
+        if (e == CURLE_OK) {                                                                       \
+            e = curl_easy_setopt(h, (opt), (val));                                                 \
+        }                                                                                          \
     } while (0)
     SSE_SET(CURLOPT_URL, client->url);
     SSE_SET(CURLOPT_USERAGENT, client->user_agent);
@@ -469,7 +469,7 @@ void fr_sse_client_stop(struct fr_sse_client *client)
 
 void fr_sse_client_stats(const struct fr_sse_client *client, struct fr_sse_client_stats *out)
 {
-#define SSE_COUNTER_LOAD(name) \
+#define SSE_COUNTER_LOAD(name)                                                                     \
     out->name = atomic_load_explicit(&client->stats.name, memory_order_relaxed);
     FR_SSE_CLIENT_STATS(SSE_COUNTER_LOAD)
 #undef SSE_COUNTER_LOAD
@@ -493,7 +493,8 @@ static int sse_build_headers(struct fr_sse_client *client)
     client->resume.len = 0;
     if (id && id[0]) {
         if (!sse_header_safe(id) || strlen(id) > SSE_MAX_RESUME_ID) {
-            fr_error(SSE_COMP, "resume id has control bytes or exceeds %d bytes; refusing to send it",
+            fr_error(SSE_COMP,
+                     "resume id has control bytes or exceeds %d bytes; refusing to send it",
                      SSE_MAX_RESUME_ID);
             return FR_EINVAL;
         }
@@ -676,14 +677,16 @@ static int sse_delay(struct fr_sse_client *client, enum sse_outcome outcome, int
 
     switch (outcome) {
     case SSE_OUT_EOF:
-        fr_info(SSE_COMP, "stream ended after %" PRIu64 " events (%s); reconnecting in %" PRId64
-                " ms", conn->events, conn->result == CURLE_OK ? "closed by server" : curl_msg,
-                *delay_ms);
+        fr_info(SSE_COMP,
+                "stream ended after %" PRIu64 " events (%s); reconnecting in %" PRId64 " ms",
+                conn->events, conn->result == CURLE_OK ? "closed by server" : curl_msg, *delay_ms);
         break;
     case SSE_OUT_STALL:
         STAT_ADD(client, stalls, 1);
-        fr_warn(SSE_COMP, "no data for %" PRId64 " ms; dropping the connection, reconnecting in %"
-                PRId64 " ms", client->stall_ms, *delay_ms);
+        fr_warn(SSE_COMP,
+                "no data for %" PRId64 " ms; dropping the connection, reconnecting in %" PRId64
+                " ms",
+                client->stall_ms, *delay_ms);
         break;
     case SSE_OUT_NET:
         STAT_ADD(client, net_errors, 1);
@@ -716,13 +719,16 @@ static int sse_delay(struct fr_sse_client *client, enum sse_outcome outcome, int
             int64_t hi = sse_ceiling_ms(client, client->failures + 2);
             *delay_ms = sse_uniform(client, hi / 2 > base ? hi / 2 : base, hi);
         }
-        fr_warn(SSE_COMP, "HTTP 429: too many connections from this address (Retry-After %" PRId64
-                " s); waiting %" PRId64 " ms: %s", (int64_t)after_s, *delay_ms, body);
+        fr_warn(SSE_COMP,
+                "HTTP 429: too many connections from this address (Retry-After %" PRId64
+                " s); waiting %" PRId64 " ms: %s",
+                (int64_t)after_s, *delay_ms, body);
     } else if (status == 403) {
         STAT_ADD(client, http_403, 1);
         client->forbidden++;
         *delay_ms = client->max_backoff_ms;
-        fr_error(SSE_COMP, "HTTP 403 Forbidden (%u of %u in a row): Wikimedia rejects a missing "
+        fr_error(SSE_COMP,
+                 "HTTP 403 Forbidden (%u of %u in a row): Wikimedia rejects a missing "
                  "or generic User-Agent; check that \"%s\" names the tool and a contact: %s",
                  client->forbidden, client->forbidden_limit, client->user_agent, body);
         if (client->forbidden >= client->forbidden_limit) {
@@ -732,13 +738,16 @@ static int sse_delay(struct fr_sse_client *client, enum sse_outcome outcome, int
     } else if (status == 400 || status == 404) {
         STAT_ADD(client, http_400, 1);
         if (!conn->sent_resume) {
-            fr_error(SSE_COMP, "HTTP %ld without Last-Event-ID: the stream URL or its parameters "
-                     "are wrong: %s", status, body);
+            fr_error(SSE_COMP,
+                     "HTTP %ld without Last-Event-ID: the stream URL or its parameters "
+                     "are wrong: %s",
+                     status, body);
             return FR_ECONFIG;
         }
-        fr_error(SSE_COMP, "HTTP %ld: the server refused Last-Event-ID %s; reconnecting without "
-                 "it (events since that position may be lost): %s", status,
-                 (const char *)client->resume.data, body);
+        fr_error(SSE_COMP,
+                 "HTTP %ld: the server refused Last-Event-ID %s; reconnecting without "
+                 "it (events since that position may be lost): %s",
+                 status, (const char *)client->resume.data, body);
         if (client->on_bad_resume) {
             client->on_bad_resume(client->arg, (const char *)client->resume.data);
         }
@@ -766,8 +775,8 @@ static void sse_wait(struct fr_sse_client *client, int64_t ms)
         if (left <= 0) {
             break;
         }
-        client->ops->sleep_ms(client->ops_ctx, left < SSE_SLEEP_SLICE_MS ? left
-                                                                         : SSE_SLEEP_SLICE_MS);
+        client->ops->sleep_ms(client->ops_ctx,
+                              left < SSE_SLEEP_SLICE_MS ? left : SSE_SLEEP_SLICE_MS);
     }
     STAT_ADD(client, backoff_ms, ms);
 }

@@ -144,7 +144,10 @@ int fr_sse_parser_set_last_id(struct fr_sse_parser *parser, const char *id, size
     return rc;
 }
 
-int64_t fr_sse_parser_retry_ms(const struct fr_sse_parser *parser) { return parser->retry_ms; }
+int64_t fr_sse_parser_retry_ms(const struct fr_sse_parser *parser)
+{
+    return parser->retry_ms;
+}
 
 void fr_sse_parser_stats(const struct fr_sse_parser *parser, struct fr_sse_parser_stats *out)
 {

@@ -30,7 +30,7 @@
 /* One dispatched event. Every pointer is valid only during the callback;
  * copy what must outlive it. */
 struct fr_sse_event {
-    const char *id;   /* the last-event-id string after this event; NUL-terminated, may be "" */
+    const char *id; /* the last-event-id string after this event; NUL-terminated, may be "" */
     size_t id_len;
     const char *type; /* event type; "message" when the stream gave none; NUL-terminated */
     size_t type_len;
@@ -123,25 +123,25 @@ struct fr_sse_ops {
 };
 
 /* Counter names, in one table so exporters can walk them. */
-#define FR_SSE_CLIENT_STATS(X)                                                                \
-    X(attempts)     /* HTTP requests started */                                               \
-    X(connects)     /* 200 text/event-stream responses */                                     \
-    X(reconnects)   /* attempts after the first */                                            \
-    X(events)       /* events delivered to on_event */                                        \
-    X(bytes)        /* response body bytes received */                                        \
-    X(stalls)       /* connections dropped by the stall timeout */                            \
-    X(net_errors)   /* connect/TLS/transfer failures */                                       \
-    X(http_400)     /* 400 and 404: the resume id was refused */                              \
-    X(http_403)     /* 403: User-Agent policy or a block */                                   \
-    X(http_429)     /* 429: too many connections */                                           \
-    X(http_4xx)     /* other 4xx */                                                           \
-    X(http_5xx)     /* 5xx */                                                                 \
-    X(http_other)   /* 1xx, 2xx other than 200, 3xx */                                        \
-    X(proto_errors) /* 200 with a content type other than text/event-stream */                \
-    X(error_events) /* `event: error` frames */                                               \
-    X(oversize)     /* events dropped by the parser's size cap */                             \
-    X(truncated)    /* connections that ended inside an event */                              \
-    X(comments)     /* comment lines */                                                       \
+#define FR_SSE_CLIENT_STATS(X)                                                                     \
+    X(attempts)     /* HTTP requests started */                                                    \
+    X(connects)     /* 200 text/event-stream responses */                                          \
+    X(reconnects)   /* attempts after the first */                                                 \
+    X(events)       /* events delivered to on_event */                                             \
+    X(bytes)        /* response body bytes received */                                             \
+    X(stalls)       /* connections dropped by the stall timeout */                                 \
+    X(net_errors)   /* connect/TLS/transfer failures */                                            \
+    X(http_400)     /* 400 and 404: the resume id was refused */                                   \
+    X(http_403)     /* 403: User-Agent policy or a block */                                        \
+    X(http_429)     /* 429: too many connections */                                                \
+    X(http_4xx)     /* other 4xx */                                                                \
+    X(http_5xx)     /* 5xx */                                                                      \
+    X(http_other)   /* 1xx, 2xx other than 200, 3xx */                                             \
+    X(proto_errors) /* 200 with a content type other than text/event-stream */                     \
+    X(error_events) /* `event: error` frames */                                                    \
+    X(oversize)     /* events dropped by the parser's size cap */                                  \
+    X(truncated)    /* connections that ended inside an event */                                   \
+    X(comments)     /* comment lines */                                                            \
     X(backoff_ms)   /* total time spent waiting to reconnect */
 
 struct fr_sse_client_stats {
@@ -151,9 +151,9 @@ struct fr_sse_client_stats {
 };
 
 struct fr_sse_client_opts {
-    const char *url;        /* required; http or https; copied */
-    const char *user_agent; /* required; descriptive per Wikimedia policy:
-                               "name/version (contact) libcurl/x"; copied */
+    const char *url;          /* required; http or https; copied */
+    const char *user_agent;   /* required; descriptive per Wikimedia policy:
+                                 "name/version (contact) libcurl/x"; copied */
     fr_sse_event_fn on_event; /* required; runs on the run thread */
     void *arg;                /* passed to every callback below */
 
@@ -169,17 +169,17 @@ struct fr_sse_client_opts {
      * is the HTTP status (0 if none), delay_ms the wait chosen. */
     void (*on_reconnect)(void *arg, enum fr_sse_end why, long status, int64_t delay_ms);
 
-    int64_t min_backoff_ms;     /* 0 = 1000; the base when the server sent no retry: */
-    int64_t max_backoff_ms;     /* 0 = 60000 */
-    int64_t stall_timeout_ms;   /* 0 = 60000; no byte for this long = dead connection */
-    int64_t connect_timeout_ms; /* 0 = 15000 */
-    int64_t retry_after_cap_ms; /* 0 = 600000; longest Retry-After honoured */
-    size_t max_event_bytes;     /* 0 = FR_SSE_DEFAULT_MAX_EVENT */
-    unsigned forbidden_limit;   /* consecutive 403s before run fails with
-                                   FR_EFORBIDDEN; 0 = 5 */
-    volatile sig_atomic_t *stop; /* optional external stop flag (e.g. set by a signal
-                                    handler); nonzero ends the run */
-    uint64_t seed;               /* jitter seed; 0 = from the clock */
+    int64_t min_backoff_ms;       /* 0 = 1000; the base when the server sent no retry: */
+    int64_t max_backoff_ms;       /* 0 = 60000 */
+    int64_t stall_timeout_ms;     /* 0 = 60000; no byte for this long = dead connection */
+    int64_t connect_timeout_ms;   /* 0 = 15000 */
+    int64_t retry_after_cap_ms;   /* 0 = 600000; longest Retry-After honoured */
+    size_t max_event_bytes;       /* 0 = FR_SSE_DEFAULT_MAX_EVENT */
+    unsigned forbidden_limit;     /* consecutive 403s before run fails with
+                                     FR_EFORBIDDEN; 0 = 5 */
+    volatile sig_atomic_t *stop;  /* optional external stop flag (e.g. set by a signal
+                                     handler); nonzero ends the run */
+    uint64_t seed;                /* jitter seed; 0 = from the clock */
     const struct fr_sse_ops *ops; /* NULL = real clock and nanosleep */
     void *ops_ctx;
 };

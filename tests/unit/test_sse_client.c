@@ -247,8 +247,8 @@ struct harness {
     int fail_code;         /* on_event returns this (once) */
     int stop_after_ends;   /* stop from on_reconnect after this many ends */
 
-    char resume[256];     /* what resume_id returns ("" = none) */
-    int resume_prefix;    /* set resume to "R:" + id after each event */
+    char resume[256];  /* what resume_id returns ("" = none) */
+    int resume_prefix; /* set resume to "R:" + id after each event */
     int bad_resume_calls;
     char bad_resume_id[256];
 
@@ -278,8 +278,7 @@ static int h_on_event(void *arg, const struct fr_sse_event *event)
     if (h->nevents < 32) {
         snprintf(h->ids[h->nevents], sizeof h->ids[0], "%s", event->id);
         snprintf(h->types[h->nevents], sizeof h->types[0], "%s", event->type);
-        snprintf(h->data[h->nevents], sizeof h->data[0], "%.*s", (int)event->data_len,
-                 event->data);
+        snprintf(h->data[h->nevents], sizeof h->data[0], "%.*s", (int)event->data_len, event->data);
     }
     h->nevents++;
     if (h->resume_prefix) {
@@ -376,9 +375,12 @@ static struct fr_sse_client_stats h_stats(struct harness *h)
 static void test_resume_with_caller_id(void)
 {
     static const struct srv_resp script[] = {
-        {.head = HEAD_OK, .body = {":ok\n\n", "event: message\nid: a1\ndata: {\"n\":1}\n\n",
-                   "event: message\nid: a2\ndata: {\"n\":2}\n\n"}},
-        {.head = HEAD_OK, .body = {":ok\n\n", "event: message\nid: b1\ndata: {\"n\":3}\n\n"}, .hang_ms = 5000},
+        {.head = HEAD_OK,
+         .body = {":ok\n\n", "event: message\nid: a1\ndata: {\"n\":1}\n\n",
+                  "event: message\nid: a2\ndata: {\"n\":2}\n\n"}},
+        {.head = HEAD_OK,
+         .body = {":ok\n\n", "event: message\nid: b1\ndata: {\"n\":3}\n\n"},
+         .hang_ms = 5000},
     };
     struct harness h;
     h_init(&h, script, 2, 1);
@@ -418,10 +420,12 @@ static void test_default_resume_is_parser_last_id(void)
      * prelude on a connection that then drops does not erase it. The first
      * connection ends with a cut chunked body (as Wikimedia's do). */
     static const struct srv_resp script[] = {
-        {.head = HEAD_OK, .body = {":ok\n\n", "id: x1\ndata: 1\n\n", "id: x2\ndata: 2\n\nid: x3\ndata: partial"},
+        {.head = HEAD_OK,
+         .body = {":ok\n\n", "id: x1\ndata: 1\n\n", "id: x2\ndata: 2\n\nid: x3\ndata: partial"},
          .cut = 1},
         {.head = HEAD_OK, .body = {":ok\n\n"}},
-        {.head = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\n", .body = {"busy"}},
+        {.head = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\n",
+         .body = {"busy"}},
     };
     struct harness h;
     h_init(&h, script, 3, 1);
@@ -500,9 +504,11 @@ static void test_stall_before_any_byte(void)
 static void test_429_and_5xx_backoff(void)
 {
     static const struct srv_resp script[] = {
-        {.head = "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 7\r\nContent-Type: application/json\r\n",
+        {.head = "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 7\r\nContent-Type: "
+                 "application/json\r\n",
          .body = {"{\"title\":\"Too Many Concurrent Connections From Your Client IP\"}"}},
-        {.head = "HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\n", .body = {"{}"}},
+        {.head = "HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\n",
+         .body = {"{}"}},
         {.head = "HTTP/1.1 500 Internal Server Error\r\n", .body = {"oops"}},
         {.head = "HTTP/1.1 503 Service Unavailable\r\n", .body = {"oops"}},
         {.head = HEAD_OK, .body = {"data: finally\n\n"}, .hang_ms = 5000},
@@ -651,9 +657,11 @@ static void test_error_event_closes_and_reconnects(void)
     static const struct srv_resp script[] = {
         {.head = HEAD_OK,
          .body = {":ok\n\n", "event: message\nid: e1\ndata: {\"ok\":1}\n\n",
-          "event: error\nid: e1\ndata: {\"message\":\"Kafka went away\"}\n\n"},
+                  "event: error\nid: e1\ndata: {\"message\":\"Kafka went away\"}\n\n"},
          .hang_ms = 5000},
-        {.head = HEAD_OK, .body = {"event: message\nid: e2\ndata: {\"ok\":2}\n\n"}, .hang_ms = 5000},
+        {.head = HEAD_OK,
+         .body = {"event: message\nid: e2\ndata: {\"ok\":2}\n\n"},
+         .hang_ms = 5000},
     };
     struct harness h;
     h_init(&h, script, 2, 0);
@@ -682,8 +690,9 @@ static void test_chunk_boundaries(void)
     static const struct srv_resp script[] = {
         {.head = HEAD_OK,
          .body = {"\xEF\xBB", "\xBF:ok\r", "\n\r", "\ndata: a\r", "\ndata: b\r", "\n\r", "\nid: 1",
-          "0\ndata: c", "\n", "\n"},
-         .pause_ms = 20, .hang_ms = 5000},
+                  "0\ndata: c", "\n", "\n"},
+         .pause_ms = 20,
+         .hang_ms = 5000},
     };
     struct harness h;
     h_init(&h, script, 1, 0);
@@ -701,7 +710,8 @@ static void test_chunk_boundaries(void)
 static void test_wrong_content_type(void)
 {
     static const struct srv_resp script[] = {
-        {.head = "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n", .body = {"<html>data: no\n\n</html>"}},
+        {.head = "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n",
+         .body = {"<html>data: no\n\n</html>"}},
         {.head = HEAD_OK, .body = {"data: yes\n\n"}, .hang_ms = 5000},
     };
     struct harness h;
@@ -949,8 +959,8 @@ static void test_create_validation(void)
 int main(void)
 {
     /* Never route test traffic through a proxy: 127.0.0.1 only. */
-    static const char *proxies[] = {"http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY",
-                                    "all_proxy", "ALL_PROXY"};
+    static const char *proxies[] = {"http_proxy",  "HTTP_PROXY", "https_proxy",
+                                    "HTTPS_PROXY", "all_proxy",  "ALL_PROXY"};
     for (size_t i = 0; i < sizeof proxies / sizeof proxies[0]; i++) {
         unsetenv(proxies[i]);
     }

@@ -4,7 +4,9 @@
  * own examples, chunk splits (byte by byte, every split point, random splits
  * over many seeds: all give the same transcript), the size cap with resync
  * and its memory bound, zero-copy delivery, and the recorded Wikimedia
- * frames from $FR_SHARED_DIR (skipped with a message when absent).
+ * frames from $FR_SHARED_DIR (skipped with a message when absent), and a
+ * model-based test against the naive oracle in test_sse_oracle.c over
+ * random token streams.
  * Single-threaded.
  */
 #include "check.h"
@@ -13,6 +15,8 @@
 #include "core/err.h"
 #include "sse/sse.h"
 #include "sse/sse_int.h"
+
+#include "test_sse_oracle.c" /* the naive model: tr_event, tr_retry, oracle_parse */
 
 #define REC_KEEP 8
 
@@ -37,7 +41,10 @@ static void rec_init(struct rec *rec)
     fr_buf_init(&rec->transcript, 64u << 20);
 }
 
-static void rec_free(struct rec *rec) { fr_buf_free(&rec->transcript); }
+static void rec_free(struct rec *rec)
+{
+    fr_buf_free(&rec->transcript);
+}
 
 static void copy_str(char *dst, size_t cap, const char *src, size_t len)
 {
@@ -50,7 +57,7 @@ static int rec_on_event(void *arg, const struct fr_sse_event *event)
 {
     struct rec *rec = arg;
     CHECK_EQ_INT(strlen(event->id), event->id_len);
-    CHECK_EQ_INT(strlen(event->type), event->type_len);
+    CHECK(strlen(event->type) <= event->type_len); /* a type may hold a NUL */
     if (rec->n < REC_KEEP) {
         copy_str(rec->id[rec->n], sizeof rec->id[0], event->id, event->id_len);
         copy_str(rec->type[rec->n], sizeof rec->type[0], event->type, event->type_len);
@@ -59,9 +66,7 @@ static int rec_on_event(void *arg, const struct fr_sse_event *event)
         rec->data_ptr[rec->n] = event->data;
     }
     rec->n++;
-    fr_buf_printf(&rec->transcript, "E%zu:%s%zu:%s%zu:", event->id_len, event->id,
-                  event->type_len, event->type, event->data_len);
-    fr_buf_append(&rec->transcript, event->data, event->data_len);
+    tr_event(&rec->transcript, event);
     return rec->fail_code;
 }
 
@@ -72,7 +77,7 @@ static void rec_on_retry(void *arg, int64_t ms)
         rec->retry[rec->nretry] = ms;
     }
     rec->nretry++;
-    fr_buf_printf(&rec->transcript, "R%lld;", (long long)ms);
+    tr_retry(&rec->transcript, ms);
 }
 
 static struct fr_sse_parser *new_parser(struct rec *rec, size_t max)
@@ -88,8 +93,7 @@ static struct fr_sse_parser *new_parser(struct rec *rec, size_t max)
 }
 
 /* Parse a whole stream in one chunk, then end it. */
-static struct fr_sse_parser_stats parse(struct rec *rec, const char *stream, size_t len,
-                                        size_t max)
+static struct fr_sse_parser_stats parse(struct rec *rec, const char *stream, size_t len, size_t max)
 {
     struct fr_sse_parser *parser = new_parser(rec, max);
     CHECK_EQ_INT(fr_sse_parser_feed(parser, stream, len), FR_OK);
@@ -253,7 +257,8 @@ static void test_event_type(void)
 {
     struct rec rec;
     rec_init(&rec);
-    PARSE(&rec, "event: add\ndata: 1\n\ndata: 2\n\nevent\ndata: 3\n\nevent: a\nevent: b\ndata: 4\n\n");
+    PARSE(&rec,
+          "event: add\ndata: 1\n\ndata: 2\n\nevent\ndata: 3\n\nevent: a\nevent: b\ndata: 4\n\n");
     CHECK_EQ_INT(rec.n, 4);
     CHECK_EQ_STR(rec.type[0], "add");
     CHECK_EQ_STR(rec.type[1], "message"); /* reset after each dispatch */
@@ -280,7 +285,7 @@ static void test_id_only_event_updates_last_id(void)
     struct fr_sse_parser *parser = new_parser(&rec, 0);
     const char s1[] = "id: 7\n\n";
     CHECK_EQ_INT(fr_sse_parser_feed(parser, s1, sizeof s1 - 1), FR_OK);
-    CHECK_EQ_INT(rec.n, 0);                             /* not dispatched */
+    CHECK_EQ_INT(rec.n, 0);                           /* not dispatched */
     CHECK_EQ_STR(fr_sse_parser_last_id(parser), "7"); /* but the id moved */
     const char s2[] = "data: x\n\n";
     CHECK_EQ_INT(fr_sse_parser_feed(parser, s2, sizeof s2 - 1), FR_OK);
@@ -880,6 +885,81 @@ static void test_api_edges(void)
     rec_free(&rec);
 }
 
+/* ------------------------------------------------------------ the model */
+
+/* Random streams built from tokens that exercise every rule; the parser
+ * (whole, and in random chunks) must match the oracle byte for byte. */
+static void test_model_random_streams(void)
+{
+    static const char *const tokens[] = {
+        "data", "data:", "data: ", "id", "id:", "id: ", "event", "event: ", "retry: ",
+        "retry:", ":", ": ", " ", "x", "42", "\xC3\xA9", "foo", "Data", "\n", "\n", "\n",
+        "\r", "\r\n", "\r\n", "\n\n", "\xEF\xBB\xBF", "\t", "message", "error", "{\"a\":1}"};
+    const size_t ntok = sizeof tokens / sizeof tokens[0];
+    uint64_t x = 88172645463325252ULL;
+    int bad_whole = 0, bad_split = 0, shown = 0;
+    char s[2048];
+    size_t cuts[2048];
+    for (int seed = 0; seed < 3000; seed++) {
+        size_t len = 0;
+        int count = (int)(x % 80);
+        for (int k = 0; k < count; k++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            const char *tok = tokens[x % ntok];
+            size_t tl = strlen(tok);
+            if (x % 97 == 0) {
+                s[len++] = 0; /* a NUL byte now and then */
+            } else {
+                memcpy(s + len, tok, tl);
+                len += tl;
+            }
+        }
+        struct fr_buf model;
+        fr_buf_init(&model, 1 << 20);
+        oracle_parse((const uint8_t *)s, len, &model);
+        struct rec rec;
+        rec_init(&rec);
+        parse(&rec, s, len, 0);
+        bad_whole += rec.transcript.len != model.len ||
+                     (model.len && memcmp(rec.transcript.data, model.data, model.len) != 0);
+        rec_free(&rec);
+
+        size_t ncuts = 0, at = 0;
+        for (;;) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            at += 1 + (size_t)(x % 9);
+            if (at >= len) {
+                break;
+            }
+            cuts[ncuts++] = at;
+        }
+        rec_init(&rec);
+        struct fr_sse_parser *parser = new_parser(&rec, 0);
+        feed_split(parser, s, len, cuts, ncuts);
+        fr_sse_parser_destroy(parser);
+        bad_split += rec.transcript.len != model.len ||
+                     (model.len && memcmp(rec.transcript.data, model.data, model.len) != 0);
+        if (bad_whole + bad_split > 0 && !shown && getenv("FR_TEST_VERBOSE")) {
+            shown = 1;
+            fprintf(stderr, "model mismatch at seed %d:\n", seed);
+            fwrite(s, 1, len, stderr);
+            fprintf(stderr, "\n--- model\n");
+            fwrite(model.data, 1, model.len, stderr);
+            fprintf(stderr, "\n--- parser\n");
+            fwrite(rec.transcript.data, 1, rec.transcript.len, stderr);
+            fprintf(stderr, "\n");
+        }
+        rec_free(&rec);
+        fr_buf_free(&model);
+    }
+    CHECK_EQ_INT(bad_whole, 0);
+    CHECK_EQ_INT(bad_split, 0);
+}
+
 /* ------------------------------------------------------ recorded frames */
 
 static char *slurp(const char *path, size_t *len)
@@ -1017,6 +1097,7 @@ int main(void)
     RUN(test_data_kept_across_chunks);
     RUN(test_callback_error_stops_feed);
     RUN(test_api_edges);
+    RUN(test_model_random_streams);
     RUN(test_recorded_wikimedia_frames);
     return check_report();
 }
