@@ -839,6 +839,14 @@ static void test_data_kept_across_chunks(void)
     CHECK_EQ_INT(fr_sse_parser_feed(parser, "\n", 1), FR_OK);
     CHECK_EQ_INT(rec.n, 1);
     CHECK_EQ_STR(rec.data[0], "abc");
+    /* A data line completed from the carry-over buffer, followed in the same
+     * chunk by a long partial line that reuses that buffer. */
+    CHECK_EQ_INT(fr_sse_parser_feed(parser, "data: abc", 9), FR_OK);
+    const char s2[] = "def\nevent: zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz";
+    CHECK_EQ_INT(fr_sse_parser_feed(parser, s2, sizeof s2 - 1), FR_OK);
+    CHECK_EQ_INT(fr_sse_parser_feed(parser, "\n\n", 2), FR_OK);
+    CHECK_EQ_INT(rec.n, 2);
+    CHECK_EQ_STR(rec.data[1], "abcdef");
     fr_sse_parser_destroy(parser);
     rec_free(&rec);
 }
