@@ -1,0 +1,393 @@
+/*
+ * ingest.c — `freshet ingest`: the SSE client's events into the log.
+ *
+ * Threads: the main thread runs the SSE client (blocking); a flusher thread
+ * wakes every log.fsync_interval_ms to group-commit what the main thread
+ * appended and to print the status line. Both touch the log only under
+ * ingest.lock. Nothing else is shared.
+ *
+ * Failure policy is crash-only: any log error (a full disk, an I/O error)
+ * ends the process with status 1 after a clear message; the supervisor
+ * restarts it, and the restart resumes from the last durable record, so a
+ * failure can repeat events (counted as overlap) but never skip one.
+ *
+ * Resume: at start, the last durable record of the topic (the newest by
+ * append time over all partitions) gives the stored SSE id; its timestamps
+ * are moved back by ingest.resume_rewind_ms (resume.c). Within one run, a
+ * reconnect resumes from the newest appended event the same way: appended
+ * but not yet durable events are still in this process and will be flushed
+ * before any later position is.
+ *
+ * Overlap accounting: the meta.ids of the last INGEST_RING appended events
+ * are remembered; events of a new connection whose meta.id is among them
+ * are counted as overlap (re-delivered by the rewind), still appended.
+ */
+#include "ingest/ingest.h"
+
+#include "core/clock.h"
+#include "core/crc32c.h"
+#include "core/diag.h"
+#include "core/err.h"
+#include "log/log.h"
+#include "sse/sse.h"
+
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define INGEST_RING 256
+#define INGEST_TOPIC "recentchange"
+
+struct ingest_counters {
+    uint64_t events;   /* appended to the log */
+    uint64_t canaries; /* dropped by the canary rule */
+    uint64_t overlap;  /* re-delivered events recognised after a resume */
+    uint64_t ignored;  /* non-message events (other than error) */
+};
+
+struct ingest {
+    struct fr_conf *conf;
+    struct fr_log *log;
+    struct fr_sse_client *client;
+    pthread_mutex_t lock;
+    int log_error; /* first log error, under lock */
+
+    struct fr_buf resume;  /* the Last-Event-ID sent on the next connect */
+    struct fr_buf last_id; /* SSE id of the newest appended event */
+    char ring[INGEST_RING][64];
+    unsigned ring_next;
+    int64_t events_since_connect;
+
+    struct ingest_counters n;
+    uint64_t status_events;
+    int64_t status_ms;
+};
+
+static volatile sig_atomic_t ingest_stop;
+
+static void ingest_on_signal(int sig)
+{
+    (void)sig;
+    ingest_stop = 1;
+}
+
+static int ingest_ring_has(const struct ingest *in, const char *id)
+{
+    if (!id[0]) {
+        return 0;
+    }
+    for (unsigned i = 0; i < INGEST_RING; i++) {
+        if (strcmp(in->ring[i], id) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void ingest_ring_put(struct ingest *in, const char *id)
+{
+    snprintf(in->ring[in->ring_next], sizeof in->ring[0], "%s", id);
+    in->ring_next = (in->ring_next + 1) % INGEST_RING;
+}
+
+static const char *ingest_resume_id(void *arg)
+{
+    struct ingest *in = arg;
+    in->events_since_connect = 0;
+    fr_buf_reset(&in->resume);
+    if (in->last_id.len == 0) {
+        return NULL;
+    }
+    int rc = fr_ingest_resume_id((const char *)in->last_id.data, in->last_id.len,
+                                 in->conf->ingest_resume_rewind_ms, &in->resume);
+    if (rc < 0) {
+        /* Not a Wikimedia-style id: send it back verbatim (plain SSE semantics). */
+        fr_buf_reset(&in->resume);
+        fr_buf_append(&in->resume, in->last_id.data, in->last_id.len);
+    }
+    return fr_buf_cstr(&in->resume);
+}
+
+static void ingest_on_bad_resume(void *arg, const char *rejected)
+{
+    struct ingest *in = arg;
+    /* Without a position the server starts at "now": a hole. Refuse that
+     * silently; the operator must decide (e.g. the id is past retention). */
+    fr_error("ingest", "the source rejected our resume position %s; stopping so that no gap "
+                       "is created silently (clear the log or fix the source)",
+             rejected);
+    in->log_error = FR_EPROTO;
+    fr_sse_client_stop(in->client);
+}
+
+static void ingest_on_reconnect(void *arg, enum fr_sse_end why, long status, int64_t delay_ms)
+{
+    (void)arg;
+    static const char *whys[] = {"server closed the stream", "stall timeout", "network error",
+                                 "HTTP error", "error event", "not an event stream"};
+    fr_debug("ingest", "connection ended (%s%s%ld); reconnecting in %lld ms",
+            why <= FR_SSE_END_PROTO ? whys[why] : "?", status ? ", status " : "",
+            status ? status : 0L, (long long)delay_ms);
+}
+
+static int ingest_on_event(void *arg, const struct fr_sse_event *ev)
+{
+    struct ingest *in = arg;
+    if (ingest_stop) {
+        fr_sse_client_stop(in->client);
+    }
+    if (strcmp(ev->type, "message") != 0) {
+        if (strcmp(ev->type, "error") == 0) {
+            fr_warn("ingest", "source sent an error event: %.*s", (int)(ev->data_len < 300 ? ev->data_len : 300),
+                    ev->data);
+        }
+        in->n.ignored++;
+        return FR_OK;
+    }
+    struct fr_ingest_meta meta;
+    fr_ingest_extract(ev->data, ev->data_len, &meta);
+    if (meta.canary) {
+        in->n.canaries++;
+        return FR_OK;
+    }
+    if (in->events_since_connect++ < INGEST_RING && ingest_ring_has(in, meta.meta_id)) {
+        in->n.overlap++;
+    }
+    ingest_ring_put(in, meta.meta_id);
+
+    struct fr_log_header hdr = {
+        .name = "sse_id", .name_len = 6, .value = ev->id, .value_len = ev->id_len};
+    struct fr_log_rec rec = {
+        .timestamp = meta.event_ms >= 0 ? meta.event_ms : fr_wall_ms(),
+        .key = meta.key,
+        .key_len = meta.key_len,
+        .headers = &hdr,
+        .header_count = 1,
+        .payload = ev->data,
+        .payload_len = ev->data_len,
+    };
+    pthread_mutex_lock(&in->lock);
+    int rc = in->log_error;
+    if (rc == FR_OK) {
+        /* One page's events go to one partition, so they stay in order. */
+        int32_t partition = 0;
+        if (in->conf->log_partitions > 1 && meta.key_len) {
+            partition = (int32_t)(fr_crc32c(0, meta.key, meta.key_len) %
+                                  (uint32_t)in->conf->log_partitions);
+        }
+        int64_t offset;
+        rc = fr_log_append(in->log, partition, &rec, &offset);
+        if (rc == FR_OK) {
+            rc = fr_log_maybe_flush(in->log, fr_mono_ms());
+        }
+        if (rc < 0) {
+            in->log_error = rc;
+        }
+    }
+    pthread_mutex_unlock(&in->lock);
+    if (rc < 0) {
+        fr_error("ingest", "log append failed: %s (%s); stopping", fr_strerror(rc),
+                 fr_err_name(rc));
+        return rc;
+    }
+    in->n.events++;
+    fr_buf_reset(&in->last_id);
+    fr_buf_append(&in->last_id, ev->id, ev->id_len);
+    return FR_OK;
+}
+
+static void ingest_status(struct ingest *in, int64_t now)
+{
+    struct fr_sse_client_stats s;
+    fr_sse_client_stats(in->client, &s);
+    double secs = (double)(now - in->status_ms) / 1000.0;
+    uint64_t events = in->n.events;
+    double rate = secs > 0 ? (double)(events - in->status_events) / secs : 0;
+    int64_t end = 0;
+    for (int32_t p = 0; p < fr_log_partitions(in->log); p++) {
+        end += fr_log_durable_end(in->log, p);
+    }
+    fr_info("ingest",
+            "%llu events (%.1f/s), %llu canaries dropped, %llu overlap re-delivered, "
+            "%llu reconnects, %llu stalls, %llu oversize, records durable in the log %lld",
+            (unsigned long long)events, rate, (unsigned long long)in->n.canaries,
+            (unsigned long long)in->n.overlap, (unsigned long long)s.reconnects,
+            (unsigned long long)s.stalls, (unsigned long long)s.oversize, (long long)end);
+    in->status_events = events;
+    in->status_ms = now;
+}
+
+static void *ingest_flusher(void *arg)
+{
+    struct ingest *in = arg;
+    int64_t interval = in->conf->log_fsync_interval_ms > 0 ? in->conf->log_fsync_interval_ms : 10;
+    int64_t next_status = fr_mono_ms() + in->conf->ingest_status_interval_s * 1000;
+    while (!ingest_stop) {
+        fr_sleep_ms(interval);
+        int64_t now = fr_mono_ms();
+        pthread_mutex_lock(&in->lock);
+        if (in->log_error == FR_OK) {
+            int rc = fr_log_maybe_flush(in->log, now);
+            if (rc < 0) {
+                in->log_error = rc;
+                fr_error("ingest", "log flush failed: %s (%s); stopping", fr_strerror(rc),
+                         fr_err_name(rc));
+                fr_sse_client_stop(in->client);
+            }
+        }
+        if (now >= next_status) {
+            ingest_status(in, now);
+            next_status = now + in->conf->ingest_status_interval_s * 1000;
+        }
+        pthread_mutex_unlock(&in->lock);
+    }
+    fr_sse_client_stop(in->client);
+    return NULL;
+}
+
+static void ingest_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: freshet ingest [--source URL]\n\n"
+            "Read the SSE stream at URL (default ingest.source_url: the live Wikimedia\n"
+            "recentchange stream) into the log topic `recentchange`. Each record keeps the\n"
+            "event's SSE id in its `sse_id` header; on start, ingest resumes from the last\n"
+            "durable record's id (moved back by ingest.resume_rewind_ms). Canary events\n"
+            "(meta.domain == \"canary\") are dropped and counted. SIGTERM or SIGINT: flush and\n"
+            "exit 0.\n");
+}
+
+int fr_cmd_ingest(struct fr_conf *conf, int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"source", required_argument, 0, 's'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    const char *source = conf->ingest_source_url;
+    int c;
+    while ((c = getopt_long(argc, argv, "s:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 's': source = optarg; break;
+        case 'h': ingest_usage(stdout); return 0;
+        default: ingest_usage(stderr); return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "freshet ingest: unexpected argument \"%s\"\n", argv[optind]);
+        return 2;
+    }
+
+    struct ingest in;
+    memset(&in, 0, sizeof in);
+    in.conf = conf;
+    pthread_mutex_init(&in.lock, NULL);
+    fr_buf_init(&in.resume, 64 * 1024);
+    fr_buf_init(&in.last_id, 64 * 1024);
+    int status = 1;
+    int rc;
+    pthread_t flusher;
+    int flusher_started = 0;
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = ingest_on_signal;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+
+    struct fr_log_opts lopts;
+    fr_log_opts_init(&lopts);
+    lopts.partitions = (int32_t)conf->log_partitions;
+    lopts.segment_bytes = conf->log_segment_bytes;
+    lopts.fsync_interval_ms = conf->log_fsync_interval_ms;
+    lopts.fsync_bytes = conf->log_fsync_bytes;
+    lopts.retention_ms = conf->log_retention_hours * 3600 * 1000;
+    lopts.retention_bytes = conf->log_retention_bytes;
+    if (lopts.max_record_bytes < conf->ingest_max_event_bytes + 64 * 1024) {
+        lopts.max_record_bytes = conf->ingest_max_event_bytes + 64 * 1024;
+    }
+    rc = fr_log_open(conf->general_data_dir, INGEST_TOPIC, &lopts, &in.log);
+    if (rc < 0) {
+        fr_error("ingest", "cannot open the log in %s: %s (%s)", conf->general_data_dir,
+                 fr_strerror(rc), fr_err_name(rc));
+        goto cleanup;
+    }
+    /* Resume from the newest durable record over all partitions. */
+    int64_t newest = -1;
+    for (int32_t p = 0; p < fr_log_partitions(in.log); p++) {
+        struct fr_log_rec last;
+        rc = fr_log_last(in.log, p, &last);
+        if (rc < 0) {
+            fr_error("ingest", "cannot read the log tail of partition %d: %s", (int)p,
+                     fr_strerror(rc));
+            goto cleanup;
+        }
+        const void *id;
+        size_t id_len;
+        if (rc == 1 && last.append_time >= newest &&
+            fr_log_rec_header(&last, "sse_id", &id, &id_len) == 1) {
+            fr_buf_reset(&in.last_id);
+            fr_buf_append(&in.last_id, id, id_len);
+            newest = last.append_time;
+        }
+    }
+    if (in.last_id.len) {
+        fr_info("ingest", "resuming after %.*s", (int)in.last_id.len, (const char *)in.last_id.data);
+    } else {
+        fr_info("ingest", "empty log: starting at the source's current position");
+    }
+
+    struct fr_sse_client_opts sopts = {
+        .url = source,
+        .user_agent = conf->ingest_user_agent,
+        .on_event = ingest_on_event,
+        .arg = &in,
+        .resume_id = ingest_resume_id,
+        .on_bad_resume = ingest_on_bad_resume,
+        .on_reconnect = ingest_on_reconnect,
+        .min_backoff_ms = conf->ingest_backoff_min_ms,
+        .max_backoff_ms = conf->ingest_backoff_max_ms,
+        .stall_timeout_ms = conf->ingest_stall_timeout_s * 1000,
+        .max_event_bytes = (size_t)conf->ingest_max_event_bytes,
+        .stop = &ingest_stop,
+    };
+    rc = fr_sse_client_create(&sopts, &in.client);
+    if (rc < 0) {
+        fr_error("ingest", "bad source %s: %s", source, fr_strerror(rc));
+        goto cleanup;
+    }
+    in.status_ms = fr_mono_ms();
+    if (pthread_create(&flusher, NULL, ingest_flusher, &in) != 0) {
+        fr_error("ingest", "cannot start the flusher thread");
+        goto cleanup;
+    }
+    flusher_started = 1;
+    fr_info("ingest", "reading %s into topic %s", source, INGEST_TOPIC);
+    rc = fr_sse_client_run(in.client);
+    ingest_stop = 1;
+    pthread_join(flusher, NULL);
+    flusher_started = 0;
+
+    pthread_mutex_lock(&in.lock);
+    int frc = in.log_error == FR_OK ? fr_log_flush(in.log) : in.log_error;
+    pthread_mutex_unlock(&in.lock);
+    ingest_status(&in, fr_mono_ms());
+    if (rc < 0 || frc < 0 || in.log_error < 0) {
+        int err = rc < 0 ? rc : frc < 0 ? frc : in.log_error;
+        fr_error("ingest", "stopped: %s (%s)", fr_strerror(err), fr_err_name(err));
+        goto cleanup;
+    }
+    status = 0;
+
+cleanup:
+    if (flusher_started) {
+        ingest_stop = 1;
+        pthread_join(flusher, NULL);
+    }
+    fr_sse_client_destroy(in.client);
+    fr_log_close(in.log);
+    fr_buf_free(&in.resume);
+    fr_buf_free(&in.last_id);
+    pthread_mutex_destroy(&in.lock);
+    return status;
+}
