@@ -787,7 +787,7 @@ int fr_sse_client_run(struct fr_sse_client *client)
         if (sse_stopped(client)) {
             return FR_OK;
         }
-        enum sse_outcome outcome;
+        enum sse_outcome outcome = SSE_OUT_NET;
         int rc = sse_attempt(client, &outcome);
         if (rc < 0) {
             return rc;
