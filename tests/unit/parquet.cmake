@@ -1,0 +1,3 @@
+# Unit tests of src/parquet: byte-level layers, then writer/reader round trips.
+fr_add_test(NAME unit_parquet SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_parquet.c
+            LIBS fr_parquet LABELS unit)
