@@ -10,6 +10,7 @@
 #include "core/clock.h"
 #include "core/err.h"
 
+#include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -43,12 +44,19 @@ static int64_t posix_mono_ms(void *ctx)
     return fr_mono_ms();
 }
 
+static void posix_writeback(void *ctx, int fd, off_t off, off_t len)
+{
+    (void)ctx;
+    sync_file_range(fd, off, len, SYNC_FILE_RANGE_WRITE);
+}
+
 const struct fr_log_io fr_log_io_posix = {
     .pwrite = posix_pwrite,
     .sync = posix_sync,
     .ftruncate = posix_ftruncate,
     .wall_ms = posix_wall_ms,
     .mono_ms = posix_mono_ms,
+    .writeback = posix_writeback,
 };
 
 const struct fr_log_ops fr_log_embedded = {
@@ -78,6 +86,7 @@ void fr_log_opts_init(struct fr_log_opts *opts)
     opts->fsync_interval_ms = 50;
     opts->fsync_bytes = 4LL * 1024 * 1024;
     opts->write_buffer_bytes = 8LL * 1024 * 1024;
+    opts->write_chunk_bytes = 1024 * 1024;
     opts->max_record_bytes = 8LL * 1024 * 1024;
     opts->retention_ms = 7LL * 24 * 3600 * 1000;
     opts->retention_bytes = 0;

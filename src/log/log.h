@@ -81,6 +81,9 @@ struct fr_log_io {
     int (*ftruncate)(void *ctx, int fd, off_t len);
     int64_t (*wall_ms)(void *ctx); /* append times, segment creation times */
     int64_t (*mono_ms)(void *ctx); /* group-commit timer; same clock as fr_mono_ms */
+    /* Advisory: start writing back [off, off+len) now (sync_file_range
+     * SYNC_FILE_RANGE_WRITE in the real table); its result is ignored. */
+    void (*writeback)(void *ctx, int fd, off_t off, off_t len);
 };
 extern const struct fr_log_io fr_log_io_posix;
 
@@ -94,6 +97,9 @@ struct fr_log_opts {
     int64_t fsync_interval_ms;    /* maybe_flush: flush records pending this long; default 50 */
     int64_t fsync_bytes;          /* maybe_flush: flush once this many bytes pend; default 4 MiB */
     int64_t write_buffer_bytes;   /* per partition cap on unflushed bytes; default 8 MiB */
+    int64_t write_chunk_bytes;    /* hand unflushed frames to the kernel in chunks of this
+                                     size before the fsync is due, so writeback overlaps
+                                     appending (0: only at flush); default 1 MiB */
     int64_t max_record_bytes;     /* largest framed record accepted; default 8 MiB */
     int64_t retention_ms;         /* <= 0: keep forever; default 7 days */
     int64_t retention_bytes;      /* <= 0: no size limit; default 0 */

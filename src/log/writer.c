@@ -6,9 +6,11 @@
  * other processes only read the files it publishes.
  *
  * Invariants, per partition:
- *   1. The file holds exactly durable_bytes of good frames once a flush or
- *      open returns; bytes past it (a failed write) are truncated away
- *      before anything new is written (written_bytes tracks them).
+ *   1. The active file holds durable_bytes of fsynced frames, then the
+ *      first written_bytes - durable_bytes bytes of wbuf (written early,
+ *      not yet synced), and nothing else. After a failed write or fsync the
+ *      file is cut back to durable_bytes (file_dirty when even that failed:
+ *      the cut is retried before anything is written).
  *   2. wbuf holds the frames of offsets [synced_end, next_offset), encoded
  *      for positions durable_bytes.. of the active segment. A failed flush
  *      keeps them, so a retry writes the same bytes at the same place: an
@@ -22,12 +24,18 @@
  *
  * Flush (per partition):
  *
- *     BUFFERED --write+fdatasync ok--> SYNCED --marker pwrite ok--> PUBLISHED
- *        ^  |                             |                          (acked)
- *        |  +--write/sync fails--> truncate back to durable_bytes,
- *        |                         keep wbuf, return the error
- *        +------------------------------- marker fails: publish_pending,
- *                                         next flush publishes again
+ *     BUFFERED --append: >= write_chunk_bytes unwritten--> WRITTEN EARLY
+ *        |      (pwrite + start writeback; a failure cuts back, pauses
+ *        |       early writes and leaves the error to the flush)
+ *        |                                    |
+ *        +----------------+-------------------+
+ *                         | flush: write the rest + fdatasync
+ *                  ok     v        fails
+ *     SYNCED <-------------+-------------> cut back to durable_bytes, keep
+ *        | marker pwrite                   wbuf, return the error (RETRY)
+ *        v ok                 fails
+ *     PUBLISHED (acked)   --------------> publish_pending: the next flush
+ *                                          publishes again
  *
  * Segment roll (in append, when the next frame would pass segment_bytes):
  *
@@ -72,7 +80,9 @@ struct emb_part {
 
     int64_t next_offset;   /* offset the next append gets */
     int64_t durable_bytes; /* fsynced bytes of the active segment */
-    int64_t written_bytes; /* bytes in the active file (> durable_bytes after a failed write) */
+    int64_t written_bytes; /* durable bytes + the prefix of wbuf already in the file */
+    int file_dirty;        /* bytes past written_bytes may be junk: cut before writing */
+    int eager_off;         /* early writes paused after a failure, until a flush succeeds */
     struct fr_buf wbuf;    /* frames not yet fsynced */
     int64_t pending_records;
     int64_t pending_since; /* mono ms of the oldest pending frame */
@@ -243,32 +253,49 @@ static int part_publish(struct emb_log *elog, struct emb_part *part, int both)
 
 /* ---- Flush and roll ------------------------------------------------------------ */
 
+/* A write or fdatasync failed: cut the file back to its durable bytes so
+ * that the next attempt rewrites everything (after a failed fdatasync the
+ * written pages may be gone even though a later one would succeed). */
+static void part_cut_back(struct emb_log *elog, struct emb_part *part)
+{
+    part->written_bytes = part->durable_bytes;
+    part->file_dirty = io_truncate(elog, part->seg_fd, part->durable_bytes) != FR_OK;
+}
+
+/* Write the frames of wbuf that are not in the file yet (invariant 1). */
+static int part_write(struct emb_log *elog, struct emb_part *part)
+{
+    if (part->file_dirty) {
+        int rc = io_truncate(elog, part->seg_fd, part->durable_bytes);
+        if (rc != FR_OK) {
+            return rc;
+        }
+        part->file_dirty = 0;
+        part->written_bytes = part->durable_bytes;
+    }
+    size_t from = (size_t)(part->written_bytes - part->durable_bytes), written = 0;
+    int rc = io_write_all(elog, part->seg_fd, part->wbuf.data + from, part->wbuf.len - from,
+                          part->written_bytes, &written);
+    part->written_bytes += (int64_t)written;
+    if (rc != FR_OK) {
+        part_cut_back(elog, part);
+    }
+    return rc;
+}
+
 static int part_flush(struct emb_log *elog, struct emb_part *part)
 {
     if (part->wbuf.len == 0) {
         return part->publish_pending ? part_publish(elog, part, 0) : FR_OK;
     }
-    int rc = FR_OK;
-    if (part->written_bytes != part->durable_bytes) {
-        /* Invariant 1: a previous failed write left bytes behind. */
-        rc = io_truncate(elog, part->seg_fd, part->durable_bytes);
-        if (rc != FR_OK) {
-            return rc;
-        }
-        part->written_bytes = part->durable_bytes;
-    }
-    size_t written = 0;
-    rc = io_write_all(elog, part->seg_fd, part->wbuf.data, part->wbuf.len, part->durable_bytes,
-                      &written);
+    int rc = part_write(elog, part);
     if (rc == FR_OK) {
         rc = io_sync(elog, part->seg_fd);
+        if (rc != FR_OK) {
+            part_cut_back(elog, part);
+        }
     }
     if (rc != FR_OK) {
-        /* After a failed fdatasync the pages may be gone: cut and rewrite. */
-        part->written_bytes = part->durable_bytes + (int64_t)written;
-        if (io_truncate(elog, part->seg_fd, part->durable_bytes) == FR_OK) {
-            part->written_bytes = part->durable_bytes;
-        }
         fr_warn("log", "%s: flush of %lld records (offsets %lld..%lld) failed: %s; they stay "
                 "buffered and the next flush retries them", part->dir,
                 (long long)part->pending_records, (long long)part->synced_end,
@@ -277,6 +304,7 @@ static int part_flush(struct emb_log *elog, struct emb_part *part)
     }
     part->durable_bytes += (int64_t)part->wbuf.len;
     part->written_bytes = part->durable_bytes;
+    part->eager_off = 0;
     seg_active(part)->bytes = part->durable_bytes;
     part->synced_end = part->next_offset;
     part->synced_last_seg = seg_active(part)->base;
@@ -286,6 +314,26 @@ static int part_flush(struct emb_log *elog, struct emb_part *part)
     fr_buf_reset(&part->wbuf);
     part->pending_records = 0;
     return part_publish(elog, part, 0);
+}
+
+/* Hand a full chunk of wbuf to the kernel early and start its writeback,
+ * so the next fdatasync finds most pages already on their way (it would
+ * otherwise start them all at once and the appender would wait for all).
+ * A failure here is left for the flush to retry and report. */
+static void part_write_early(struct emb_log *elog, struct emb_part *part)
+{
+    int64_t chunk = elog->opts.write_chunk_bytes;
+    int64_t unwritten = part->durable_bytes + (int64_t)part->wbuf.len - part->written_bytes;
+    if (chunk <= 0 || part->eager_off || unwritten < chunk) {
+        return;
+    }
+    int64_t from = part->written_bytes;
+    if (part_write(elog, part) != FR_OK) {
+        part->eager_off = 1; /* until a flush succeeds */
+        return;
+    }
+    elog->opts.io->writeback(elog->opts.io_ctx, part->seg_fd, (off_t)from,
+                             (off_t)(part->written_bytes - from));
 }
 
 static int part_roll(struct emb_log *elog, struct emb_part *part)
@@ -693,7 +741,8 @@ static int opts_check(const struct fr_log_opts *o)
         return FR_EINVAL;
     }
     const struct fr_log_io *io = o->io;
-    if (!io->pwrite || !io->sync || !io->ftruncate || !io->wall_ms || !io->mono_ms) {
+    if (!io->pwrite || !io->sync || !io->ftruncate || !io->wall_ms || !io->mono_ms ||
+        !io->writeback || o->write_chunk_bytes < 0) {
         return FR_EINVAL;
     }
     return FR_OK;
@@ -836,6 +885,7 @@ int fr_log_emb_append(struct fr_log *log, int32_t partition, const struct fr_log
         *out_offset = part->next_offset;
     }
     part->next_offset++;
+    part_write_early(elog, part);
     return FR_OK;
 }
 

@@ -167,8 +167,14 @@ static int64_t crash_mono(void *ctx)
     return fr_mono_ms();
 }
 
-static const struct fr_log_io crash_io_table = {crash_pwrite, crash_sync, crash_ftruncate,
-                                                crash_wall, crash_mono};
+static const struct fr_log_io crash_io_table = {
+    .pwrite = crash_pwrite,
+    .sync = crash_sync,
+    .ftruncate = crash_ftruncate,
+    .wall_ms = crash_wall,
+    .mono_ms = crash_mono,
+    .writeback = tl_writeback,
+};
 
 /* ---- The writer child ---------------------------------------------------------------- */
 
@@ -189,6 +195,7 @@ static _Noreturn void writer_child(const char *dir, uint64_t seed, int report, i
     opts.partitions = PARTS;
     opts.segment_bytes = 6000;
     opts.write_buffer_bytes = 16 * 1024;
+    opts.write_chunk_bytes = seed % 2 ? 2048 : 0; /* crash inside early writes too */
     opts.max_record_bytes = 8 * 1024;
     if (fr_log_open(dir, TOPIC, &opts, &log) != FR_OK) {
         _exit(20);

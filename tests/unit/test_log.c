@@ -33,6 +33,7 @@ static void test_roundtrip_roll_reopen(void)
     struct tl_io io;
     tl_opts(&opts, &io);
     opts.segment_bytes = 16 * 1024;
+    opts.write_chunk_bytes = 2500;
     struct fr_log *log = NULL;
     CHECK_EQ_INT(fr_log_open(dir, TOPIC, &opts, &log), FR_OK);
     CHECK_EQ_INT(fr_log_durable_end(log, 0), 0);
@@ -171,9 +172,16 @@ static void test_unflushed_invisible(void)
     struct fr_log *log = NULL;
     struct fr_log_reader *reader = NULL;
     struct fr_log_rec r;
-    CHECK_EQ_INT(fr_log_open(dir, TOPIC, NULL, &log), FR_OK);
+    struct fr_log_opts opts;
+    fr_log_opts_init(&opts);
+    opts.write_chunk_bytes = 1; /* the record reaches the file at once, unsynced */
+    CHECK_EQ_INT(fr_log_open(dir, TOPIC, &opts, &log), FR_OK);
     CHECK_EQ_INT(fr_log_reader_open(dir, TOPIC, 0, 0, NULL, &reader), FR_OK);
+    char path[4096];
+    tl_seg_path(path, sizeof path, dir, TOPIC, 0, 0);
+    CHECK_EQ_INT(tl_file_size(path), 32);
     CHECK_EQ_INT(append_gen(log, 0, 2, 0, 100), 0);
+    CHECK(tl_file_size(path) > 32);
     int64_t t0 = fr_log_io_posix.mono_ms(NULL);
     CHECK_EQ_INT(fr_log_reader_next(reader, &r, 150), 0);
     CHECK(fr_log_io_posix.mono_ms(NULL) - t0 >= 140);
@@ -498,6 +506,7 @@ static void test_enospc(void)
     struct tl_io io;
     tl_opts(&opts, &io);
     opts.write_buffer_bytes = 16 * 1024;
+    opts.write_chunk_bytes = 3000; /* early writes fail too */
     opts.max_record_bytes = 4096;
     opts.segment_bytes = 64 * 1024;
     struct fr_log *log = NULL;
@@ -580,6 +589,7 @@ static void test_fsync_failure(void)
     struct fr_log_opts opts;
     struct tl_io io;
     tl_opts(&opts, &io);
+    opts.write_chunk_bytes = 1000; /* some of it is in the file before the fsync fails */
     struct fr_log *log = NULL;
     CHECK_EQ_INT(fr_log_open(dir, TOPIC, &opts, &log), FR_OK);
     for (int64_t i = 0; i < 5; i++) {

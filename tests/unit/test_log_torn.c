@@ -90,7 +90,7 @@ static void torn_seed(uint64_t seed)
     }
     CHECK_EQ_INT(fr_log_flush(log), FR_OK);
     fr_log_close(log);
-    size_t size_b;
+    size_t size_b = 0;
     uint8_t *orig = tl_slurp(seg, &size_b);
     size_t size_a = (size_t)tl_frame_pos(seg, k - 1);
     CHECK(orig && size_a > 32 && size_a < size_b);

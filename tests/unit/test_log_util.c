@@ -194,7 +194,22 @@ static TL_UNUSED int64_t tl_mono(void *ctx)
     return io->fake_clock ? io->mono : fr_log_io_posix.mono_ms(NULL);
 }
 
-static const struct fr_log_io tl_io_table = {tl_pwrite, tl_sync, tl_ftruncate, tl_wall, tl_mono};
+static TL_UNUSED void tl_writeback(void *ctx, int fd, off_t off, off_t len)
+{
+    (void)ctx;
+    (void)fd;
+    (void)off;
+    (void)len;
+}
+
+static const struct fr_log_io tl_io_table = {
+    .pwrite = tl_pwrite,
+    .sync = tl_sync,
+    .ftruncate = tl_ftruncate,
+    .wall_ms = tl_wall,
+    .mono_ms = tl_mono,
+    .writeback = tl_writeback,
+};
 
 /* Options using io (budget unlimited, syncs skipped unless real_sync). */
 static TL_UNUSED void tl_opts(struct fr_log_opts *opts, struct tl_io *io)
