@@ -562,9 +562,6 @@ static int part_recover(struct emb_log *elog, struct emb_part *part, int64_t *ba
         if (scan.valid_bytes < scan.file_bytes) {
             int64_t cut = scan.file_bytes - scan.valid_bytes;
             rc = io_truncate(elog, fd, scan.valid_bytes);
-            if (rc == FR_OK) {
-                rc = io_sync(elog, fd);
-            }
             if (rc != FR_OK) {
                 goto cleanup;
             }
@@ -575,8 +572,13 @@ static int part_recover(struct emb_log *elog, struct emb_part *part, int64_t *ba
             part->recovery.bytes_cut += cut;
             part->recovery.records_cut += 1;
         }
-        rc = segs_push(part, base, scan.valid_bytes,
-                       scan.records ? scan.first_append_ms : FIRST_NONE);
+        /* Records a killed writer wrote but never synced are in the page
+         * cache and look valid: sync them before publishing them. */
+        rc = io_sync(elog, fd);
+        if (rc == FR_OK) {
+            rc = segs_push(part, base, scan.valid_bytes,
+                           scan.records ? scan.first_append_ms : FIRST_NONE);
+        }
         if (rc != FR_OK) {
             goto cleanup;
         }
