@@ -72,8 +72,11 @@ int main(int argc, char **argv)
     }
     char key[24], sse_id[96];
     struct fr_log_header hdr = {"sse_id", 6, sse_id, 0};
-    struct fr_log_rec rec = {.key = key, .key_len = sizeof key, .headers = &hdr,
-                             .header_count = 1, .payload = payload,
+    struct fr_log_rec rec = {.key = key,
+                             .key_len = sizeof key,
+                             .headers = &hdr,
+                             .header_count = 1,
+                             .payload = payload,
                              .payload_len = (size_t)record_bytes};
     size_t frame = 48 + sizeof key + 6 + 6; /* frame header, key, header entry and name */
     int64_t count = total_mib * (1 << 20) / record_bytes;
@@ -86,7 +89,8 @@ int main(int argc, char **argv)
         memset(key, 'k', sizeof key);
         hdr.value_len = (size_t)snprintf(sse_id, sizeof sse_id,
                                          "[{\"topic\":\"eqiad.rc\",\"partition\":0,"
-                                         "\"offset\":%lld}]", (long long)i);
+                                         "\"offset\":%lld}]",
+                                         (long long)i);
         payload[i % record_bytes] ^= 1;
         rc = fr_log_append(log, 0, &rec, NULL);
         disk += (int64_t)(frame + hdr.value_len) + record_bytes;

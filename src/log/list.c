@@ -45,8 +45,7 @@ static int64_t first_append(const char *dir, int64_t base)
     return t;
 }
 
-int fr_log_stat(const char *data_dir, const char *topic, int32_t partition,
-                struct fr_log_info *out)
+int fr_log_stat(const char *data_dir, const char *topic, int32_t partition, struct fr_log_info *out)
 {
     char dir[PATH_MAX], path[PATH_MAX];
     int64_t *bases = NULL;
@@ -103,8 +102,8 @@ static int cmp_info(const void *a, const void *b)
 }
 
 /* Append the partitions of topic to *arr. */
-static int list_topic(const char *data_dir, const char *topic, struct fr_log_info **arr,
-                      size_t *n, size_t *cap)
+static int list_topic(const char *data_dir, const char *topic, struct fr_log_info **arr, size_t *n,
+                      size_t *cap)
 {
     enum { MAX_ENTRIES = 1 << 20 };
     char path[PATH_MAX];

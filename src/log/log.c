@@ -113,7 +113,10 @@ int fr_log_append(struct fr_log *log, int32_t partition, const struct fr_log_rec
     return log->ops->append(log, partition, rec, out_offset);
 }
 
-int fr_log_flush(struct fr_log *log) { return log->ops->flush(log); }
+int fr_log_flush(struct fr_log *log)
+{
+    return log->ops->flush(log);
+}
 
 int fr_log_maybe_flush(struct fr_log *log, int64_t now_ms)
 {
@@ -130,7 +133,10 @@ int64_t fr_log_durable_end(struct fr_log *log, int32_t partition)
     return log->ops->durable_end(log, partition);
 }
 
-int32_t fr_log_partitions(struct fr_log *log) { return log->ops->partitions(log); }
+int32_t fr_log_partitions(struct fr_log *log)
+{
+    return log->ops->partitions(log);
+}
 
 int fr_log_last(struct fr_log *log, int32_t partition, struct fr_log_rec *rec)
 {

@@ -41,9 +41,9 @@ struct fr_log;        /* a writer: one topic, all its partitions (opaque) */
 struct fr_log_reader; /* a reader: one partition, from one offset on (opaque) */
 
 /* Hard limits of the embedded format. */
-#define FR_LOG_MAX_HEADERS 64                 /* headers per record */
-#define FR_LOG_MAX_FRAME (64 * 1024 * 1024)   /* bytes of one framed record */
-#define FR_LOG_MAX_TOPIC 249                  /* topic name length (Kafka's) */
+#define FR_LOG_MAX_HEADERS 64               /* headers per record */
+#define FR_LOG_MAX_FRAME (64 * 1024 * 1024) /* bytes of one framed record */
+#define FR_LOG_MAX_TOPIC 249                /* topic name length (Kafka's) */
 
 /* Special start offsets for fr_log_reader_open (Kafka's values). */
 #define FR_LOG_OFFSET_END (-1)      /* the durable end: only records appended later */
@@ -92,19 +92,19 @@ struct fr_log_ops;
 /* Writer options. Initialise with fr_log_opts_init, then override. */
 struct fr_log_opts {
     const struct fr_log_ops *backend; /* NULL: the embedded segment log */
-    int32_t partitions;           /* open at least this many; default 1, max 1024 */
-    int64_t segment_bytes;        /* roll the active segment past this; default 128 MiB */
-    int64_t fsync_interval_ms;    /* maybe_flush: flush records pending this long; default 50 */
-    int64_t fsync_bytes;          /* maybe_flush: flush once this many bytes pend; default 4 MiB */
-    int64_t write_buffer_bytes;   /* per partition cap on unflushed bytes; default 8 MiB */
-    int64_t write_chunk_bytes;    /* hand unflushed frames to the kernel in chunks of this
-                                     size before the fsync is due, so writeback overlaps
-                                     appending (0: only at flush); default 1 MiB */
-    int64_t max_record_bytes;     /* largest framed record accepted; default 8 MiB */
-    int64_t retention_ms;         /* <= 0: keep forever; default 7 days */
-    int64_t retention_bytes;      /* <= 0: no size limit; default 0 */
-    const struct fr_log_io *io;   /* NULL: fr_log_io_posix */
-    void *io_ctx;                 /* passed to every io function */
+    int32_t partitions;               /* open at least this many; default 1, max 1024 */
+    int64_t segment_bytes;            /* roll the active segment past this; default 128 MiB */
+    int64_t fsync_interval_ms;        /* maybe_flush: flush records pending this long; default 50 */
+    int64_t fsync_bytes;        /* maybe_flush: flush once this many bytes pend; default 4 MiB */
+    int64_t write_buffer_bytes; /* per partition cap on unflushed bytes; default 8 MiB */
+    int64_t write_chunk_bytes;  /* hand unflushed frames to the kernel in chunks of this
+                                   size before the fsync is due, so writeback overlaps
+                                   appending (0: only at flush); default 1 MiB */
+    int64_t max_record_bytes;   /* largest framed record accepted; default 8 MiB */
+    int64_t retention_ms;       /* <= 0: keep forever; default 7 days */
+    int64_t retention_bytes;    /* <= 0: no size limit; default 0 */
+    const struct fr_log_io *io; /* NULL: fr_log_io_posix */
+    void *io_ctx;               /* passed to every io function */
 };
 void fr_log_opts_init(struct fr_log_opts *opts);
 
@@ -236,12 +236,12 @@ int fr_log_rec_header(const struct fr_log_rec *rec, const char *name, const void
 struct fr_log_info {
     char topic[FR_LOG_MAX_TOPIC + 1];
     int32_t partition;
-    int64_t earliest_offset;   /* base offset of the oldest segment */
-    int64_t end_offset;        /* durable end (as published to readers) */
+    int64_t earliest_offset; /* base offset of the oldest segment */
+    int64_t end_offset;      /* durable end (as published to readers) */
     int64_t segments;
-    int64_t bytes;             /* total size of the segment files */
-    int64_t oldest_append_ms;  /* -1 when empty */
-    int64_t newest_append_ms;  /* -1 when empty */
+    int64_t bytes;            /* total size of the segment files */
+    int64_t oldest_append_ms; /* -1 when empty */
+    int64_t newest_append_ms; /* -1 when empty */
 };
 
 /*

@@ -146,7 +146,8 @@ static int format_record(struct fr_buf *out, const char *topic, int32_t partitio
         rc = fr_buf_json_str(out, topic, strlen(topic));
     }
     if (rc == FR_OK) {
-        rc = fr_buf_printf(out, ",\"partition\":%d,\"offset\":%" PRId64 ",\"timestamp\":%" PRId64
+        rc = fr_buf_printf(out,
+                           ",\"partition\":%d,\"offset\":%" PRId64 ",\"timestamp\":%" PRId64
                            ",\"append_time\":%" PRId64 ",\"key\":",
                            (int)partition, rec->offset, rec->timestamp, rec->append_time);
     }
@@ -220,8 +221,7 @@ static int cmd_list(const char *data_dir, int argc, char **argv)
     }
     if (!json) {
         rc = fr_buf_printf(&out, "%-24s %9s %12s %12s %8s %14s  %-24s  %-24s\n", "TOPIC",
-                           "PARTITION", "EARLIEST", "END", "SEGMENTS", "BYTES", "OLDEST",
-                           "NEWEST");
+                           "PARTITION", "EARLIEST", "END", "SEGMENTS", "BYTES", "OLDEST", "NEWEST");
     } else {
         rc = fr_buf_putc(&out, '[');
     }
@@ -231,8 +231,9 @@ static int cmd_list(const char *data_dir, int argc, char **argv)
         fmt_time(oldest, f->oldest_append_ms);
         fmt_time(newest, f->newest_append_ms);
         if (!json) {
-            rc = fr_buf_printf(&out, "%-24s %9d %12" PRId64 " %12" PRId64 " %8" PRId64
-                               " %14" PRId64 "  %-24s  %-24s\n",
+            rc = fr_buf_printf(&out,
+                               "%-24s %9d %12" PRId64 " %12" PRId64 " %8" PRId64 " %14" PRId64
+                               "  %-24s  %-24s\n",
                                f->topic, (int)f->partition, f->earliest_offset, f->end_offset,
                                f->segments, f->bytes, oldest, newest);
             continue;
@@ -242,12 +243,13 @@ static int cmd_list(const char *data_dir, int argc, char **argv)
             rc = fr_buf_json_str(&out, f->topic, strlen(f->topic));
         }
         if (rc == FR_OK) {
-            rc = fr_buf_printf(&out, ",\"partition\":%d,\"earliest_offset\":%" PRId64
+            rc = fr_buf_printf(&out,
+                               ",\"partition\":%d,\"earliest_offset\":%" PRId64
                                ",\"end_offset\":%" PRId64 ",\"segments\":%" PRId64
                                ",\"bytes\":%" PRId64 ",\"oldest_append_ms\":%" PRId64
                                ",\"newest_append_ms\":%" PRId64 "}",
-                               (int)f->partition, f->earliest_offset, f->end_offset,
-                               f->segments, f->bytes, f->oldest_append_ms, f->newest_append_ms);
+                               (int)f->partition, f->earliest_offset, f->end_offset, f->segments,
+                               f->bytes, f->oldest_append_ms, f->newest_append_ms);
         }
     }
     if (rc == FR_OK && json) {

@@ -27,13 +27,13 @@ struct fr_log_reader {
 
 /* ---- On-disk format (byte tables in segment.c) --------------------------- */
 
-#define FR_LOG_SEG_HDR 32      /* segment file header */
-#define FR_LOG_FRAME_HDR 48    /* fixed part of a record frame */
-#define FR_LOG_FRAME_MIN 40    /* smallest value of a frame's len field */
+#define FR_LOG_SEG_HDR 32   /* segment file header */
+#define FR_LOG_FRAME_HDR 48 /* fixed part of a record frame */
+#define FR_LOG_FRAME_MIN 40 /* smallest value of a frame's len field */
 #define FR_LOG_FRAME_MAGIC 0xF1
-#define FR_LOG_HDR_ENTRY 6     /* u16 name_len + u32 value_len before each header */
-#define FR_LOG_MARK_SLOT 64    /* one slot of the durable marker */
-#define FR_LOG_MARK_FILE 128   /* two slots */
+#define FR_LOG_HDR_ENTRY 6   /* u16 name_len + u32 value_len before each header */
+#define FR_LOG_MARK_SLOT 64  /* one slot of the durable marker */
+#define FR_LOG_MARK_FILE 128 /* two slots */
 #define FR_LOG_SEG_SUFFIX ".seg"
 #define FR_LOG_MARK_NAME "durable"
 #define FR_LOG_LOCK_NAME "lock"
@@ -80,11 +80,11 @@ int fr_log_mark_decode(const uint8_t *file, size_t len, struct fr_log_mark *out)
 
 /* What a scan of one segment file found. */
 struct fr_log_scan {
-    int header_ok;           /* 0: no valid header (the whole file is a torn tail) */
+    int header_ok; /* 0: no valid header (the whole file is a torn tail) */
     int64_t base;
-    int64_t records;         /* valid records */
-    int64_t end_offset;      /* base + records */
-    int64_t valid_bytes;     /* header + valid frames (0 without a header) */
+    int64_t records;     /* valid records */
+    int64_t end_offset;  /* base + records */
+    int64_t valid_bytes; /* header + valid frames (0 without a header) */
     int64_t file_bytes;
     int64_t first_append_ms; /* -1 when empty */
     int64_t last_append_ms;  /* -1 when empty */
@@ -104,8 +104,7 @@ int fr_log_seg_scan(int fd, const char *path, int64_t base, int strict, struct f
 
 int fr_log_topic_valid(const char *topic);
 /* <data_dir>/log/<topic>/<partition> into out (PATH_MAX). */
-int fr_log_part_dir(char out[PATH_MAX], const char *data_dir, const char *topic,
-                    int32_t partition);
+int fr_log_part_dir(char out[PATH_MAX], const char *data_dir, const char *topic, int32_t partition);
 /* <dir>/<20-digit base>.seg into out (PATH_MAX). */
 int fr_log_seg_path(char out[PATH_MAX], const char *dir, int64_t base);
 /* The base offsets of the segments in dir, ascending, in a malloc'd array
@@ -136,8 +135,7 @@ void fr_log_emb_close(struct fr_log *log);
 int fr_log_emb_reader_open(const char *data_dir, const char *topic, int32_t partition,
                            int64_t from_offset, const struct fr_log_opts *opts,
                            struct fr_log_reader **out);
-int fr_log_emb_reader_next(struct fr_log_reader *reader, struct fr_log_rec *out,
-                           int timeout_ms);
+int fr_log_emb_reader_next(struct fr_log_reader *reader, struct fr_log_rec *out, int timeout_ms);
 int64_t fr_log_emb_reader_end(struct fr_log_reader *reader);
 void fr_log_emb_reader_close(struct fr_log_reader *reader);
 

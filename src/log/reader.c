@@ -194,8 +194,10 @@ static int reader_seg_next(struct emb_reader *er)
     size_t n = 0;
     rc = fr_log_seg_list(er->dir, &bases, &n);
     if (rc == FR_OK && (n == 0 || bases[0] > er->next_offset)) {
-        fr_error("log", "%s: offset %lld was deleted by retention before it was read "
-                 "(earliest retained: %lld)", er->dir, (long long)er->next_offset,
+        fr_error("log",
+                 "%s: offset %lld was deleted by retention before it was read "
+                 "(earliest retained: %lld)",
+                 er->dir, (long long)er->next_offset,
                  n ? (long long)bases[0] : (long long)er->mark.end_offset);
         rc = FR_ERANGE;
     } else if (rc == FR_OK) {
@@ -276,8 +278,10 @@ static int reader_read(struct emb_reader *er, struct fr_log_rec *out)
             break;
         }
         if (er->have_mark && er->seg_base == er->mark.seg_base) {
-            fr_error("log", "%s: offset %lld is published as durable but the segment ends at "
-                     "byte %lld", er->seg_path, (long long)er->next_offset, (long long)er->pos);
+            fr_error("log",
+                     "%s: offset %lld is published as durable but the segment ends at "
+                     "byte %lld",
+                     er->seg_path, (long long)er->next_offset, (long long)er->pos);
             return FR_ECORRUPT;
         }
         reader_seg_close(er); /* a sealed segment, read to its end */
@@ -347,9 +351,10 @@ static int reader_seek(struct emb_reader *er, int64_t from)
         }
         int64_t earliest = n ? bases[0] : er->mark.end_offset;
         if (from < earliest || from > er->mark.end_offset) {
-            fr_error("log", "%s: offset %lld is out of range: retained offsets are %lld..%lld "
-                     "(start at the earliest with FR_LOG_OFFSET_EARLIEST)", er->dir,
-                     (long long)from, (long long)earliest, (long long)er->mark.end_offset);
+            fr_error("log",
+                     "%s: offset %lld is out of range: retained offsets are %lld..%lld "
+                     "(start at the earliest with FR_LOG_OFFSET_EARLIEST)",
+                     er->dir, (long long)from, (long long)earliest, (long long)er->mark.end_offset);
             rc = FR_ERANGE;
             goto cleanup;
         }
@@ -407,8 +412,7 @@ int fr_log_emb_reader_open(const char *data_dir, const char *topic, int32_t part
         goto cleanup;
     }
     if (stat(er->dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
-        fr_error("log", "no topic %s partition %d under %s/log", topic, (int)partition,
-                 data_dir);
+        fr_error("log", "no topic %s partition %d under %s/log", topic, (int)partition, data_dir);
         rc = FR_ENOTFOUND;
         goto cleanup;
     }

@@ -115,7 +115,10 @@ static void put64(uint8_t *p, uint64_t v)
     }
 }
 
-static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
+static uint16_t get16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | (p[1] << 8));
+}
 
 static uint32_t get32(const uint8_t *p)
 {
@@ -167,8 +170,7 @@ size_t fr_log_frame_size(const struct fr_log_rec *rec)
     for (size_t i = 0; i < rec->header_count; i++) {
         total += FR_LOG_HDR_ENTRY + rec->headers[i].name_len + rec->headers[i].value_len;
     }
-    if (rec->key_len > UINT32_MAX || rec->payload_len > UINT32_MAX ||
-        total > FR_LOG_MAX_FRAME) {
+    if (rec->key_len > UINT32_MAX || rec->payload_len > UINT32_MAX || total > FR_LOG_MAX_FRAME) {
         return 0;
     }
     return (size_t)total;
@@ -298,7 +300,8 @@ void fr_log_mark_encode(uint8_t out[FR_LOG_MARK_SLOT], const struct fr_log_mark 
 
 static int mark_slot(const uint8_t *p, struct fr_log_mark *out)
 {
-    if (memcmp(p, mark_magic, 4) != 0 || get32(p + 4) != fr_crc32c(0, p + 8, FR_LOG_MARK_SLOT - 8)) {
+    if (memcmp(p, mark_magic, 4) != 0 ||
+        get32(p + 4) != fr_crc32c(0, p + 8, FR_LOG_MARK_SLOT - 8)) {
         return FR_ECORRUPT;
     }
     out->seq = get64(p + 8);
@@ -369,9 +372,12 @@ static int64_t scan_find_valid(const uint8_t *m, size_t size, size_t from)
 static const char *scan_what(int rc)
 {
     switch (rc) {
-    case FR_ECRC: return "checksum mismatch";
-    case FR_ETRUNC: return "record cut short";
-    default: return "malformed record";
+    case FR_ECRC:
+        return "checksum mismatch";
+    case FR_ETRUNC:
+        return "record cut short";
+    default:
+        return "malformed record";
     }
 }
 
@@ -476,8 +482,7 @@ cleanup:
 int fr_log_topic_valid(const char *topic)
 {
     size_t len = topic ? strlen(topic) : 0;
-    if (len == 0 || len > FR_LOG_MAX_TOPIC || strcmp(topic, ".") == 0 ||
-        strcmp(topic, "..") == 0) {
+    if (len == 0 || len > FR_LOG_MAX_TOPIC || strcmp(topic, ".") == 0 || strcmp(topic, "..") == 0) {
         return 0;
     }
     for (size_t i = 0; i < len; i++) {
@@ -490,8 +495,7 @@ int fr_log_topic_valid(const char *topic)
     return 1;
 }
 
-int fr_log_part_dir(char out[PATH_MAX], const char *data_dir, const char *topic,
-                    int32_t partition)
+int fr_log_part_dir(char out[PATH_MAX], const char *data_dir, const char *topic, int32_t partition)
 {
     if (!fr_log_topic_valid(topic) || partition < 0) {
         return FR_EINVAL;

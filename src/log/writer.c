@@ -168,7 +168,10 @@ static int segs_push(struct emb_part *part, int64_t base, int64_t bytes, int64_t
     return FR_OK;
 }
 
-static struct emb_seg *seg_active(struct emb_part *part) { return &part->segs[part->nsegs - 1]; }
+static struct emb_seg *seg_active(struct emb_part *part)
+{
+    return &part->segs[part->nsegs - 1];
+}
 
 /* Create segment base, durably: header written and fsynced, directory
  * fsynced. On failure nothing is left behind. */
@@ -296,9 +299,10 @@ static int part_flush(struct emb_log *elog, struct emb_part *part)
         }
     }
     if (rc != FR_OK) {
-        fr_warn("log", "%s: flush of %lld records (offsets %lld..%lld) failed: %s; they stay "
-                "buffered and the next flush retries them", part->dir,
-                (long long)part->pending_records, (long long)part->synced_end,
+        fr_warn("log",
+                "%s: flush of %lld records (offsets %lld..%lld) failed: %s; they stay "
+                "buffered and the next flush retries them",
+                part->dir, (long long)part->pending_records, (long long)part->synced_end,
                 (long long)part->next_offset - 1, fr_strerror(rc));
         return rc;
     }
@@ -361,8 +365,7 @@ static int part_roll(struct emb_log *elog, struct emb_part *part)
 /* ---- Reading frames back --------------------------------------------------------- */
 
 /* Decode the frame at pos of segment base into rec (memory: part->scratch). */
-static int part_read_frame(struct emb_part *part, int64_t base, int64_t pos,
-                           struct fr_log_rec *rec)
+static int part_read_frame(struct emb_part *part, int64_t base, int64_t pos, struct fr_log_rec *rec)
 {
     char path[PATH_MAX];
     int fd = -1, own = 0, rc = fr_log_seg_path(path, part->dir, base);
@@ -565,7 +568,8 @@ static int part_recover(struct emb_log *elog, struct emb_part *part, int64_t *ba
             if (rc != FR_OK) {
                 goto cleanup;
             }
-            fr_warn("log", "%s: torn tail: cut %lld bytes at byte %lld (a record after offset "
+            fr_warn("log",
+                    "%s: torn tail: cut %lld bytes at byte %lld (a record after offset "
                     "%lld was being written when the writer stopped; it was never acknowledged)",
                     path, (long long)cut, (long long)scan.valid_bytes,
                     (long long)scan.end_offset - 1);
@@ -951,7 +955,10 @@ int64_t fr_log_emb_durable_end(struct fr_log *log, int32_t partition)
     return part ? part->durable_end : FR_EINVAL;
 }
 
-int32_t fr_log_emb_partitions(struct fr_log *log) { return ((struct emb_log *)log)->nparts; }
+int32_t fr_log_emb_partitions(struct fr_log *log)
+{
+    return ((struct emb_log *)log)->nparts;
+}
 
 int fr_log_emb_last(struct fr_log *log, int32_t partition, struct fr_log_rec *rec)
 {
@@ -1059,8 +1066,10 @@ void fr_log_emb_close(struct fr_log *log)
     }
     int rc = fr_log_emb_flush(log);
     if (rc != FR_OK) {
-        fr_error("log", "topic %s: final flush failed (%s); the unflushed records were never "
-                 "acknowledged and are dropped", elog->topic, fr_strerror(rc));
+        fr_error("log",
+                 "topic %s: final flush failed (%s); the unflushed records were never "
+                 "acknowledged and are dropped",
+                 elog->topic, fr_strerror(rc));
     }
     elog_free(elog);
 }

@@ -44,8 +44,8 @@ struct crash_io {
     int64_t crash_at; /* crash inside the write that reaches this many bytes */
     int64_t written;
     uint64_t rng;
-    int power_loss;                               /* cut unsynced data at the crash */
-    int64_t synced[MAX_FD], end[MAX_FD];          /* per fd: bytes at last sync, bytes written */
+    int power_loss;                      /* cut unsynced data at the crash */
+    int64_t synced[MAX_FD], end[MAX_FD]; /* per fd: bytes at last sync, bytes written */
     ino_t ino[MAX_FD];
 };
 
@@ -308,8 +308,8 @@ static int crash_round(uint64_t seed, int simulated)
     fr_log_close(log);
     if (check_case_failed) {
         fprintf(stderr, "seed %llu (%s) failed; acked %lld/%lld; data kept in %s\n",
-                (unsigned long long)seed, simulated ? "power cut" : "SIGKILL",
-                (long long)acked[0], (long long)acked[1], dir);
+                (unsigned long long)seed, simulated ? "power cut" : "SIGKILL", (long long)acked[0],
+                (long long)acked[1], dir);
         return -1;
     }
     tl_rm_rf(dir);

@@ -43,15 +43,25 @@ static void test_dump_formats(void)
     struct fr_log *log = NULL;
     CHECK_EQ_INT(fr_log_open(dir, "rc", NULL, &log), FR_OK);
     struct fr_log_header h1[] = {{"sse_id", 6, "[{\"offset\":7}]", 14}};
-    struct fr_log_rec json = {.timestamp = 1000, .key = "enwiki\x1f" "Main", .key_len = 11,
-                              .headers = h1, .header_count = 1,
-                              .payload = JSON_PAYLOAD, .payload_len = sizeof JSON_PAYLOAD - 1};
+    struct fr_log_rec json = {.timestamp = 1000,
+                              .key = "enwiki\x1f"
+                                     "Main",
+                              .key_len = 11,
+                              .headers = h1,
+                              .header_count = 1,
+                              .payload = JSON_PAYLOAD,
+                              .payload_len = sizeof JSON_PAYLOAD - 1};
     struct fr_log_header h2[] = {{"bin", 3, "\xff\x00\x01", 3}, {"t", 1, "", 0}};
-    struct fr_log_rec binary = {.timestamp = 2000, .key = "\x80", .key_len = 1, .headers = h2,
-                                .header_count = 2, .payload = "\x00\xfe\xff\x41", .payload_len = 4};
+    struct fr_log_rec binary = {.timestamp = 2000,
+                                .key = "\x80",
+                                .key_len = 1,
+                                .headers = h2,
+                                .header_count = 2,
+                                .payload = "\x00\xfe\xff\x41",
+                                .payload_len = 4};
     struct fr_log_rec text = {.timestamp = 3000, .payload = "plain \"text\"\n", .payload_len = 13};
-    struct fr_log_rec reserved = {.timestamp = 4000, .payload = "{\"base64\":\"AA==\"}",
-                                  .payload_len = 17};
+    struct fr_log_rec reserved = {
+        .timestamp = 4000, .payload = "{\"base64\":\"AA==\"}", .payload_len = 17};
     struct fr_log_rec array = {.timestamp = 5000, .payload = "[1,2]", .payload_len = 5};
     struct fr_log_rec *recs[] = {&json, &binary, &text, &reserved, &array};
     for (int i = 0; i < 5; i++) {
@@ -66,20 +76,21 @@ static void test_dump_formats(void)
     char *argv[] = {"log", "dump", "--topic", "rc", NULL};
     CHECK_EQ_INT(run_cmd(dir, out, sizeof out, 4, argv), 0);
     char want[4096];
-    snprintf(want, sizeof want,
-             "{\"topic\":\"rc\",\"partition\":0,\"offset\":0,\"timestamp\":1000,\"append_time\":%lld,"
-             "\"key\":\"enwiki\\u001fMain\",\"headers\":{\"sse_id\":\"[{\\\"offset\\\":7}]\"},"
-             "\"payload\":{\"a\": [1, 2],  \"b\":\"\xc3\xa9\"}}\n"
-             "{\"topic\":\"rc\",\"partition\":0,\"offset\":1,\"timestamp\":2000,\"append_time\":%lld,"
-             "\"key\":{\"base64\":\"gA==\"},\"headers\":{\"bin\":{\"base64\":\"/wAB\"},\"t\":\"\"},"
-             "\"payload\":{\"base64\":\"AP7/QQ==\"}}\n"
-             "{\"topic\":\"rc\",\"partition\":0,\"offset\":2,\"timestamp\":3000,\"append_time\":%lld,"
-             "\"key\":null,\"headers\":{},\"payload\":\"plain \\\"text\\\"\\n\"}\n"
-             "{\"topic\":\"rc\",\"partition\":0,\"offset\":3,\"timestamp\":4000,\"append_time\":%lld,"
-             "\"key\":null,\"headers\":{},\"payload\":\"{\\\"base64\\\":\\\"AA==\\\"}\"}\n"
-             "{\"topic\":\"rc\",\"partition\":0,\"offset\":4,\"timestamp\":5000,\"append_time\":%lld,"
-             "\"key\":null,\"headers\":{},\"payload\":\"[1,2]\"}\n",
-             (long long)at, (long long)at, (long long)at, (long long)at, (long long)at);
+    snprintf(
+        want, sizeof want,
+        "{\"topic\":\"rc\",\"partition\":0,\"offset\":0,\"timestamp\":1000,\"append_time\":%lld,"
+        "\"key\":\"enwiki\\u001fMain\",\"headers\":{\"sse_id\":\"[{\\\"offset\\\":7}]\"},"
+        "\"payload\":{\"a\": [1, 2],  \"b\":\"\xc3\xa9\"}}\n"
+        "{\"topic\":\"rc\",\"partition\":0,\"offset\":1,\"timestamp\":2000,\"append_time\":%lld,"
+        "\"key\":{\"base64\":\"gA==\"},\"headers\":{\"bin\":{\"base64\":\"/wAB\"},\"t\":\"\"},"
+        "\"payload\":{\"base64\":\"AP7/QQ==\"}}\n"
+        "{\"topic\":\"rc\",\"partition\":0,\"offset\":2,\"timestamp\":3000,\"append_time\":%lld,"
+        "\"key\":null,\"headers\":{},\"payload\":\"plain \\\"text\\\"\\n\"}\n"
+        "{\"topic\":\"rc\",\"partition\":0,\"offset\":3,\"timestamp\":4000,\"append_time\":%lld,"
+        "\"key\":null,\"headers\":{},\"payload\":\"{\\\"base64\\\":\\\"AA==\\\"}\"}\n"
+        "{\"topic\":\"rc\",\"partition\":0,\"offset\":4,\"timestamp\":5000,\"append_time\":%lld,"
+        "\"key\":null,\"headers\":{},\"payload\":\"[1,2]\"}\n",
+        (long long)at, (long long)at, (long long)at, (long long)at, (long long)at);
     /* Append times may differ by a millisecond between records; compare
      * with them normalised. */
     char norm[1 << 16];
@@ -140,8 +151,8 @@ static void test_list_and_usage(void)
                       "\"end_offset\":3,\"segments\":1,") != NULL);
 
     /* --follow returns as soon as --count records arrived. */
-    char *follow[] = {"log", "dump", "--topic", "recentchange", "--from", "1", "--count", "2",
-                      "--follow", NULL};
+    char *follow[] = {"log", "dump",    "--topic", "recentchange", "--from",
+                      "1",   "--count", "2",       "--follow",     NULL};
     CHECK_EQ_INT(run_cmd(dir, out, sizeof out, 9, follow), 0);
     CHECK(strstr(out, "\"offset\":2,") != NULL);
     fr_log_close(log);

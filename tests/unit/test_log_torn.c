@@ -61,8 +61,8 @@ static void check_cut(const char *dir, const char *seg, const uint8_t *data, siz
     CHECK_EQ_INT(fr_log_reader_next(reader, &r, 0), 0);
     fr_log_reader_close(reader);
     if (check_case_failed) {
-        fprintf(stderr, "seed %llu len %zu expect %lld cut %lld\n", (unsigned long long)seed,
-                len, (long long)expect, (long long)cut);
+        fprintf(stderr, "seed %llu len %zu expect %lld cut %lld\n", (unsigned long long)seed, len,
+                (long long)expect, (long long)cut);
     }
     cycles++;
 }

@@ -31,7 +31,10 @@ static TL_UNUSED uint64_t tl_rand(uint64_t *state)
     return z ^ (z >> 31);
 }
 
-static TL_UNUSED size_t tl_below(uint64_t *state, size_t n) { return n ? tl_rand(state) % n : 0; }
+static TL_UNUSED size_t tl_below(uint64_t *state, size_t n)
+{
+    return n ? tl_rand(state) % n : 0;
+}
 
 /* ---- Generated records ------------------------------------------------------------ */
 
@@ -135,10 +138,10 @@ static TL_UNUSED int64_t tl_verify(const char *dir, const char *topic, int32_t p
 /* ---- Fault-injecting io --------------------------------------------------------------- */
 
 struct tl_io {
-    int64_t budget;       /* bytes pwrite may still write; < 0: unlimited */
-    int sync_failures;    /* the next N syncs fail with EIO */
-    int real_sync;        /* 0: syncs succeed without touching the disk */
-    int64_t wall, mono;   /* fake clocks, when fake_clock */
+    int64_t budget;     /* bytes pwrite may still write; < 0: unlimited */
+    int sync_failures;  /* the next N syncs fail with EIO */
+    int real_sync;      /* 0: syncs succeed without touching the disk */
+    int64_t wall, mono; /* fake clocks, when fake_clock */
     int fake_clock;
     int64_t bytes_written;
     int64_t syncs;
