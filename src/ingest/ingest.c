@@ -18,9 +18,16 @@
  * but not yet durable events are still in this process and will be flushed
  * before any later position is.
  *
- * Overlap accounting: the meta.ids of the last INGEST_RING appended events
- * are remembered; events of a new connection whose meta.id is among them
- * are counted as overlap (re-delivered by the rewind), still appended.
+ * Overlap: the rewind makes the source send again the events that share
+ * the last stored millisecond. Ingest remembers a fingerprint (payload
+ * bytes and SSE id) of the last INGEST_RING events it appended, rebuilt from
+ * the durable tail at start; an event of a new connection whose
+ * fingerprint is among them is an exact re-delivery of a stored position:
+ * it is counted as overlap and not appended again. A true duplicate at
+ * another stream position has another SSE id and is appended (the
+ * processor's dedup handles it). Only a duplicate with identical bytes in
+ * the same millisecond is indistinguishable from a re-delivery and is
+ * dropped here; it would be dropped by dedup on meta.id anyway.
  */
 #include "ingest/ingest.h"
 
@@ -57,7 +64,7 @@ struct ingest {
 
     struct fr_buf resume;  /* the Last-Event-ID sent on the next connect */
     struct fr_buf last_id; /* SSE id of the newest appended event */
-    char ring[INGEST_RING][64];
+    uint64_t ring[INGEST_RING]; /* fingerprints of the last appended events */
     unsigned ring_next;
     int64_t events_since_connect;
 
@@ -74,23 +81,65 @@ static void ingest_on_signal(int sig)
     ingest_stop = 1;
 }
 
-static int ingest_ring_has(const struct ingest *in, const char *id)
+/* Fingerprint of one stored position: its payload and its SSE id. Zero is
+ * reserved for an empty ring slot. */
+static uint64_t ingest_fingerprint(const void *payload, size_t len, const void *id, size_t id_len)
 {
-    if (!id[0]) {
-        return 0;
-    }
+    uint64_t hi = fr_crc32c(0x9e3779b9u, payload, len);
+    uint64_t lo = fr_crc32c((uint32_t)len, id, id_len);
+    uint64_t fp = hi << 32 | lo;
+    return fp ? fp : 1;
+}
+
+static int ingest_ring_has(const struct ingest *in, uint64_t fp)
+{
     for (unsigned i = 0; i < INGEST_RING; i++) {
-        if (strcmp(in->ring[i], id) == 0) {
+        if (in->ring[i] == fp) {
             return 1;
         }
     }
     return 0;
 }
 
-static void ingest_ring_put(struct ingest *in, const char *id)
+static void ingest_ring_put(struct ingest *in, uint64_t fp)
 {
-    snprintf(in->ring[in->ring_next], sizeof in->ring[0], "%s", id);
+    in->ring[in->ring_next] = fp;
     in->ring_next = (in->ring_next + 1) % INGEST_RING;
+}
+
+/* Rebuild the ring from the last durable records of every partition. */
+static int ingest_ring_load(struct ingest *in)
+{
+    for (int32_t p = 0; p < fr_log_partitions(in->log); p++) {
+        int64_t end = fr_log_durable_end(in->log, p);
+        if (end <= 0) {
+            continue;
+        }
+        struct fr_log_reader *reader = NULL;
+        int64_t from = end > INGEST_RING ? end - INGEST_RING : 0;
+        int rc = fr_log_reader_open(in->conf->general_data_dir, INGEST_TOPIC, p, from, NULL,
+                                    &reader);
+        if (rc == FR_ERANGE) {
+            rc = fr_log_reader_open(in->conf->general_data_dir, INGEST_TOPIC, p,
+                                    FR_LOG_OFFSET_EARLIEST, NULL, &reader);
+        }
+        if (rc < 0) {
+            return rc;
+        }
+        struct fr_log_rec rec;
+        while ((rc = fr_log_reader_next(reader, &rec, 0)) == 1 && rec.offset < end) {
+            const void *id;
+            size_t id_len;
+            if (fr_log_rec_header(&rec, "sse_id", &id, &id_len) == 1) {
+                ingest_ring_put(in, ingest_fingerprint(rec.payload, rec.payload_len, id, id_len));
+            }
+        }
+        fr_log_reader_close(reader);
+        if (rc < 0) {
+            return rc;
+        }
+    }
+    return FR_OK;
 }
 
 static const char *ingest_resume_id(void *arg)
@@ -153,10 +202,11 @@ static int ingest_on_event(void *arg, const struct fr_sse_event *ev)
         in->n.canaries++;
         return FR_OK;
     }
-    if (in->events_since_connect++ < INGEST_RING && ingest_ring_has(in, meta.meta_id)) {
+    uint64_t fp = ingest_fingerprint(ev->data, ev->data_len, ev->id, ev->id_len);
+    if (in->events_since_connect++ < INGEST_RING && ingest_ring_has(in, fp)) {
         in->n.overlap++;
+        return FR_OK;
     }
-    ingest_ring_put(in, meta.meta_id);
 
     struct fr_log_header hdr = {
         .name = "sse_id", .name_len = 6, .value = ev->id, .value_len = ev->id_len};
@@ -194,6 +244,7 @@ static int ingest_on_event(void *arg, const struct fr_sse_event *ev)
         return rc;
     }
     in->n.events++;
+    ingest_ring_put(in, fp);
     fr_buf_reset(&in->last_id);
     fr_buf_append(&in->last_id, ev->id, ev->id_len);
     return FR_OK;
@@ -211,7 +262,7 @@ static void ingest_status(struct ingest *in, int64_t now)
         end += fr_log_durable_end(in->log, p);
     }
     fr_info("ingest",
-            "%llu events (%.1f/s), %llu canaries dropped, %llu overlap re-delivered, "
+            "%llu events (%.1f/s), %llu canaries dropped, %llu re-delivered (overlap) skipped, "
             "%llu reconnects, %llu stalls, %llu oversize, records durable in the log %lld",
             (unsigned long long)events, rate, (unsigned long long)in->n.canaries,
             (unsigned long long)in->n.overlap, (unsigned long long)s.reconnects,
@@ -330,6 +381,11 @@ int fr_cmd_ingest(struct fr_conf *conf, int argc, char **argv)
             fr_buf_append(&in.last_id, id, id_len);
             newest = last.append_time;
         }
+    }
+    rc = ingest_ring_load(&in);
+    if (rc < 0) {
+        fr_error("ingest", "cannot read the log tail: %s (%s)", fr_strerror(rc), fr_err_name(rc));
+        goto cleanup;
     }
     if (in.last_id.len) {
         fr_info("ingest", "resuming after %.*s", (int)in.last_id.len, (const char *)in.last_id.data);

@@ -5,9 +5,15 @@
  */
 #include "main/cmd.h"
 
+#include "feed/feed_cmd.h"
 #include "log/log_cmd.h"
 
 int fr_cmd_log_main(struct fr_conf *conf, int argc, char **argv)
 {
     return fr_cmd_log(conf->general_data_dir, argc, argv);
+}
+
+int fr_cmd_feed_main(struct fr_conf *conf, int argc, char **argv)
+{
+    return fr_cmd_feed(conf->general_data_dir, argc, argv);
 }

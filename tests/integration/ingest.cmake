@@ -1,0 +1,3 @@
+# feed → ingest with disconnects, stalls and 25 SIGKILLs of ingest: no gap.
+fr_add_script_test(NAME integration_ingest_kill LABELS integration TIMEOUT 600
+    COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/ingest_kill.sh 7 25)
