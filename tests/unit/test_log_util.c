@@ -291,7 +291,7 @@ static TL_UNUSED int tl_spew(const char *path, const void *data, size_t len)
 static TL_UNUSED int tl_flip(const char *path, int64_t pos)
 {
     int fd = open(path, O_RDWR);
-    uint8_t b;
+    uint8_t b = 0;
     int ok = fd >= 0 && pread(fd, &b, 1, pos) == 1;
     b ^= 0x10;
     ok = ok && pwrite(fd, &b, 1, pos) == 1;
