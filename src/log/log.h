@@ -11,9 +11,11 @@
  * (name -> bytes, names are UTF-8, duplicates allowed) and a payload.
  *
  * Delivery contract:
- *   - fr_log_append only buffers. A record is ACKNOWLEDGED when a later
- *     fr_log_flush / fr_log_maybe_flush (or a flush that append triggers
- *     itself) returns FR_OK; it is then on stable storage and never changes.
+ *   - fr_log_append buffers (full chunks may reach the kernel early, but no
+ *     reader sees them). A record is ACKNOWLEDGED once fr_log_durable_end of
+ *     its partition passes its offset; an fr_log_flush that returns FR_OK
+ *     guarantees that for everything appended before it. It is then on
+ *     stable storage and never changes.
  *   - Readers in any process see a record only once it is acknowledged.
  *   - A failed flush (FR_ENOSPC, FR_EIO) keeps the unflushed records
  *     buffered with their offsets; the next flush retries them, so an offset
@@ -91,27 +93,39 @@ struct fr_log_ops;
 
 /* Writer options. Initialise with fr_log_opts_init, then override. */
 struct fr_log_opts {
-    const struct fr_log_ops *backend; /* NULL: the embedded segment log */
-    int32_t partitions;               /* open at least this many; default 1, max 1024 */
-    int64_t segment_bytes;            /* roll the active segment past this; default 128 MiB */
-    int64_t fsync_interval_ms;        /* maybe_flush: flush records pending this long; default 50 */
-    int64_t fsync_bytes;        /* maybe_flush: flush once this many bytes pend; default 4 MiB */
-    int64_t write_buffer_bytes; /* per partition cap on unflushed bytes; default 8 MiB */
-    int64_t write_chunk_bytes;  /* hand unflushed frames to the kernel in chunks of this
-                                   size before the fsync is due, so writeback overlaps
-                                   appending (0: only at flush); default 1 MiB */
-    int64_t max_record_bytes;   /* largest framed record accepted; default 8 MiB */
-    int64_t retention_ms;       /* <= 0: keep forever; default 7 days */
-    int64_t retention_bytes;    /* <= 0: no size limit; default 0 */
-    const struct fr_log_io *io; /* NULL: fr_log_io_posix */
-    void *io_ctx;               /* passed to every io function */
+    /* NULL: the embedded segment log. */
+    const struct fr_log_ops *backend;
+    /* Open at least this many partitions (1..1024); default 1. */
+    int32_t partitions;
+    /* Roll the active segment when the next record would pass this; 128 MiB. */
+    int64_t segment_bytes;
+    /* Group commit (fr_log_maybe_flush): flush once the oldest pending
+     * record waited fsync_interval_ms (default 50; 0: at every call), or
+     * once fsync_bytes are pending over all partitions (default 4 MiB). */
+    int64_t fsync_interval_ms;
+    int64_t fsync_bytes;
+    /* Per partition cap on unflushed bytes; a full buffer flushes; 8 MiB. */
+    int64_t write_buffer_bytes;
+    /* Hand unflushed frames to the kernel in chunks of this size before the
+     * flush is due and start their writeback, so that writeback overlaps
+     * appending (never visible to readers before the flush); 0: write only
+     * at flush; default 1 MiB. */
+    int64_t write_chunk_bytes;
+    /* Largest framed record accepted (<= FR_LOG_MAX_FRAME); 8 MiB. */
+    int64_t max_record_bytes;
+    /* Retention (fr_log_retention_run); <= 0 disables. 7 days; no size limit. */
+    int64_t retention_ms;
+    int64_t retention_bytes;
+    /* File effects; NULL: fr_log_io_posix. io_ctx is passed to each call. */
+    const struct fr_log_io *io;
+    void *io_ctx;
 };
 void fr_log_opts_init(struct fr_log_opts *opts);
 
 /* What opening a partition cut from a torn tail (crash mid-append). */
 struct fr_log_recovery {
     int64_t bytes_cut;        /* bytes truncated from the end of the last segment */
-    int64_t records_cut;      /* partial records discarded: 1 when bytes were cut, else 0 */
+    int64_t records_cut;      /* partial records discarded: 1 when a tail was cut, else 0 */
     int64_t segments_removed; /* last segments that never got a complete header */
     int64_t end_offset;       /* durable end after recovery */
 };
