@@ -220,8 +220,8 @@ static int cmd_list(const char *data_dir, int argc, char **argv)
         goto cleanup;
     }
     if (!json) {
-        rc = fr_buf_printf(&out, "%-24s %9s %12s %12s %8s %14s  %-24s  %-24s\n", "TOPIC",
-                           "PARTITION", "EARLIEST", "END", "SEGMENTS", "BYTES", "OLDEST", "NEWEST");
+        rc = fr_buf_printf(&out, "%-24s %9s %12s %12s %8s %14s  %-24s  %s\n", "TOPIC", "PARTITION",
+                           "EARLIEST", "END", "SEGMENTS", "BYTES", "OLDEST", "NEWEST");
     } else {
         rc = fr_buf_putc(&out, '[');
     }
@@ -233,7 +233,7 @@ static int cmd_list(const char *data_dir, int argc, char **argv)
         if (!json) {
             rc = fr_buf_printf(&out,
                                "%-24s %9d %12" PRId64 " %12" PRId64 " %8" PRId64 " %14" PRId64
-                               "  %-24s  %-24s\n",
+                               "  %-24s  %s\n",
                                f->topic, (int)f->partition, f->earliest_offset, f->end_offset,
                                f->segments, f->bytes, oldest, newest);
             continue;

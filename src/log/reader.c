@@ -353,7 +353,7 @@ static int reader_seek(struct emb_reader *er, int64_t from)
         if (from < earliest || from > er->mark.end_offset) {
             fr_error("log",
                      "%s: offset %lld is out of range: retained offsets are %lld..%lld "
-                     "(start at the earliest with FR_LOG_OFFSET_EARLIEST)",
+                     "(or start at the earliest retained offset)",
                      er->dir, (long long)from, (long long)earliest, (long long)er->mark.end_offset);
             rc = FR_ERANGE;
             goto cleanup;
