@@ -1,0 +1,1198 @@
+/*
+ * gate.c — decode + data-quality gate: one walk over a record's bytes that
+ * validates the JSON (RFC 8259, nesting bound FR_JSON_MAX_DEPTH, the same
+ * grammar as src/core/json.c), validates UTF-8, dispatches each member of
+ * the known objects (top level, meta, length, revision) on its name, checks
+ * its JSON type against the field table below and decodes the fields silver
+ * keeps into the gate's arena. Nothing is rescanned: src/core/json.c's
+ * fr_json_member walks the object once per field asked for, which measured
+ * several times slower on real events (docs/adr/0007).
+ *
+ * Invariants:
+ *   1. Every byte string gets exactly one verdict: a row or the first reason
+ *      of FR_GATE_REASONS (process.h) that applies; the table order is the
+ *      precedence, independent of where in the record the faults are.
+ *   2. The walk never reads outside [json, json + len) and recursion is
+ *      bounded by FR_JSON_MAX_DEPTH.
+ *   3. Decoded strings never outgrow their raw bytes (an escape is at least
+ *      as long as the UTF-8 it stands for), and every occurrence of a kept
+ *      field consumes distinct input bytes, so the arena of max_event_bytes
+ *      can never overflow; the guard in gate_keep is defensive.
+ *   4. A row's strings are valid UTF-8 (any invalid string, kept or not,
+ *      makes the record bad_utf8).
+ *
+ * Owned by one thread at a time (the arena is reused by every decode).
+ */
+#include "process/process_int.h"
+
+#include "core/clock.h"
+#include "core/err.h"
+#include "core/json.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/* ------------------------------------------------------------------------ */
+/* Reason table                                                               */
+/* ------------------------------------------------------------------------ */
+
+static const char *const gate_reason_names[FR_GATE_REASON_COUNT] = {
+    "ok",
+#define GATE_REASON_NAME(id, name, desc) name,
+    FR_GATE_REASONS(GATE_REASON_NAME)
+#undef GATE_REASON_NAME
+};
+
+static const char *const gate_reason_descs[FR_GATE_REASON_COUNT] = {
+    "accepted",
+#define GATE_REASON_DESC(id, name, desc) desc,
+    FR_GATE_REASONS(GATE_REASON_DESC)
+#undef GATE_REASON_DESC
+};
+
+const char *fr_gate_reason_name(enum fr_gate_reason reason)
+{
+    return (unsigned)reason < FR_GATE_REASON_COUNT ? gate_reason_names[reason] : "?";
+}
+
+const char *fr_gate_reason_desc(enum fr_gate_reason reason)
+{
+    return (unsigned)reason < FR_GATE_REASON_COUNT ? gate_reason_descs[reason] : "?";
+}
+
+int fr_gate_reason_from_name(const char *name, size_t len)
+{
+    for (int r = 1; r < FR_GATE_REASON_COUNT; r++) {
+        if (strlen(gate_reason_names[r]) == len && memcmp(gate_reason_names[r], name, len) == 0) {
+            return r;
+        }
+    }
+    return -1;
+}
+
+const char *fr_proc_type_name(enum fr_proc_type type)
+{
+    switch (type) {
+    case FR_TYPE_EDIT:
+        return "edit";
+    case FR_TYPE_NEW:
+        return "new";
+    case FR_TYPE_LOG:
+        return "log";
+    case FR_TYPE_CATEGORIZE:
+        return "categorize";
+    case FR_TYPE_EXTERNAL:
+        return "external";
+    }
+    return "?";
+}
+
+/* ------------------------------------------------------------------------ */
+/* Field table                                                                */
+/* ------------------------------------------------------------------------ */
+
+enum gate_obj { GO_TOP, GO_META, GO_LENGTH, GO_REVISION, GO_COUNT };
+
+enum gate_expect {
+    GE_STRING,      /* string */
+    GE_STRING_NULL, /* string or null (null = absent) */
+    GE_INT32,       /* integer in int32 */
+    GE_INT64,       /* integer in int64 */
+    GE_INT64_NULL,  /* integer in int64 or null */
+    GE_BOOL,        /* true or false */
+    GE_OBJECT,      /* object, walked with its own field table */
+    GE_ANY,         /* any JSON value */
+    GE_UUID,        /* meta.id: required UUID string */
+    GE_TIME,        /* meta.dt: required RFC 3339 string */
+    GE_WIKI,        /* wiki: required non-empty string */
+    GE_TYPE         /* type: required enumerated string */
+};
+
+static const char *const gate_expect_text[] = {"string",
+                                               "string or null",
+                                               "integer (32-bit)",
+                                               "integer (64-bit)",
+                                               "integer (64-bit) or null",
+                                               "boolean",
+                                               "object",
+                                               "any",
+                                               "string: UUID 8-4-4-4-12 hex",
+                                               "string: RFC 3339 timestamp",
+                                               "string: 1..255 bytes",
+                                               "string: edit, new, log, categorize or external"};
+
+/* X(ENUM, object, key, display name, expected, silver column or NULL) */
+#define GATE_FIELDS(X)                                                                             \
+    X(SCHEMA, GO_TOP, "$schema", "$schema", GE_STRING, NULL)                                       \
+    X(META, GO_TOP, "meta", "meta", GE_OBJECT, NULL)                                               \
+    X(ID, GO_TOP, "id", "id", GE_INT64_NULL, "rc_id")                                              \
+    X(TYPE, GO_TOP, "type", "type", GE_TYPE, "type")                                               \
+    X(NAMESPACE, GO_TOP, "namespace", "namespace", GE_INT32, "namespace")                          \
+    X(TITLE, GO_TOP, "title", "title", GE_STRING, "title")                                         \
+    X(TITLE_URL, GO_TOP, "title_url", "title_url", GE_STRING, NULL)                                \
+    X(COMMENT, GO_TOP, "comment", "comment", GE_STRING, "comment")                                 \
+    X(PARSEDCOMMENT, GO_TOP, "parsedcomment", "parsedcomment", GE_STRING, NULL)                    \
+    X(TIMESTAMP, GO_TOP, "timestamp", "timestamp", GE_INT64, NULL)                                 \
+    X(USER, GO_TOP, "user", "user", GE_STRING, "user")                                             \
+    X(BOT, GO_TOP, "bot", "bot", GE_BOOL, "bot")                                                   \
+    X(NOTIFY_URL, GO_TOP, "notify_url", "notify_url", GE_STRING, NULL)                             \
+    X(MINOR, GO_TOP, "minor", "minor", GE_BOOL, "minor")                                           \
+    X(PATROLLED, GO_TOP, "patrolled", "patrolled", GE_BOOL, "patrolled")                           \
+    X(LENGTH, GO_TOP, "length", "length", GE_OBJECT, NULL)                                         \
+    X(REVISION, GO_TOP, "revision", "revision", GE_OBJECT, NULL)                                   \
+    X(LOG_ID, GO_TOP, "log_id", "log_id", GE_INT64_NULL, "log_id")                                 \
+    X(LOG_TYPE, GO_TOP, "log_type", "log_type", GE_STRING_NULL, "log_type")                        \
+    X(LOG_ACTION, GO_TOP, "log_action", "log_action", GE_STRING_NULL, "log_action")                \
+    X(LOG_PARAMS, GO_TOP, "log_params", "log_params", GE_ANY, NULL)                                \
+    X(LOG_ACTION_COMMENT, GO_TOP, "log_action_comment", "log_action_comment", GE_STRING_NULL,      \
+      NULL)                                                                                        \
+    X(SERVER_URL, GO_TOP, "server_url", "server_url", GE_STRING, NULL)                             \
+    X(SERVER_NAME, GO_TOP, "server_name", "server_name", GE_STRING, "server_name")                 \
+    X(SERVER_SCRIPT_PATH, GO_TOP, "server_script_path", "server_script_path", GE_STRING, NULL)     \
+    X(WIKI, GO_TOP, "wiki", "wiki", GE_WIKI, "wiki")                                               \
+    X(CHANNEL, GO_TOP, "channel", "channel", GE_STRING, NULL)                                      \
+    X(M_URI, GO_META, "uri", "meta.uri", GE_STRING, NULL)                                          \
+    X(M_REQUEST_ID, GO_META, "request_id", "meta.request_id", GE_STRING, NULL)                     \
+    X(M_ID, GO_META, "id", "meta.id", GE_UUID, "meta_id")                                          \
+    X(M_DT, GO_META, "dt", "meta.dt", GE_TIME, "event_time")                                       \
+    X(M_DOMAIN, GO_META, "domain", "meta.domain", GE_STRING, NULL)                                 \
+    X(M_STREAM, GO_META, "stream", "meta.stream", GE_STRING, NULL)                                 \
+    X(M_TOPIC, GO_META, "topic", "meta.topic", GE_STRING, NULL)                                    \
+    X(M_PARTITION, GO_META, "partition", "meta.partition", GE_INT64, NULL)                         \
+    X(M_OFFSET, GO_META, "offset", "meta.offset", GE_INT64, NULL)                                  \
+    X(M_KEY, GO_META, "key", "meta.key", GE_ANY, NULL)                                             \
+    X(M_SCHEMA_URI, GO_META, "schema_uri", "meta.schema_uri", GE_STRING, NULL)                     \
+    X(L_OLD, GO_LENGTH, "old", "length.old", GE_INT64_NULL, "length_old")                          \
+    X(L_NEW, GO_LENGTH, "new", "length.new", GE_INT64_NULL, "length_new")                          \
+    X(R_OLD, GO_REVISION, "old", "revision.old", GE_INT64_NULL, "revision_old")                    \
+    X(R_NEW, GO_REVISION, "new", "revision.new", GE_INT64_NULL, "revision_new")
+
+enum gate_field {
+#define GATE_FIELD_ENUM(id, obj, key, display, expect, col) GF_##id,
+    GATE_FIELDS(GATE_FIELD_ENUM)
+#undef GATE_FIELD_ENUM
+        GF_COUNT
+};
+static_assert(GF_COUNT <= 64, "seen-field bitmask is 64 bits");
+
+struct gate_field_def {
+    uint8_t obj;
+    uint8_t expect;
+    uint8_t key_len;
+    const char *key;
+    const char *display;
+    const char *column;
+};
+
+static const struct gate_field_def gate_fields[GF_COUNT] = {
+#define GATE_FIELD_DEF(id, o, k, d, e, c) {(o), (e), sizeof(k) - 1, (k), (d), (c)},
+    GATE_FIELDS(GATE_FIELD_DEF)
+#undef GATE_FIELD_DEF
+};
+
+#define GATE_KEY_MAX 18  /* longest key in the table */
+#define GATE_KEY_SLOTS 6 /* fields of one object sharing a key length */
+
+struct fr_gate {
+    struct fr_gate_opts opts;
+    char *arena; /* max_event_bytes, reused by every decode */
+    /* lookup[obj][key length] = up to GATE_KEY_SLOTS field ids + 1, 0 ends */
+    uint8_t lookup[GO_COUNT][GATE_KEY_MAX + 1][GATE_KEY_SLOTS];
+};
+
+int fr_gate_create(const struct fr_gate_opts *opts, struct fr_gate **out)
+{
+    *out = NULL;
+    if (!opts || opts->max_event_bytes < 64 || opts->max_event_bytes > ((size_t)64 << 20) ||
+        opts->max_future_ms < 0 || opts->max_future_ms > INT64_C(366) * 86400000) {
+        return FR_EINVAL;
+    }
+    struct fr_gate *gate = calloc(1, sizeof *gate);
+    if (!gate) {
+        return FR_ENOMEM;
+    }
+    gate->opts = *opts;
+    gate->arena = malloc(opts->max_event_bytes);
+    if (!gate->arena) {
+        free(gate);
+        return FR_ENOMEM;
+    }
+    for (int f = 0; f < GF_COUNT; f++) {
+        const struct gate_field_def *def = &gate_fields[f];
+        uint8_t *slot = gate->lookup[def->obj][def->key_len];
+        int i = 0;
+        while (slot[i]) {
+            i++;
+        }
+        assert(i < GATE_KEY_SLOTS - 1);
+        slot[i] = (uint8_t)(f + 1);
+    }
+    *out = gate;
+    return FR_OK;
+}
+
+void fr_gate_destroy(struct fr_gate *gate)
+{
+    if (!gate) {
+        return;
+    }
+    free(gate->arena);
+    free(gate);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Decoder state                                                              */
+/* ------------------------------------------------------------------------ */
+
+/* State of a required field. */
+enum { REQ_ABSENT = 0, REQ_OK, REQ_BAD };
+
+struct gate_ctx {
+    const struct fr_gate *gate;
+    const char *base, *end;
+    struct fr_row *row;
+    size_t arena_len;
+    int arena_full;
+    /* first fault of each kind */
+    int syntax;
+    size_t syntax_at;
+    int utf8; /* 0 none, 1 invalid bytes, 2 lone surrogate escape */
+    size_t utf8_at;
+    uint64_t seen;
+    int dup_field; /* -1: none */
+    int bad_field; /* -1: none */
+    const char *bad_why;
+    int canary;
+    uint8_t meta, id, dt, wiki, type; /* REQ_ */
+    const char *meta_why, *id_why, *dt_why, *wiki_why, *type_why;
+};
+
+static const char *gate_fail(struct gate_ctx *ctx, const char *p)
+{
+    if (!ctx->syntax) {
+        ctx->syntax = 1;
+        ctx->syntax_at = (size_t)(p - ctx->base);
+    }
+    return NULL;
+}
+
+static const char *gate_ws(const char *p, const char *end)
+{
+    while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) {
+        p++;
+    }
+    return p;
+}
+
+static int gate_hex(unsigned char c)
+{
+    if (c >= '0' && c <= '9') {
+        return c - '0';
+    }
+    c |= 0x20;
+    if (c >= 'a' && c <= 'f') {
+        return c - 'a' + 10;
+    }
+    return -1;
+}
+
+static int gate_hex4(const char *s)
+{
+    int a = gate_hex((unsigned char)s[0]), b = gate_hex((unsigned char)s[1]);
+    int c = gate_hex((unsigned char)s[2]), d = gate_hex((unsigned char)s[3]);
+    if ((a | b | c | d) < 0) {
+        return -1;
+    }
+    return a << 12 | b << 8 | c << 4 | d;
+}
+
+/* Length of the valid UTF-8 sequence at s (2..4), or 0 (RFC 3629: no
+ * overlong forms, no surrogates, nothing past U+10FFFF). */
+static size_t gate_utf8_seq(const unsigned char *s, const unsigned char *end)
+{
+    unsigned c = s[0];
+    size_t left = (size_t)(end - s);
+    if (c < 0xC2 || c > 0xF4) {
+        return 0;
+    }
+    if (c < 0xE0) {
+        return left >= 2 && (s[1] & 0xC0) == 0x80 ? 2 : 0;
+    }
+    if (c < 0xF0) {
+        if (left < 3 || (s[2] & 0xC0) != 0x80) {
+            return 0;
+        }
+        unsigned lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+        return s[1] >= lo && s[1] <= hi ? 3 : 0;
+    }
+    if (left < 4 || (s[2] & 0xC0) != 0x80 || (s[3] & 0xC0) != 0x80) {
+        return 0;
+    }
+    unsigned lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+    return s[1] >= lo && s[1] <= hi ? 4 : 0;
+}
+
+/* Non-zero when one of the 8 bytes in x is '"', '\\', < 0x20 or >= 0x80.
+ * Borrows can only raise false hits above a true one, so a zero result is
+ * exact and a non-zero one sends the block to the byte loop. */
+static inline uint64_t gate_special8(uint64_t x)
+{
+    const uint64_t ones = UINT64_C(0x0101010101010101);
+    const uint64_t highs = UINT64_C(0x8080808080808080);
+    uint64_t q = x ^ (ones * '"');
+    uint64_t b = x ^ (ones * '\\');
+    uint64_t hit = ((q - ones) & ~q) | ((b - ones) & ~b) | ((x - ones * 0x20) & ~x) | x;
+    return hit & highs;
+}
+
+/* p is just after an opening quote. Returns the closing quote, or NULL on a
+ * syntax error; *esc tells whether the string holds escapes. UTF-8 faults
+ * are recorded in ctx and the scan goes on (not_json outranks bad_utf8). */
+static const char *gate_string(struct gate_ctx *ctx, const char *p, int *esc)
+{
+    const char *end = ctx->end;
+    *esc = 0;
+    for (;;) {
+        while (end - p >= 8) {
+            uint64_t x;
+            memcpy(&x, p, 8);
+            if (gate_special8(x)) {
+                break;
+            }
+            p += 8;
+        }
+        if (p >= end) {
+            return gate_fail(ctx, p);
+        }
+        unsigned char c = (unsigned char)*p;
+        if (c == '"') {
+            return p;
+        }
+        if (c >= 0x80) {
+            size_t n = gate_utf8_seq((const unsigned char *)p, (const unsigned char *)end);
+            if (n == 0) {
+                if (!ctx->utf8) {
+                    ctx->utf8 = 1;
+                    ctx->utf8_at = (size_t)(p - ctx->base);
+                }
+                n = 1;
+            }
+            p += n;
+            continue;
+        }
+        if (c < 0x20) {
+            return gate_fail(ctx, p);
+        }
+        if (c != '\\') {
+            p++;
+            continue;
+        }
+        *esc = 1;
+        if (end - p < 2) {
+            return gate_fail(ctx, p);
+        }
+        char e = p[1];
+        if (e != 'u') {
+            if (e != '"' && e != '\\' && e != '/' && e != 'b' && e != 'f' && e != 'n' && e != 'r' &&
+                e != 't') {
+                return gate_fail(ctx, p);
+            }
+            p += 2;
+            continue;
+        }
+        int cp = end - p >= 6 ? gate_hex4(p + 2) : -1;
+        if (cp < 0) {
+            return gate_fail(ctx, p);
+        }
+        const char *at = p;
+        p += 6;
+        if (cp >= 0xD800 && cp <= 0xDBFF) {
+            int lo = end - p >= 6 && p[0] == '\\' && p[1] == 'u' ? gate_hex4(p + 2) : -1;
+            if (lo >= 0xDC00 && lo <= 0xDFFF) {
+                p += 6;
+                continue;
+            }
+        } else if (cp < 0xDC00 || cp > 0xDFFF) {
+            continue;
+        }
+        if (!ctx->utf8) {
+            ctx->utf8 = 2;
+            ctx->utf8_at = (size_t)(at - ctx->base);
+        }
+    }
+}
+
+static size_t gate_utf8_put(char *out, uint32_t cp)
+{
+    if (cp < 0x80) {
+        out[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        out[0] = (char)(0xC0 | (cp >> 6));
+        out[1] = (char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        out[0] = (char)(0xE0 | (cp >> 12));
+        out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        out[2] = (char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    out[0] = (char)(0xF0 | (cp >> 18));
+    out[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+    out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    out[3] = (char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+/* Decode the raw string [s, e), already validated by gate_string, into out
+ * (room for e - s bytes). A lone surrogate is written as its 3-byte form;
+ * the record is bad_utf8 then and the bytes are never used. */
+static size_t gate_unescape(const char *s, const char *e, char *out)
+{
+    size_t n = 0;
+    while (s < e) {
+        const char *bs = memchr(s, '\\', (size_t)(e - s));
+        size_t run = (size_t)((bs ? bs : e) - s);
+        memcpy(out + n, s, run);
+        n += run;
+        if (!bs) {
+            break;
+        }
+        s = bs + 2;
+        switch (bs[1]) {
+        case 'b':
+            out[n++] = '\b';
+            break;
+        case 'f':
+            out[n++] = '\f';
+            break;
+        case 'n':
+            out[n++] = '\n';
+            break;
+        case 'r':
+            out[n++] = '\r';
+            break;
+        case 't':
+            out[n++] = '\t';
+            break;
+        case 'u': {
+            uint32_t cp = (uint32_t)gate_hex4(bs + 2);
+            s = bs + 6;
+            if (cp >= 0xD800 && cp <= 0xDBFF && e - s >= 6 && s[0] == '\\' && s[1] == 'u') {
+                uint32_t lo = (uint32_t)gate_hex4(s + 2);
+                if (lo >= 0xDC00 && lo <= 0xDFFF) {
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                    s += 6;
+                }
+            }
+            n += gate_utf8_put(out + n, cp);
+            break;
+        }
+        default:
+            out[n++] = bs[1];
+            break; /* '"', '\\', '/' */
+        }
+    }
+    return n;
+}
+
+/* Copy (and unescape) the raw string [s, e) into the arena. */
+static int gate_keep(struct gate_ctx *ctx, const char *s, const char *e, int esc,
+                     struct fr_proc_str *out)
+{
+    size_t raw = (size_t)(e - s);
+    if (raw > ctx->gate->opts.max_event_bytes - ctx->arena_len) {
+        ctx->arena_full = 1;
+        out->s = "";
+        out->len = 0;
+        return -1;
+    }
+    char *dst = ctx->gate->arena + ctx->arena_len;
+    size_t n = raw;
+    if (esc) {
+        n = gate_unescape(s, e, dst);
+    } else if (raw) {
+        memcpy(dst, s, raw);
+    }
+    ctx->arena_len += n;
+    out->s = dst;
+    out->len = (uint32_t)n;
+    return 0;
+}
+
+/* p at the first byte of a number. Returns the byte after it or NULL.
+ * *is_int: no fraction or exponent; *in_range: fits int64. */
+static const char *gate_number(struct gate_ctx *ctx, const char *p, int *is_int, int *in_range,
+                               int64_t *out)
+{
+    const char *end = ctx->end;
+    const char *start = p;
+    int neg = 0;
+    if (p < end && *p == '-') {
+        neg = 1;
+        p++;
+    }
+    if (p >= end || *p < '0' || *p > '9') {
+        return gate_fail(ctx, start);
+    }
+    uint64_t v = 0;
+    int over = 0;
+    if (*p == '0') {
+        p++;
+    } else {
+        while (p < end && *p >= '0' && *p <= '9') {
+            uint64_t d = (uint64_t)(*p - '0');
+            if (v > (UINT64_MAX - d) / 10) {
+                over = 1;
+            } else {
+                v = v * 10 + d;
+            }
+            p++;
+        }
+    }
+    *is_int = 1;
+    if (p < end && *p == '.') {
+        *is_int = 0;
+        p++;
+        const char *d = p;
+        while (p < end && *p >= '0' && *p <= '9') {
+            p++;
+        }
+        if (p == d) {
+            return gate_fail(ctx, p);
+        }
+    }
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        *is_int = 0;
+        p++;
+        if (p < end && (*p == '+' || *p == '-')) {
+            p++;
+        }
+        const char *d = p;
+        while (p < end && *p >= '0' && *p <= '9') {
+            p++;
+        }
+        if (p == d) {
+            return gate_fail(ctx, p);
+        }
+    }
+    *in_range = !over && (neg ? v <= (uint64_t)INT64_MAX + 1 : v <= (uint64_t)INT64_MAX);
+    *out = *in_range ? (neg ? (int64_t)(0 - v) : (int64_t)v) : 0;
+    return p;
+}
+
+static const char *gate_literal(struct gate_ctx *ctx, const char *p, const char *word, size_t n)
+{
+    if ((size_t)(ctx->end - p) < n || memcmp(p, word, n) != 0) {
+        return gate_fail(ctx, p);
+    }
+    return p + n;
+}
+
+static const char *gate_kind(char c)
+{
+    switch (c) {
+    case '"':
+        return "string";
+    case '{':
+        return "object";
+    case '[':
+        return "array";
+    case 't':
+    case 'f':
+        return "boolean";
+    case 'n':
+        return "null";
+    default:
+        return "number";
+    }
+}
+
+static const char *gate_skip(struct gate_ctx *ctx, const char *p, int depth);
+
+/* A container nobody reads (an unknown member, log_params, meta.key). */
+static const char *gate_skip_container(struct gate_ctx *ctx, const char *p, int depth)
+{
+    const char *end = ctx->end;
+    int is_obj = *p == '{';
+    char close = is_obj ? '}' : ']';
+    p = gate_ws(p + 1, end);
+    if (p < end && *p == close) {
+        return p + 1;
+    }
+    for (;;) {
+        if (is_obj) {
+            if (p >= end || *p != '"') {
+                return gate_fail(ctx, p);
+            }
+            int esc;
+            const char *q = gate_string(ctx, p + 1, &esc);
+            if (!q) {
+                return NULL;
+            }
+            p = gate_ws(q + 1, end);
+            if (p >= end || *p != ':') {
+                return gate_fail(ctx, p);
+            }
+            p = gate_ws(p + 1, end);
+        }
+        p = gate_skip(ctx, p, depth + 1);
+        if (!p) {
+            return NULL;
+        }
+        p = gate_ws(p, end);
+        if (p >= end) {
+            return gate_fail(ctx, p);
+        }
+        if (*p == close) {
+            return p + 1;
+        }
+        if (*p != ',') {
+            return gate_fail(ctx, p);
+        }
+        p = gate_ws(p + 1, end);
+    }
+}
+
+/* Validate and step over any value at p (after whitespace). */
+static const char *gate_skip(struct gate_ctx *ctx, const char *p, int depth)
+{
+    if (depth > FR_JSON_MAX_DEPTH || p >= ctx->end) {
+        return gate_fail(ctx, p);
+    }
+    int esc, is_int, in_range;
+    int64_t v;
+    const char *q;
+    switch (*p) {
+    case '{':
+    case '[':
+        return gate_skip_container(ctx, p, depth);
+    case '"':
+        q = gate_string(ctx, p + 1, &esc);
+        return q ? q + 1 : NULL;
+    case 't':
+        return gate_literal(ctx, p, "true", 4);
+    case 'f':
+        return gate_literal(ctx, p, "false", 5);
+    case 'n':
+        return gate_literal(ctx, p, "null", 4);
+    default:
+        return gate_number(ctx, p, &is_int, &in_range, &v);
+    }
+}
+
+/* Field id for the member name [k, k + n) of object obj, or -1. */
+static int gate_lookup(const struct fr_gate *gate, int obj, const char *k, size_t n, int esc)
+{
+    char tmp[GATE_KEY_MAX * 12 + 1];
+    if (esc) {
+        /* An escaped name decodes to at most its raw length; names in the
+         * table are <= GATE_KEY_MAX bytes, i.e. <= 12 raw bytes per byte. */
+        if (n > sizeof tmp - 1) {
+            return -1;
+        }
+        n = gate_unescape(k, k + n, tmp);
+        k = tmp;
+    }
+    if (n == 0 || n > GATE_KEY_MAX) {
+        return -1;
+    }
+    const uint8_t *slot = gate->lookup[obj][n];
+    for (int i = 0; slot[i]; i++) {
+        const struct gate_field_def *def = &gate_fields[slot[i] - 1];
+        if (def->key[0] == k[0] && memcmp(def->key, k, n) == 0) {
+            return slot[i] - 1;
+        }
+    }
+    return -1;
+}
+
+static void gate_bad_field(struct gate_ctx *ctx, int field, const char *why)
+{
+    if (ctx->bad_field < 0) {
+        ctx->bad_field = field;
+        ctx->bad_why = why;
+    }
+}
+
+static const char *gate_object(struct gate_ctx *ctx, const char *p, int depth, int obj);
+
+/* The value of a known field at p (after whitespace). */
+static const char *gate_field(struct gate_ctx *ctx, const char *p, int depth, int field)
+{
+    if (depth > FR_JSON_MAX_DEPTH || p >= ctx->end) {
+        return gate_fail(ctx, p);
+    }
+    uint64_t bit = UINT64_C(1) << field;
+    if ((ctx->seen & bit) && ctx->dup_field < 0) {
+        ctx->dup_field = field;
+    }
+    ctx->seen |= bit;
+
+    struct fr_row *row = ctx->row;
+    const struct gate_field_def *def = &gate_fields[field];
+    const char *kind = gate_kind(*p);
+    const char *q;
+    int esc, is_int, in_range;
+    int64_t v;
+    struct fr_proc_str str;
+
+    switch ((enum gate_expect)def->expect) {
+    case GE_OBJECT:
+        if (*p == '{') {
+            if (field == GF_META) {
+                ctx->meta = REQ_OK;
+            }
+            return gate_object(ctx, p, depth,
+                               field == GF_META     ? GO_META
+                               : field == GF_LENGTH ? GO_LENGTH
+                                                    : GO_REVISION);
+        }
+        if (field == GF_META) {
+            if (ctx->meta != REQ_OK) {
+                ctx->meta = REQ_BAD;
+                ctx->meta_why = kind;
+            }
+        } else {
+            gate_bad_field(ctx, field, kind);
+        }
+        return gate_skip(ctx, p, depth);
+
+    case GE_ANY:
+        return gate_skip(ctx, p, depth);
+
+    case GE_STRING:
+    case GE_STRING_NULL:
+        if (*p == 'n' && def->expect == GE_STRING_NULL) {
+            return gate_literal(ctx, p, "null", 4);
+        }
+        if (*p != '"') {
+            gate_bad_field(ctx, field, kind);
+            return gate_skip(ctx, p, depth);
+        }
+        q = gate_string(ctx, p + 1, &esc);
+        if (!q) {
+            return NULL;
+        }
+        switch (field) {
+        case GF_TITLE:
+            row->has |= FR_ROW_TITLE;
+            gate_keep(ctx, p + 1, q, esc, &row->title);
+            break;
+        case GF_USER:
+            row->has |= FR_ROW_USER;
+            gate_keep(ctx, p + 1, q, esc, &row->user);
+            break;
+        case GF_COMMENT:
+            row->has |= FR_ROW_COMMENT;
+            gate_keep(ctx, p + 1, q, esc, &row->comment);
+            break;
+        case GF_SERVER_NAME:
+            row->has |= FR_ROW_SERVER_NAME;
+            gate_keep(ctx, p + 1, q, esc, &row->server_name);
+            break;
+        case GF_LOG_TYPE:
+            row->has |= FR_ROW_LOG_TYPE;
+            gate_keep(ctx, p + 1, q, esc, &row->log_type);
+            break;
+        case GF_LOG_ACTION:
+            row->has |= FR_ROW_LOG_ACTION;
+            gate_keep(ctx, p + 1, q, esc, &row->log_action);
+            break;
+        case GF_M_DOMAIN:
+            if (!esc) {
+                ctx->canary = q - p - 1 == 6 && memcmp(p + 1, "canary", 6) == 0;
+            } else if (q - p - 1 <= 72) {
+                char tmp[72];
+                size_t n = gate_unescape(p + 1, q, tmp);
+                ctx->canary = n == 6 && memcmp(tmp, "canary", 6) == 0;
+            } else {
+                ctx->canary = 0;
+            }
+            break;
+        default:
+            break;
+        }
+        return q + 1;
+
+    case GE_INT32:
+    case GE_INT64:
+    case GE_INT64_NULL:
+        if (*p == 'n' && def->expect == GE_INT64_NULL) {
+            return gate_literal(ctx, p, "null", 4);
+        }
+        if (*p != '-' && (*p < '0' || *p > '9')) {
+            gate_bad_field(ctx, field, kind);
+            return gate_skip(ctx, p, depth);
+        }
+        q = gate_number(ctx, p, &is_int, &in_range, &v);
+        if (!q) {
+            return NULL;
+        }
+        if (!is_int) {
+            gate_bad_field(ctx, field, "a number with a fraction or exponent");
+            return q;
+        }
+        if (!in_range || (def->expect == GE_INT32 && (v < INT32_MIN || v > INT32_MAX))) {
+            gate_bad_field(ctx, field, "an integer out of range");
+            return q;
+        }
+        switch (field) {
+        case GF_ID:
+            row->has |= FR_ROW_RC_ID;
+            row->rc_id = v;
+            break;
+        case GF_NAMESPACE:
+            row->has |= FR_ROW_NAMESPACE;
+            row->ns = (int32_t)v;
+            break;
+        case GF_LOG_ID:
+            row->has |= FR_ROW_LOG_ID;
+            row->log_id = v;
+            break;
+        case GF_L_OLD:
+            row->has |= FR_ROW_LENGTH_OLD;
+            row->length_old = v;
+            break;
+        case GF_L_NEW:
+            row->has |= FR_ROW_LENGTH_NEW;
+            row->length_new = v;
+            break;
+        case GF_R_OLD:
+            row->has |= FR_ROW_REVISION_OLD;
+            row->revision_old = v;
+            break;
+        case GF_R_NEW:
+            row->has |= FR_ROW_REVISION_NEW;
+            row->revision_new = v;
+            break;
+        default:
+            break;
+        }
+        return q;
+
+    case GE_BOOL:
+        if (*p != 't' && *p != 'f') {
+            gate_bad_field(ctx, field, kind);
+            return gate_skip(ctx, p, depth);
+        }
+        q = *p == 't' ? gate_literal(ctx, p, "true", 4) : gate_literal(ctx, p, "false", 5);
+        switch (field) {
+        case GF_BOT:
+            row->has |= FR_ROW_BOT;
+            row->bot = *p == 't';
+            break;
+        case GF_MINOR:
+            row->has |= FR_ROW_MINOR;
+            row->minor = *p == 't';
+            break;
+        case GF_PATROLLED:
+            row->has |= FR_ROW_PATROLLED;
+            row->patrolled = *p == 't';
+            break;
+        default:
+            break;
+        }
+        return q;
+
+    case GE_UUID:
+    case GE_TIME:
+    case GE_WIKI:
+    case GE_TYPE: {
+        uint8_t *state = field == GF_M_ID   ? &ctx->id
+                         : field == GF_M_DT ? &ctx->dt
+                         : field == GF_WIKI ? &ctx->wiki
+                                            : &ctx->type;
+        const char **why = field == GF_M_ID   ? &ctx->id_why
+                           : field == GF_M_DT ? &ctx->dt_why
+                           : field == GF_WIKI ? &ctx->wiki_why
+                                              : &ctx->type_why;
+        if (*p != '"') {
+            *state = REQ_BAD;
+            *why = kind;
+            return gate_skip(ctx, p, depth);
+        }
+        q = gate_string(ctx, p + 1, &esc);
+        if (!q) {
+            return NULL;
+        }
+        *state = REQ_BAD;
+        *why = NULL;
+        if (field == GF_M_ID) {
+            if (gate_keep(ctx, p + 1, q, esc, &row->meta_id) == 0 &&
+                fr_gate_uuid(row->meta_id.s, row->meta_id.len, row->key) == FR_OK) {
+                *state = REQ_OK;
+            }
+        } else if (field == GF_M_DT) {
+            if (gate_keep(ctx, p + 1, q, esc, &str) == 0 &&
+                fr_time_parse_rfc3339(str.s, str.len, &row->event_us) == FR_OK) {
+                *state = REQ_OK;
+            }
+            ctx->arena_len -= str.len; /* not kept: event_us is */
+        } else if (field == GF_WIKI) {
+            if (gate_keep(ctx, p + 1, q, esc, &row->wiki) == 0 && row->wiki.len >= 1 &&
+                row->wiki.len <= FR_PROC_WIKI_MAX) {
+                *state = REQ_OK;
+            }
+        } else if (gate_keep(ctx, p + 1, q, esc, &str) == 0) {
+            ctx->arena_len -= str.len;
+            static const char *const names[] = {"edit", "new", "log", "categorize", "external"};
+            for (int t = 0; t < 5; t++) {
+                if (strlen(names[t]) == str.len && memcmp(names[t], str.s, str.len) == 0) {
+                    row->type = (enum fr_proc_type)(FR_TYPE_EDIT + t);
+                    *state = REQ_OK;
+                }
+            }
+        }
+        return q + 1;
+    }
+    }
+    return gate_skip(ctx, p, depth);
+}
+
+/* Walk a known object (p at '{'), dispatching each member on its name. */
+static const char *gate_object(struct gate_ctx *ctx, const char *p, int depth, int obj)
+{
+    const char *end = ctx->end;
+    p = gate_ws(p + 1, end);
+    if (p < end && *p == '}') {
+        return p + 1;
+    }
+    for (;;) {
+        if (p >= end || *p != '"') {
+            return gate_fail(ctx, p);
+        }
+        int esc;
+        const char *k = p + 1;
+        const char *q = gate_string(ctx, k, &esc);
+        if (!q) {
+            return NULL;
+        }
+        int field = gate_lookup(ctx->gate, obj, k, (size_t)(q - k), esc);
+        p = gate_ws(q + 1, end);
+        if (p >= end || *p != ':') {
+            return gate_fail(ctx, p);
+        }
+        p = gate_ws(p + 1, end);
+        p = field < 0 ? gate_skip(ctx, p, depth + 1) : gate_field(ctx, p, depth + 1, field);
+        if (!p) {
+            return NULL;
+        }
+        p = gate_ws(p, end);
+        if (p >= end) {
+            return gate_fail(ctx, p);
+        }
+        if (*p == '}') {
+            return p + 1;
+        }
+        if (*p != ',') {
+            return gate_fail(ctx, p);
+        }
+        p = gate_ws(p + 1, end);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Verdict                                                                    */
+/* ------------------------------------------------------------------------ */
+
+int fr_gate_uuid(const char *s, size_t len, uint8_t key[16])
+{
+    if (len != 36) {
+        return FR_EINVAL;
+    }
+    int k = 0;
+    for (size_t i = 0; i < 36;) {
+        if (i == 8 || i == 13 || i == 18 || i == 23) {
+            if (s[i] != '-') {
+                return FR_EINVAL;
+            }
+            i++;
+            continue;
+        }
+        int hi = gate_hex((unsigned char)s[i]), lo = gate_hex((unsigned char)s[i + 1]);
+        if (hi < 0 || lo < 0) {
+            return FR_EINVAL;
+        }
+        key[k++] = (uint8_t)(hi << 4 | lo);
+        i += 2;
+    }
+    return FR_OK;
+}
+
+static enum fr_gate_reason gate_required(uint8_t state, const char *why, const char *name,
+                                         enum fr_gate_reason missing, enum fr_gate_reason bad,
+                                         const char *value_rule, char *detail)
+{
+    if (state == REQ_ABSENT) {
+        snprintf(detail, FR_GATE_DETAIL_MAX, "%s is absent", name);
+        return missing;
+    }
+    if (why) {
+        snprintf(detail, FR_GATE_DETAIL_MAX, "%s: expected string, got %s", name, why);
+    } else {
+        snprintf(detail, FR_GATE_DETAIL_MAX, "%s: %s", name, value_rule);
+    }
+    return bad;
+}
+
+static enum fr_gate_reason gate_verdict(struct gate_ctx *ctx, int is_object, const char *top_kind,
+                                        const struct fr_proc_pos *pos, int64_t max_future_ms,
+                                        char *detail)
+{
+    if (ctx->syntax) {
+        snprintf(detail, FR_GATE_DETAIL_MAX, "syntax error at byte %zu", ctx->syntax_at);
+        return FR_GATE_NOT_JSON;
+    }
+    if (ctx->utf8) {
+        snprintf(detail, FR_GATE_DETAIL_MAX, "%s at byte %zu",
+                 ctx->utf8 == 1 ? "invalid UTF-8" : "lone surrogate escape", ctx->utf8_at);
+        return FR_GATE_BAD_UTF8;
+    }
+    if (!is_object) {
+        snprintf(detail, FR_GATE_DETAIL_MAX, "top-level value is %s, not an object", top_kind);
+        return FR_GATE_NOT_OBJECT;
+    }
+    if (ctx->canary) {
+        snprintf(detail, FR_GATE_DETAIL_MAX, "meta.domain is \"canary\"");
+        return FR_GATE_CANARY;
+    }
+    if (ctx->meta != REQ_OK) {
+        if (ctx->meta == REQ_ABSENT) {
+            snprintf(detail, FR_GATE_DETAIL_MAX, "meta is absent");
+        } else {
+            snprintf(detail, FR_GATE_DETAIL_MAX, "meta: expected object, got %s", ctx->meta_why);
+        }
+        return FR_GATE_MISSING_META;
+    }
+    if (ctx->id != REQ_OK) {
+        return gate_required(ctx->id, ctx->id_why, "meta.id", FR_GATE_MISSING_META_ID,
+                             FR_GATE_BAD_META_ID, "not a UUID (8-4-4-4-12 hex)", detail);
+    }
+    if (ctx->dt != REQ_OK) {
+        return gate_required(ctx->dt, ctx->dt_why, "meta.dt", FR_GATE_MISSING_META_DT,
+                             FR_GATE_BAD_META_DT, "not an RFC 3339 timestamp", detail);
+    }
+    if (ctx->wiki != REQ_OK) {
+        return gate_required(ctx->wiki, ctx->wiki_why, "wiki", FR_GATE_MISSING_WIKI,
+                             FR_GATE_BAD_WIKI, "empty or longer than 255 bytes", detail);
+    }
+    if (ctx->type != REQ_OK) {
+        return gate_required(ctx->type, ctx->type_why, "type", FR_GATE_MISSING_TYPE,
+                             FR_GATE_BAD_TYPE, "not one of edit, new, log, categorize, external",
+                             detail);
+    }
+    if (ctx->dup_field >= 0) {
+        snprintf(detail, FR_GATE_DETAIL_MAX, "field %s appears twice",
+                 gate_fields[ctx->dup_field].display);
+        return FR_GATE_DUPLICATE_FIELD;
+    }
+    if (ctx->bad_field >= 0) {
+        const struct gate_field_def *def = &gate_fields[ctx->bad_field];
+        snprintf(detail, FR_GATE_DETAIL_MAX, "field %s: expected %s, got %s", def->display,
+                 gate_expect_text[def->expect], ctx->bad_why);
+        return FR_GATE_BAD_FIELD_TYPE;
+    }
+    if (ctx->arena_full) {
+        snprintf(detail, FR_GATE_DETAIL_MAX, "decoded strings exceed the arena");
+        return FR_GATE_OVERSIZE;
+    }
+    /* Saturating: limit = ingest time + max_future, in microseconds. */
+    int64_t limit = INT64_MAX;
+    if (pos->ingest_ms < INT64_MAX / 1000 - max_future_ms && pos->ingest_ms > INT64_MIN / 1000) {
+        limit = (pos->ingest_ms + max_future_ms) * 1000;
+    }
+    if (ctx->row->event_us > limit) {
+        char when[32];
+        fr_time_format_ms(ctx->row->event_us, when);
+        snprintf(detail, FR_GATE_DETAIL_MAX,
+                 "event time %s is %lld ms ahead of ingest time (max %lld)", when,
+                 (long long)((ctx->row->event_us - limit) / 1000 + max_future_ms),
+                 (long long)max_future_ms);
+        return FR_GATE_FUTURE_EVENT;
+    }
+    detail[0] = 0;
+    return FR_GATE_OK;
+}
+
+enum fr_gate_reason fr_gate_decode(struct fr_gate *gate, const struct fr_proc_pos *pos,
+                                   const char *json, size_t len, struct fr_row *row,
+                                   char detail[FR_GATE_DETAIL_MAX])
+{
+    memset(row, 0, sizeof *row);
+    row->partition = pos->partition;
+    row->offset = pos->offset;
+    row->ingest_ms = pos->ingest_ms;
+    if (len > gate->opts.max_event_bytes) {
+        snprintf(detail, FR_GATE_DETAIL_MAX, "record is %zu bytes, cap %zu", len,
+                 gate->opts.max_event_bytes);
+        return FR_GATE_OVERSIZE;
+    }
+    struct gate_ctx ctx = {.gate = gate,
+                           .base = json,
+                           .end = json + len,
+                           .row = row,
+                           .dup_field = -1,
+                           .bad_field = -1};
+    const char *p = gate_ws(json, ctx.end);
+    int is_object = p < ctx.end && *p == '{';
+    const char *top_kind = p < ctx.end ? gate_kind(*p) : "nothing";
+    p = is_object ? gate_object(&ctx, p, 0, GO_TOP) : gate_skip(&ctx, p, 0);
+    if (p && gate_ws(p, ctx.end) != ctx.end) {
+        gate_fail(&ctx, gate_ws(p, ctx.end));
+    }
+    return gate_verdict(&ctx, is_object, top_kind, pos, gate->opts.max_future_ms, detail);
+}
+
+/* ------------------------------------------------------------------------ */
+/* docs/QUALITY.md                                                            */
+/* ------------------------------------------------------------------------ */
+
+int fr_gate_quality_md(struct fr_buf *out)
+{
+    int rc = fr_buf_puts(
+        out,
+        "# Data quality: why a record goes to `dlq`\n"
+        "\n"
+        "<!-- Generated from FR_GATE_REASONS and the field table in src/process/gate.c\n"
+        "     by fr_gate_quality_md(); a unit test fails when this file drifts. -->\n"
+        "\n"
+        "Every log record passes the gate in `src/process/gate.c` once. It either becomes a\n"
+        "typed row (bronze, then silver or late_arrivals) or goes to `dlq` with one reason\n"
+        "from the table below and a short detail (`field namespace: expected integer (32-bit),\n"
+        "got string`). When a record breaks several rules, the reason is the **first row of\n"
+        "the table** that applies, wherever the faults sit in the record. The reason names\n"
+        "are a contract (the `dlq.reason` column, metric labels, checkpoints); rows are added,\n"
+        "never renamed.\n"
+        "\n"
+        "| # | reason | when |\n"
+        "|---|---|---|\n");
+    for (int r = 1; rc == FR_OK && r < FR_GATE_REASON_COUNT; r++) {
+        rc = fr_buf_printf(out, "| %d | `%s` | %s |\n", r, gate_reason_names[r],
+                           gate_reason_descs[r]);
+    }
+    if (rc == FR_OK) {
+        rc = fr_buf_puts(
+            out, "\n"
+                 "## Fields checked\n"
+                 "\n"
+                 "Unknown members are allowed anywhere (`additionalProperties: true`); they are\n"
+                 "only checked to be valid JSON and UTF-8. A member of the table below with\n"
+                 "another JSON type is `bad_field_type` (the four required fields have their own\n"
+                 "reasons). Where the table allows null, null means the same as absent. Every\n"
+                 "field except the required four may be absent; the silver column is then null.\n"
+                 "\n"
+                 "| field | JSON type | silver column |\n"
+                 "|---|---|---|\n");
+    }
+    for (int f = 0; rc == FR_OK && f < GF_COUNT; f++) {
+        const struct gate_field_def *def = &gate_fields[f];
+        int required = def->expect >= GE_UUID || f == GF_META;
+        rc = fr_buf_printf(out, "| `%s` | %s%s | %s |\n", def->display,
+                           gate_expect_text[def->expect], required ? ", **required**" : "",
+                           def->column ? def->column : "-");
+    }
+    return rc;
+}

@@ -1,0 +1,700 @@
+/*
+ * test_process_gate.c — the decode + data-quality gate (src/process/gate.c):
+ * every reason code on hand-written events, the precedence between
+ * reasons, field decoding (escapes, nulls, int64), every recorded event in
+ * shared/data/wikimedia (all pass except the canary; fields cross-checked
+ * with src/core/json.c), and docs/QUALITY.md against its generator.
+ */
+#include "check.h"
+
+#include "core/buf.h"
+#include "core/clock.h"
+#include "core/err.h"
+#include "core/json.h"
+#include "process/process.h"
+
+#define BASE                                                                                       \
+    "{\"$schema\":\"/mediawiki/recentchange/1.0.0\",\"meta\":{\"uri\":\"https://"                  \
+    "en.wikipedia.org/wiki/X\",\"request_id\":\"r\",\"id\":\"95187f4d-688a-4823-b669-"             \
+    "b4f821eeb97e\",\"dt\":\"2024-10-01T19:17:48Z\",\"domain\":\"en.wikipedia.org\","              \
+    "\"stream\":\"mediawiki.recentchange\",\"topic\":\"t\",\"partition\":0,\"offset\":"            \
+    "6320664800},\"id\":3390891945,\"type\":\"edit\",\"namespace\":0,\"title\":\"Main "            \
+    "Page\",\"comment\":\"c\",\"timestamp\":1727810268,\"user\":\"Alice\",\"bot\":false,"          \
+    "\"minor\":true,\"patrolled\":false,\"length\":{\"old\":10,\"new\":25},\"revision\":"          \
+    "{\"old\":1,\"new\":2},\"server_url\":\"https://en.wikipedia.org\",\"server_name\":"           \
+    "\"en.wikipedia.org\",\"server_script_path\":\"/w\",\"wiki\":\"enwiki\","                      \
+    "\"parsedcomment\":\"c\"}"
+
+#define BASE_US INT64_C(1727810268000000)
+
+static struct fr_gate *gate;
+static struct fr_row row;
+static char detail[FR_GATE_DETAIL_MAX];
+static const struct fr_proc_pos pos = {.partition = 3, .offset = 77, .ingest_ms = 1727810269000};
+
+static enum fr_gate_reason run_len(const char *json, size_t len)
+{
+    return fr_gate_decode(gate, &pos, json, len, &row, detail);
+}
+
+static enum fr_gate_reason run(const char *json)
+{
+    return run_len(json, strlen(json));
+}
+
+/* BASE with the first occurrence of from replaced by to. */
+static enum fr_gate_reason run_sub(const char *from, const char *to)
+{
+    static char buf[8192];
+    const char *at = strstr(BASE, from);
+    if (!at) {
+        fprintf(stderr, "test bug: %s not in BASE\n", from);
+        exit(2);
+    }
+    size_t head = (size_t)(at - BASE);
+    snprintf(buf, sizeof buf, "%.*s%s%s", (int)head, BASE, to, at + strlen(from));
+    return run(buf);
+}
+
+static int str_is(struct fr_proc_str s, const char *want)
+{
+    return s.len == strlen(want) && memcmp(s.s, want, s.len) == 0;
+}
+
+#define EXPECT(call, reason)                                                                       \
+    do {                                                                                           \
+        enum fr_gate_reason got_ = (call);                                                         \
+        if (got_ != (reason)) {                                                                    \
+            fprintf(stderr, "%s:%d: %s: got %s (%s), want %s\n", __FILE__, __LINE__, #call,        \
+                    fr_gate_reason_name(got_), detail, fr_gate_reason_name(reason));               \
+            check_case_failed = 1;                                                                 \
+        }                                                                                          \
+    } while (0)
+
+static void test_base_row(void)
+{
+    EXPECT(run(BASE), FR_GATE_OK);
+    CHECK_EQ_STR(detail, "");
+    CHECK_EQ_INT(row.partition, 3);
+    CHECK_EQ_INT(row.offset, 77);
+    CHECK_EQ_INT(row.ingest_ms, 1727810269000);
+    CHECK(str_is(row.meta_id, "95187f4d-688a-4823-b669-b4f821eeb97e"));
+    static const uint8_t key[16] = {0x95, 0x18, 0x7f, 0x4d, 0x68, 0x8a, 0x48, 0x23,
+                                    0xb6, 0x69, 0xb4, 0xf8, 0x21, 0xee, 0xb9, 0x7e};
+    CHECK_MEM(row.key, key, 16);
+    CHECK_EQ_INT(row.event_us, BASE_US);
+    CHECK(str_is(row.wiki, "enwiki"));
+    CHECK_EQ_INT(row.type, FR_TYPE_EDIT);
+    uint32_t want = FR_ROW_RC_ID | FR_ROW_NAMESPACE | FR_ROW_TITLE | FR_ROW_USER | FR_ROW_BOT |
+                    FR_ROW_MINOR | FR_ROW_PATROLLED | FR_ROW_LENGTH_OLD | FR_ROW_LENGTH_NEW |
+                    FR_ROW_REVISION_OLD | FR_ROW_REVISION_NEW | FR_ROW_SERVER_NAME | FR_ROW_COMMENT;
+    CHECK_EQ_INT(row.has, want);
+    CHECK_EQ_INT(row.rc_id, 3390891945LL);
+    CHECK_EQ_INT(row.ns, 0);
+    CHECK(str_is(row.title, "Main Page"));
+    CHECK(str_is(row.user, "Alice"));
+    CHECK(str_is(row.comment, "c"));
+    CHECK(str_is(row.server_name, "en.wikipedia.org"));
+    CHECK_EQ_INT(row.bot, 0);
+    CHECK_EQ_INT(row.minor, 1);
+    CHECK_EQ_INT(row.patrolled, 0);
+    CHECK_EQ_INT(row.length_old, 10);
+    CHECK_EQ_INT(row.length_new, 25);
+    CHECK_EQ_INT(row.revision_old, 1);
+    CHECK_EQ_INT(row.revision_new, 2);
+}
+
+static void test_log_event_and_nulls(void)
+{
+    const char *ev =
+        "{\"meta\":{\"id\":\"DD5E1823-1249-48EA-B3CF-EDE65C619C44\",\"dt\":\"2019-12-03T23:56:"
+        "15+00:00\"},\"type\":\"log\",\"namespace\":118,\"title\":\"Draft:X\",\"wiki\":"
+        "\"enwiki\",\"id\":null,\"log_id\":0,\"log_type\":\"abusefilter\",\"log_action\":"
+        "\"hit\",\"log_params\":{\"a\":[1,{\"b\":null}],\"c\":\"d\"},\"log_action_comment\":"
+        "null,\"length\":{\"old\":null,\"new\":null},\"revision\":{}}";
+    struct fr_proc_pos p = {0, 0, 1575417375000};
+    EXPECT(fr_gate_decode(gate, &p, ev, strlen(ev), &row, detail), FR_GATE_OK);
+    CHECK_EQ_INT(row.type, FR_TYPE_LOG);
+    CHECK_EQ_INT(row.has, FR_ROW_NAMESPACE | FR_ROW_TITLE | FR_ROW_LOG_ID | FR_ROW_LOG_TYPE |
+                              FR_ROW_LOG_ACTION);
+    CHECK_EQ_INT(row.ns, 118);
+    CHECK_EQ_INT(row.log_id, 0);
+    CHECK(str_is(row.log_type, "abusefilter"));
+    CHECK(str_is(row.log_action, "hit"));
+    CHECK_EQ_INT(row.key[0], 0xdd);
+    CHECK_EQ_INT(row.event_us, INT64_C(1575417375000000));
+    /* Upper-case UUIDs are the same key as lower-case ones. */
+    uint8_t a[16], b[16];
+    CHECK_EQ_INT(fr_gate_uuid("dd5e1823-1249-48ea-b3cf-ede65c619c44", 36, a), FR_OK);
+    CHECK_MEM(a, row.key, 16);
+    CHECK_EQ_INT(fr_gate_uuid("dd5e1823-1249-48ea-b3cf-ede65c619c4", 35, b), FR_EINVAL);
+    CHECK_EQ_INT(fr_gate_uuid("dd5e1823-1249-48ea-b3cf_ede65c619c44", 36, b), FR_EINVAL);
+    CHECK_EQ_INT(fr_gate_uuid("dd5e1823-1249-48ea-b3cf-ede65c619c4g", 36, b), FR_EINVAL);
+    CHECK_EQ_INT(fr_gate_uuid("dd5e18231249-48ea-b3cf-ede65c619c44-", 36, b), FR_EINVAL);
+}
+
+static void test_escapes(void)
+{
+    EXPECT(run_sub("\"title\":\"Main Page\"",
+                   "\"title\":\"caf\\u00e9 \\ud83d\\ude00 \\\"q\\\" \\\\ \\/ \\n\\t\\u0000x\""),
+           FR_GATE_OK);
+    const char want[] = "caf\xc3\xa9 \xf0\x9f\x98\x80 \"q\" \\ / \n\t\0x";
+    CHECK_EQ_INT(row.title.len, sizeof want - 1);
+    CHECK_MEM(row.title.s, want, sizeof want - 1);
+    /* Raw UTF-8 passes through. */
+    EXPECT(run_sub("\"user\":\"Alice\"", "\"user\":\"\xd0\x90\xe2\x80\x8e\xf0\x9f\x98\x80\""),
+           FR_GATE_OK);
+    CHECK(str_is(row.user, "\xd0\x90\xe2\x80\x8e\xf0\x9f\x98\x80"));
+    /* Escaped member names are matched after unescaping. */
+    EXPECT(run_sub("\"wiki\":\"enwiki\"", "\"w\\u0069ki\":\"frwiki\""), FR_GATE_OK);
+    CHECK(str_is(row.wiki, "frwiki"));
+    /* Escaped required values too. */
+    EXPECT(run_sub("\"type\":\"edit\"", "\"type\":\"\\u006eew\""), FR_GATE_OK);
+    CHECK_EQ_INT(row.type, FR_TYPE_NEW);
+    /* Whitespace everywhere. */
+    EXPECT(run(" \n{ \"meta\" : { \"id\" : \"95187f4d-688a-4823-b669-b4f821eeb97e\" ,\r\n"
+               "\t\"dt\":\"2024-10-01T19:17:48.5Z\" } , \"wiki\" : \"x\" , \"type\" : \"new\" ,"
+               " \"length\" : { \"new\" : -3 } } \n"),
+           FR_GATE_OK);
+    CHECK_EQ_INT(row.event_us, BASE_US + 500000);
+    CHECK_EQ_INT(row.has, FR_ROW_LENGTH_NEW);
+    CHECK_EQ_INT(row.length_new, -3);
+    /* int64 extremes. */
+    EXPECT(run_sub("\"id\":3390891945", "\"id\":-9223372036854775808"), FR_GATE_OK);
+    CHECK_EQ_INT(row.rc_id, INT64_MIN);
+    EXPECT(run_sub("\"id\":3390891945", "\"id\":9223372036854775807"), FR_GATE_OK);
+    CHECK_EQ_INT(row.rc_id, INT64_MAX);
+}
+
+static void test_oversize(void)
+{
+    struct fr_gate *small = NULL;
+    struct fr_gate_opts o = {.max_event_bytes = 200, .max_future_ms = 600000};
+    CHECK_EQ_INT(fr_gate_create(&o, &small), FR_OK);
+    EXPECT(fr_gate_decode(small, &pos, BASE, strlen(BASE), &row, detail), FR_GATE_OVERSIZE);
+    CHECK(strstr(detail, "cap 200") != NULL);
+    /* Oversize outranks everything, even not_json. */
+    char junk[300];
+    memset(junk, '[', sizeof junk);
+    EXPECT(fr_gate_decode(small, &pos, junk, sizeof junk, &row, detail), FR_GATE_OVERSIZE);
+    EXPECT(fr_gate_decode(small, &pos, junk, 200, &row, detail), FR_GATE_NOT_JSON);
+    fr_gate_destroy(small);
+    fr_gate_destroy(NULL);
+    o.max_event_bytes = 10;
+    CHECK_EQ_INT(fr_gate_create(&o, &small), FR_EINVAL);
+    o.max_event_bytes = 1024;
+    o.max_future_ms = -1;
+    CHECK_EQ_INT(fr_gate_create(&o, &small), FR_EINVAL);
+}
+
+static void test_not_json(void)
+{
+    EXPECT(run(""), FR_GATE_NOT_JSON);
+    CHECK_EQ_STR(detail, "syntax error at byte 0");
+    EXPECT(run("   "), FR_GATE_NOT_JSON);
+    EXPECT(run_len(BASE, strlen(BASE) - 1), FR_GATE_NOT_JSON);
+    EXPECT(run(BASE "x"), FR_GATE_NOT_JSON);
+    EXPECT(run(BASE BASE), FR_GATE_NOT_JSON);
+    EXPECT(run_sub("\"bot\":false", "\"bot\":fals"), FR_GATE_NOT_JSON);
+    EXPECT(run_sub("\"bot\":false", "\"bot\":False"), FR_GATE_NOT_JSON);
+    EXPECT(run_sub("\"namespace\":0", "\"namespace\":01"), FR_GATE_NOT_JSON);
+    EXPECT(run_sub("\"namespace\":0", "\"namespace\":-"), FR_GATE_NOT_JSON);
+    EXPECT(run_sub("\"namespace\":0", "\"namespace\":1."), FR_GATE_NOT_JSON);
+    EXPECT(run_sub("\"namespace\":0", "\"namespace\":1e"), FR_GATE_NOT_JSON);
+    EXPECT(run_sub("\"namespace\":0", "\"namespace\":+1"), FR_GATE_NOT_JSON);
+    EXPECT(run_sub("\"title\":\"Main Page\"", "\"title\":\"a\tb\""), FR_GATE_NOT_JSON);
+    EXPECT(run_sub("\"title\":\"Main Page\"", "\"title\":\"a\\qb\""), FR_GATE_NOT_JSON);
+    EXPECT(run_sub("\"title\":\"Main Page\"", "\"title\":\"a\\u12\""), FR_GATE_NOT_JSON);
+    EXPECT(run_sub("\"wiki\":\"enwiki\"", "\"wiki\" \"enwiki\""), FR_GATE_NOT_JSON);
+    EXPECT(run_sub("\"wiki\":\"enwiki\"", "wiki:\"enwiki\""), FR_GATE_NOT_JSON);
+    EXPECT(run_sub("\"parsedcomment\":\"c\"}", "\"parsedcomment\":\"c\",}"), FR_GATE_NOT_JSON);
+    EXPECT(run_sub("\"revision\":{\"old\":1,\"new\":2}", "\"revision\":{\"old\":1 \"new\":2}"),
+           FR_GATE_NOT_JSON);
+    EXPECT(run("{\"a\":[1,2,]}"), FR_GATE_NOT_JSON);
+    EXPECT(run("\xef\xbb\xbf{}"), FR_GATE_NOT_JSON); /* a BOM is not JSON */
+    /* Nesting: 64 levels below the top value are fine, 65 are not. */
+    char deep[400];
+    int n = snprintf(deep, sizeof deep, "{\"x\":");
+    for (int i = 0; i < 64; i++) {
+        deep[n++] = '[';
+    }
+    for (int i = 0; i < 64; i++) {
+        deep[n++] = ']';
+    }
+    deep[n++] = '}';
+    EXPECT(run_len(deep, (size_t)n), FR_GATE_MISSING_META);
+    n = snprintf(deep, sizeof deep, "{\"x\":");
+    for (int i = 0; i < 65; i++) {
+        deep[n++] = '[';
+    }
+    deep[n++] = '1';
+    for (int i = 0; i < 65; i++) {
+        deep[n++] = ']';
+    }
+    deep[n++] = '}';
+    EXPECT(run_len(deep, (size_t)n), FR_GATE_NOT_JSON);
+    /* Embedded NUL outside a string. */
+    EXPECT(run_len("{}\0", 3), FR_GATE_NOT_JSON);
+}
+
+static void test_bad_utf8(void)
+{
+    EXPECT(run_sub("Main Page", "Main \xff Page"), FR_GATE_BAD_UTF8);
+    CHECK(strstr(detail, "invalid UTF-8 at byte") != NULL);
+    EXPECT(run_sub("Main Page", "Main \xc0\xaf"), FR_GATE_BAD_UTF8);         /* overlong */
+    EXPECT(run_sub("Main Page", "Main \xe0\x80\xaf"), FR_GATE_BAD_UTF8);     /* overlong */
+    EXPECT(run_sub("Main Page", "Main \xed\xa0\x80"), FR_GATE_BAD_UTF8);     /* surrogate */
+    EXPECT(run_sub("Main Page", "Main \xf4\x90\x80\x80"), FR_GATE_BAD_UTF8); /* > U+10FFFF */
+    EXPECT(run_sub("Main Page", "Main \xe2\x82"), FR_GATE_BAD_UTF8);         /* truncated */
+    EXPECT(run_sub("Main Page", "Main \x80"), FR_GATE_BAD_UTF8);             /* continuation */
+    /* In strings nobody keeps, and in member names. */
+    EXPECT(run_sub("\"parsedcomment\":\"c\"", "\"parsedcomment\":\"\xfe\""), FR_GATE_BAD_UTF8);
+    EXPECT(run_sub("\"parsedcomment\":\"c\"", "\"x\xff\":1"), FR_GATE_BAD_UTF8);
+    /* Lone surrogate escapes. */
+    EXPECT(run_sub("\"comment\":\"c\"", "\"comment\":\"\\ud800\""), FR_GATE_BAD_UTF8);
+    CHECK(strstr(detail, "lone surrogate escape") != NULL);
+    EXPECT(run_sub("\"comment\":\"c\"", "\"comment\":\"\\udc00x\""), FR_GATE_BAD_UTF8);
+    EXPECT(run_sub("\"comment\":\"c\"", "\"comment\":\"\\ud800\\u0041\""), FR_GATE_BAD_UTF8);
+    EXPECT(run_sub("\"comment\":\"c\"", "\"comment\":\"\\uDBFF\\uDFFF\""), FR_GATE_OK);
+    EXPECT(run_sub("\"comment\":\"c\"", "\"comment\":\"\xf4\x8f\xbf\xbf\""), FR_GATE_OK);
+}
+
+static void test_not_object_and_canary(void)
+{
+    EXPECT(run("[1,2]"), FR_GATE_NOT_OBJECT);
+    CHECK_EQ_STR(detail, "top-level value is array, not an object");
+    EXPECT(run("\"x\""), FR_GATE_NOT_OBJECT);
+    EXPECT(run(" 42 "), FR_GATE_NOT_OBJECT);
+    EXPECT(run("null"), FR_GATE_NOT_OBJECT);
+    EXPECT(run("{}"), FR_GATE_MISSING_META);
+    const char *canary =
+        "{\"$schema\":\"/mediawiki/recentchange/1.0.1\",\"meta\":{\"dt\":\"2024-10-01T19:02:"
+        "00.000Z\",\"stream\":\"mediawiki.recentchange\",\"domain\":\"canary\",\"id\":"
+        "\"2a0843b0-3509-46ea-a951-7bfb8889acfc\"}}";
+    EXPECT(run(canary), FR_GATE_CANARY);
+    CHECK_EQ_STR(detail, "meta.domain is \"canary\"");
+    EXPECT(run_sub("\"domain\":\"en.wikipedia.org\"", "\"domain\":\"can\\u0061ry\""),
+           FR_GATE_CANARY);
+    EXPECT(run_sub("\"domain\":\"en.wikipedia.org\"", "\"domain\":\"canaryx\""), FR_GATE_OK);
+    /* Top-level "domain" is not meta.domain. */
+    EXPECT(run_sub("\"wiki\":\"enwiki\"", "\"wiki\":\"enwiki\",\"domain\":\"canary\""), FR_GATE_OK);
+}
+
+static void test_required_fields(void)
+{
+    const char *id = "\"id\":\"95187f4d-688a-4823-b669-b4f821eeb97e\",";
+    EXPECT(run_sub(",\"meta\":{", ",\"metax\":{"), FR_GATE_MISSING_META);
+    CHECK_EQ_STR(detail, "meta is absent");
+    EXPECT(run("{\"meta\":\"x\",\"wiki\":\"w\",\"type\":\"edit\"}"), FR_GATE_MISSING_META);
+    CHECK_EQ_STR(detail, "meta: expected object, got string");
+    EXPECT(run_sub(id, ""), FR_GATE_MISSING_META_ID);
+    CHECK_EQ_STR(detail, "meta.id is absent");
+    EXPECT(run_sub(id, "\"id\":5,"), FR_GATE_BAD_META_ID);
+    CHECK_EQ_STR(detail, "meta.id: expected string, got number");
+    EXPECT(run_sub(id, "\"id\":\"not-a-uuid\","), FR_GATE_BAD_META_ID);
+    CHECK_EQ_STR(detail, "meta.id: not a UUID (8-4-4-4-12 hex)");
+    EXPECT(run_sub(id, "\"id\":\"95187f4d-688a-4823-b669-b4f821eeb97g\","), FR_GATE_BAD_META_ID);
+    EXPECT(run_sub(id, "\"id\":\"{95187f4d-688a-4823-b669-b4f821eeb97}\","), FR_GATE_BAD_META_ID);
+    EXPECT(run_sub(id, "\"id\":null,"), FR_GATE_BAD_META_ID);
+    EXPECT(run_sub("\"dt\":\"2024-10-01T19:17:48Z\",", ""), FR_GATE_MISSING_META_DT);
+    EXPECT(run_sub("2024-10-01T19:17:48Z", "2024-13-01T19:17:48Z"), FR_GATE_BAD_META_DT);
+    CHECK_EQ_STR(detail, "meta.dt: not an RFC 3339 timestamp");
+    EXPECT(run_sub("2024-10-01T19:17:48Z", "2024-10-01T19:17:48"), FR_GATE_BAD_META_DT);
+    EXPECT(run_sub("2024-10-01T19:17:48Z", "1727810268"), FR_GATE_BAD_META_DT);
+    EXPECT(run_sub("\"dt\":\"2024-10-01T19:17:48Z\"", "\"dt\":1727810268"), FR_GATE_BAD_META_DT);
+    CHECK_EQ_STR(detail, "meta.dt: expected string, got number");
+    EXPECT(run_sub(",\"wiki\":\"enwiki\"", ""), FR_GATE_MISSING_WIKI);
+    EXPECT(run_sub("\"wiki\":\"enwiki\"", "\"wiki\":\"\""), FR_GATE_BAD_WIKI);
+    CHECK_EQ_STR(detail, "wiki: empty or longer than 255 bytes");
+    EXPECT(run_sub("\"wiki\":\"enwiki\"", "\"wiki\":5"), FR_GATE_BAD_WIKI);
+    EXPECT(run_sub("\"wiki\":\"enwiki\"", "\"wiki\":null"), FR_GATE_BAD_WIKI);
+    char wiki[300];
+    memset(wiki, 'w', sizeof wiki);
+    char sub[320];
+    snprintf(sub, sizeof sub, "\"wiki\":\"%.*s\"", 255, wiki);
+    EXPECT(run_sub("\"wiki\":\"enwiki\"", sub), FR_GATE_OK);
+    CHECK_EQ_INT(row.wiki.len, 255);
+    snprintf(sub, sizeof sub, "\"wiki\":\"%.*s\"", 256, wiki);
+    EXPECT(run_sub("\"wiki\":\"enwiki\"", sub), FR_GATE_BAD_WIKI);
+    EXPECT(run_sub("\"type\":\"edit\",", ""), FR_GATE_MISSING_TYPE);
+    EXPECT(run_sub("\"type\":\"edit\"", "\"type\":\"Edit\""), FR_GATE_BAD_TYPE);
+    CHECK_EQ_STR(detail, "type: not one of edit, new, log, categorize, external");
+    EXPECT(run_sub("\"type\":\"edit\"", "\"type\":0"), FR_GATE_BAD_TYPE);
+    EXPECT(run_sub("\"type\":\"edit\"", "\"type\":\"edits\""), FR_GATE_BAD_TYPE);
+    static const char *const types[] = {"edit", "new", "log", "categorize", "external"};
+    for (int t = 0; t < 5; t++) {
+        snprintf(sub, sizeof sub, "\"type\":\"%s\"", types[t]);
+        EXPECT(run_sub("\"type\":\"edit\"", sub), FR_GATE_OK);
+        CHECK_EQ_INT(row.type, FR_TYPE_EDIT + t);
+        CHECK_EQ_STR(fr_proc_type_name(row.type), types[t]);
+    }
+}
+
+static void test_duplicate_and_field_types(void)
+{
+    EXPECT(run_sub("\"wiki\":\"enwiki\"", "\"wiki\":\"enwiki\",\"wiki\":\"dewiki\""),
+           FR_GATE_DUPLICATE_FIELD);
+    CHECK_EQ_STR(detail, "field wiki appears twice");
+    EXPECT(run_sub("\"wiki\":\"enwiki\"", "\"wiki\":\"enwiki\",\"w\\u0069ki\":\"x\""),
+           FR_GATE_DUPLICATE_FIELD);
+    EXPECT(run_sub("{\"old\":10,", "{\"old\":10,\"old\":11,"), FR_GATE_DUPLICATE_FIELD);
+    CHECK_EQ_STR(detail, "field length.old appears twice");
+    /* Unknown members may repeat. */
+    EXPECT(run_sub("\"wiki\":\"enwiki\"", "\"x\":1,\"x\":2,\"wiki\":\"enwiki\""), FR_GATE_OK);
+
+    struct {
+        const char *from, *to, *detail;
+    } cases[] = {
+        {"\"namespace\":0", "\"namespace\":\"0\"",
+         "field namespace: expected integer (32-bit), got string"},
+        {"\"namespace\":0", "\"namespace\":1.5",
+         "field namespace: expected integer (32-bit), got a number with a fraction or exponent"},
+        {"\"namespace\":0", "\"namespace\":2147483648",
+         "field namespace: expected integer (32-bit), got an integer out of range"},
+        {"\"namespace\":0", "\"namespace\":null",
+         "field namespace: expected integer (32-bit), got null"},
+        {"\"title\":\"Main Page\"", "\"title\":5", "field title: expected string, got number"},
+        {"\"title\":\"Main Page\"", "\"title\":null", "field title: expected string, got null"},
+        {"\"user\":\"Alice\"", "\"user\":[\"Alice\"]", "field user: expected string, got array"},
+        {"\"comment\":\"c\"", "\"comment\":{}", "field comment: expected string, got object"},
+        {"\"bot\":false", "\"bot\":\"false\"", "field bot: expected boolean, got string"},
+        {"\"minor\":true", "\"minor\":1", "field minor: expected boolean, got number"},
+        {"\"patrolled\":false", "\"patrolled\":null",
+         "field patrolled: expected boolean, got null"},
+        {"\"length\":{\"old\":10,\"new\":25}", "\"length\":15",
+         "field length: expected object, got number"},
+        {"{\"old\":10,", "{\"old\":\"10\",",
+         "field length.old: expected integer (64-bit) or null, got string"},
+        {"\"new\":2}", "\"new\":1e3}",
+         "field revision.new: expected integer (64-bit) or null, got a number with a fraction "
+         "or exponent"},
+        {"\"id\":3390891945", "\"id\":\"3390891945\"",
+         "field id: expected integer (64-bit) or null, got string"},
+        {"\"id\":3390891945", "\"id\":9223372036854775808",
+         "field id: expected integer (64-bit) or null, got an integer out of range"},
+        {"\"timestamp\":1727810268", "\"timestamp\":1727810268.0",
+         "field timestamp: expected integer (64-bit), got a number with a fraction or "
+         "exponent"},
+        {"\"offset\":6320664800", "\"offset\":\"6320664800\"",
+         "field meta.offset: expected integer (64-bit), got string"},
+        {"\"partition\":0", "\"partition\":true",
+         "field meta.partition: expected integer (64-bit), got boolean"},
+        {"\"server_name\":\"en.wikipedia.org\"", "\"server_name\":false",
+         "field server_name: expected string, got boolean"},
+        {"\"$schema\":\"/mediawiki/recentchange/1.0.0\"", "\"$schema\":1",
+         "field $schema: expected string, got number"},
+        {"\"request_id\":\"r\"", "\"request_id\":{}",
+         "field meta.request_id: expected string, got object"},
+        {"\"wiki\":\"enwiki\"", "\"wiki\":\"enwiki\",\"log_type\":5",
+         "field log_type: expected string or null, got number"},
+        {"\"wiki\":\"enwiki\"", "\"wiki\":\"enwiki\",\"log_id\":\"1\"",
+         "field log_id: expected integer (64-bit) or null, got string"},
+        {"\"wiki\":\"enwiki\"", "\"wiki\":\"enwiki\",\"log_action\":[]",
+         "field log_action: expected string or null, got array"},
+        {"\"wiki\":\"enwiki\"", "\"wiki\":\"enwiki\",\"notify_url\":null",
+         "field notify_url: expected string, got null"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        EXPECT(run_sub(cases[i].from, cases[i].to), FR_GATE_BAD_FIELD_TYPE);
+        CHECK_EQ_STR(detail, cases[i].detail);
+    }
+    /* The first bad field in document order is the one named. */
+    EXPECT(run_sub("\"namespace\":0", "\"namespace\":\"0\",\"channel\":1"), FR_GATE_BAD_FIELD_TYPE);
+    CHECK(strstr(detail, "namespace") != NULL);
+    /* Anything goes in log_params and meta.key; nulls where allowed. */
+    EXPECT(run_sub("\"wiki\":\"enwiki\"",
+                   "\"wiki\":\"enwiki\",\"log_params\":\"s\",\"log_type\":null,\"log_id\":null"),
+           FR_GATE_OK);
+    EXPECT(run_sub("\"request_id\":\"r\"", "\"request_id\":\"r\",\"key\":[null,{}]"), FR_GATE_OK);
+}
+
+static void test_future(void)
+{
+    /* Exactly max_future ahead is fine, one microsecond more is not. */
+    struct fr_proc_pos p = {0, 0, 1727810268000 - 600000};
+    EXPECT(fr_gate_decode(gate, &p, BASE, strlen(BASE), &row, detail), FR_GATE_OK);
+    EXPECT(run_sub("19:17:48Z", "19:17:48.000001Z"), FR_GATE_OK); /* pos is 1 s later */
+    p.ingest_ms -= 1;
+    EXPECT(fr_gate_decode(gate, &p, BASE, strlen(BASE), &row, detail), FR_GATE_FUTURE_EVENT);
+    CHECK_EQ_STR(detail, "event time 2024-10-01T19:17:48.000Z is 600001 ms ahead of ingest time "
+                         "(max 600000)");
+    /* No limit on how old an event may be. */
+    p.ingest_ms = INT64_C(4102444800000); /* 2100 */
+    EXPECT(fr_gate_decode(gate, &p, BASE, strlen(BASE), &row, detail), FR_GATE_OK);
+    /* Configurable: 0 ms. */
+    struct fr_gate *strict = NULL;
+    struct fr_gate_opts o = {.max_event_bytes = 4096, .max_future_ms = 0};
+    CHECK_EQ_INT(fr_gate_create(&o, &strict), FR_OK);
+    p.ingest_ms = 1727810268000;
+    EXPECT(fr_gate_decode(strict, &p, BASE, strlen(BASE), &row, detail), FR_GATE_OK);
+    p.ingest_ms -= 1;
+    EXPECT(fr_gate_decode(strict, &p, BASE, strlen(BASE), &row, detail), FR_GATE_FUTURE_EVENT);
+    fr_gate_destroy(strict);
+}
+
+static void test_precedence(void)
+{
+    /* not_json outranks a bad UTF-8 byte found earlier. */
+    EXPECT(run("{\"title\":\"\xff\",\"x\":}"), FR_GATE_NOT_JSON);
+    /* bad_utf8 outranks not_object and canary. */
+    EXPECT(run("[\"\xff\"]"), FR_GATE_BAD_UTF8);
+    EXPECT(run("{\"meta\":{\"domain\":\"canary\"},\"t\":\"\xff\"}"), FR_GATE_BAD_UTF8);
+    /* canary outranks missing fields. */
+    EXPECT(run("{\"meta\":{\"domain\":\"canary\"}}"), FR_GATE_CANARY);
+    /* The required fields in table order, whatever the document order. */
+    EXPECT(run("{\"type\":\"x\",\"wiki\":\"\",\"meta\":{\"dt\":\"x\"}}"), FR_GATE_MISSING_META_ID);
+    EXPECT(run("{\"type\":\"x\",\"wiki\":\"\",\"meta\":{\"id\":\"x\",\"dt\":\"x\"}}"),
+           FR_GATE_BAD_META_ID);
+    EXPECT(run_sub("\"wiki\":\"enwiki\"", "\"wiki\":\"\",\"namespace\":\"x\""), FR_GATE_BAD_WIKI);
+    /* duplicate_field outranks bad_field_type, which outranks future_event. */
+    EXPECT(run_sub("\"namespace\":0", "\"namespace\":\"0\",\"bot\":true"), FR_GATE_DUPLICATE_FIELD);
+    struct fr_proc_pos p = {0, 0, 0};
+    const char *bad = "{\"meta\":{\"id\":\"95187f4d-688a-4823-b669-b4f821eeb97e\",\"dt\":"
+                      "\"2024-10-01T19:17:48Z\"},\"wiki\":\"w\",\"type\":\"edit\",\"bot\":0}";
+    EXPECT(fr_gate_decode(gate, &p, bad, strlen(bad), &row, detail), FR_GATE_BAD_FIELD_TYPE);
+}
+
+static void test_reason_table(void)
+{
+    CHECK_EQ_STR(fr_gate_reason_name(FR_GATE_OK), "ok");
+    CHECK_EQ_STR(fr_gate_reason_name(FR_GATE_REASON_COUNT), "?");
+    for (int r = 1; r < FR_GATE_REASON_COUNT; r++) {
+        const char *name = fr_gate_reason_name((enum fr_gate_reason)r);
+        CHECK_EQ_INT(fr_gate_reason_from_name(name, strlen(name)), r);
+        CHECK(strlen(fr_gate_reason_desc((enum fr_gate_reason)r)) > 10);
+    }
+    CHECK_EQ_INT(fr_gate_reason_from_name("nope", 4), -1);
+    CHECK_EQ_STR(fr_gate_reason_name(FR_GATE_BAD_FIELD_TYPE), "bad_field_type");
+}
+
+/* docs/QUALITY.md is generated by fr_gate_quality_md; fail when it drifts. */
+static void test_quality_doc(void)
+{
+    struct fr_buf md;
+    fr_buf_init(&md, 1 << 20);
+    CHECK_EQ_INT(fr_gate_quality_md(&md), FR_OK);
+    CHECK(strstr(fr_buf_cstr(&md), "| 17 | `future_event` |") != NULL);
+    const char *src = getenv("FR_SOURCE_DIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/docs/QUALITY.md", src ? src : ".");
+    static char doc[1 << 20];
+    size_t n = 0;
+    FILE *f = fopen(path, "rb");
+    if (f) {
+        n = fread(doc, 1, sizeof doc, f);
+        fclose(f);
+    }
+    if (!f || n != md.len || memcmp(doc, md.data, n) != 0) {
+        /* FR_QUALITY_OUT=docs/QUALITY.md regenerates it. */
+        fprintf(stderr,
+                "  %s is missing or drifted from the reason table: rerun with "
+                "FR_QUALITY_OUT=%s\n",
+                path, path);
+        const char *out = getenv("FR_QUALITY_OUT");
+        if (out && (f = fopen(out, "wb"))) {
+            fwrite(md.data, 1, md.len, f);
+            fclose(f);
+        }
+        check_case_failed = 1;
+    }
+    fr_buf_free(&md);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Recorded events                                                            */
+/* ------------------------------------------------------------------------ */
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        return NULL;
+    }
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *data = malloc((size_t)n + 1);
+    *len = fread(data, 1, (size_t)n, f);
+    data[*len] = 0;
+    fclose(f);
+    return data;
+}
+
+/* Cross-check a string field with src/core/json.c. */
+static void oracle_str(const struct fr_json_val *obj, const char *key, uint32_t bit,
+                       struct fr_proc_str got)
+{
+    struct fr_json_val v;
+    static char tmp[1 << 16];
+    int found = fr_json_member(obj, key, &v);
+    if (found == 1 && v.type == FR_JSON_STRING) {
+        int n = fr_json_unescape(&v, tmp, sizeof tmp);
+        CHECK((row.has & bit) || !bit);
+        CHECK(n >= 0 && (uint32_t)n == got.len && memcmp(tmp, got.s, got.len) == 0);
+    } else if (bit) {
+        CHECK(!(row.has & bit));
+    }
+}
+
+static void oracle_int(const struct fr_json_val *obj, const char *key, uint32_t bit, int64_t got)
+{
+    struct fr_json_val v;
+    int64_t want;
+    if (fr_json_member(obj, key, &v) == 1 && fr_json_int64(&v, &want) == FR_OK) {
+        CHECK(row.has & bit);
+        CHECK_EQ_INT(got, want);
+    } else {
+        CHECK(!(row.has & bit));
+    }
+}
+
+/* Decode one recorded event; 1 when accepted. */
+static int recorded_one(const char *json, size_t len, int *canaries)
+{
+    struct fr_proc_pos p = {0, 0, INT64_C(4102444800000)};
+    enum fr_gate_reason r = fr_gate_decode(gate, &p, json, len, &row, detail);
+    if (r == FR_GATE_CANARY) {
+        (*canaries)++;
+        return 0;
+    }
+    if (r != FR_GATE_OK) {
+        fprintf(stderr, "  recorded event rejected: %s (%s): %.120s\n", fr_gate_reason_name(r),
+                detail, json);
+        check_case_failed = 1;
+        return 0;
+    }
+    struct fr_json_val top, meta, lenobj, rev, v;
+    CHECK(fr_json_value(json, json + len, &top) != NULL);
+    CHECK(fr_json_member(&top, "meta", &meta) == 1);
+    oracle_str(&meta, "id", 0, row.meta_id);
+    oracle_str(&top, "wiki", 0, row.wiki);
+    oracle_str(&top, "title", FR_ROW_TITLE, row.title);
+    oracle_str(&top, "user", FR_ROW_USER, row.user);
+    oracle_str(&top, "comment", FR_ROW_COMMENT, row.comment);
+    oracle_str(&top, "server_name", FR_ROW_SERVER_NAME, row.server_name);
+    oracle_str(&top, "log_type", FR_ROW_LOG_TYPE, row.log_type);
+    oracle_str(&top, "log_action", FR_ROW_LOG_ACTION, row.log_action);
+    oracle_int(&top, "id", FR_ROW_RC_ID, row.rc_id);
+    oracle_int(&top, "namespace", FR_ROW_NAMESPACE, row.ns);
+    oracle_int(&top, "log_id", FR_ROW_LOG_ID, row.log_id);
+    if (fr_json_member(&top, "length", &lenobj) == 1) {
+        oracle_int(&lenobj, "old", FR_ROW_LENGTH_OLD, row.length_old);
+        oracle_int(&lenobj, "new", FR_ROW_LENGTH_NEW, row.length_new);
+    }
+    if (fr_json_member(&top, "revision", &rev) == 1) {
+        oracle_int(&rev, "old", FR_ROW_REVISION_OLD, row.revision_old);
+        oracle_int(&rev, "new", FR_ROW_REVISION_NEW, row.revision_new);
+    }
+    if (fr_json_member(&top, "bot", &v) == 1) {
+        CHECK_EQ_INT(row.bot, v.type == FR_JSON_TRUE);
+    }
+    CHECK(fr_json_member(&meta, "dt", &v) == 1);
+    int64_t us;
+    CHECK(fr_time_parse_rfc3339(v.start, (size_t)(v.end - v.start), &us) == FR_OK);
+    CHECK_EQ_INT(row.event_us, us);
+    return 1;
+}
+
+static void test_recorded_events(void)
+{
+    static const char *const files[] = {
+        "data/wikimedia/gokulportfolio-sample_events.jsonl",
+        "data/wikimedia/editgroups-one_qs_batch.json",
+        "data/wikimedia/editgroups-qs_batch_with_new_items.json",
+        "data/wikimedia/ircstream-00-empty.json",
+        "data/wikimedia/ircstream-01-log.json",
+        "data/wikimedia/ircstream-02-edit.json",
+        "data/wikimedia/ircstream-03-nouser.json",
+        "data/wikimedia/ircstream-04-type-categorize.json",
+        "data/wikimedia/ircstream-05-type-new.json",
+        "data/wikimedia/ircstream-06-patrolled-true.json",
+        "data/wikimedia/ircstream-07-patrolled-false.json",
+        "data/wikimedia/ircstream-08-bot.json",
+        "data/wikimedia/ircstream-09-szdiff-negative-small.json",
+        "data/wikimedia/ircstream-10-szdiff-negative-large.json",
+        "data/wikimedia/wikivis-example.events",
+    };
+    if (!check_shared(files[0])) {
+        fprintf(stderr, "  skip: shared/data/wikimedia not found (set FR_SHARED_DIR)\n");
+        return;
+    }
+    int accepted = 0, canaries = 0, gokul = 0;
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        size_t len;
+        char *data = slurp(check_shared(files[i]), &len);
+        CHECK(data != NULL);
+        if (!data) {
+            continue;
+        }
+        if (strstr(files[i], "ircstream-")) {
+            accepted += recorded_one(data, len, &canaries);
+        } else {
+            /* One event per line; in the SSE capture, per "data: " line. */
+            int sse = strstr(files[i], ".events") != NULL;
+            for (char *line = data; *line;) {
+                char *nl = strchr(line, '\n');
+                size_t n = nl ? (size_t)(nl - line) : strlen(line);
+                if (sse && n > 6 && memcmp(line, "data: ", 6) == 0) {
+                    accepted += recorded_one(line + 6, n - 6, &canaries);
+                } else if (!sse && n > 0) {
+                    int ok = recorded_one(line, n, &canaries);
+                    accepted += ok;
+                    gokul += ok && i == 0;
+                }
+                line = nl ? nl + 1 : line + n;
+            }
+        }
+        free(data);
+    }
+    CHECK_EQ_INT(gokul, 1200);
+    CHECK_EQ_INT(canaries, 1);
+    CHECK_EQ_INT(accepted, 1200 + 3818 + 82 + 10 + 3);
+    fprintf(stderr, "  %d recorded events accepted, %d canary\n", accepted, canaries);
+}
+
+static void test_nouser_fixture(void)
+{
+    const char *path = check_shared("data/wikimedia/ircstream-03-nouser.json");
+    if (!path) {
+        fprintf(stderr, "  skip: shared/data/wikimedia not found (set FR_SHARED_DIR)\n");
+        return;
+    }
+    size_t len;
+    char *data = slurp(path, &len);
+    struct fr_proc_pos p = {0, 0, INT64_C(4102444800000)};
+    EXPECT(fr_gate_decode(gate, &p, data, len, &row, detail), FR_GATE_OK);
+    CHECK(!(row.has & FR_ROW_USER));
+    CHECK(!(row.has & FR_ROW_PATROLLED));
+    CHECK(str_is(row.title, "\xd0\xa0\xd0\xbe\xd1\x81\xd1\x81\xd0\xb8\xd0\xb9\xd1\x81\xd0\xba"
+                            "\xd0\xb0\xd1\x8f \xd0\xbe\xd0\xba\xd0\xba\xd1\x83\xd0\xbf\xd0\xb0"
+                            "\xd1\x86\xd0\xb8\xd1\x8f \xd0\xa5\xd0\xb0\xd1\x80\xd1\x8c\xd0\xba"
+                            "\xd0\xbe\xd0\xb2\xd1\x81\xd0\xba\xd0\xbe\xd0\xb9 \xd0\xbe\xd0\xb1"
+                            "\xd0\xbb\xd0\xb0\xd1\x81\xd1\x82\xd0\xb8"));
+    free(data);
+}
+
+int main(void)
+{
+    struct fr_gate_opts opts = {.max_event_bytes = FR_GATE_DEFAULT_MAX_EVENT_BYTES,
+                                .max_future_ms = FR_GATE_DEFAULT_MAX_FUTURE_MS};
+    if (fr_gate_create(&opts, &gate) != FR_OK) {
+        return 1;
+    }
+    RUN(test_base_row);
+    RUN(test_log_event_and_nulls);
+    RUN(test_escapes);
+    RUN(test_oversize);
+    RUN(test_not_json);
+    RUN(test_bad_utf8);
+    RUN(test_not_object_and_canary);
+    RUN(test_required_fields);
+    RUN(test_duplicate_and_field_types);
+    RUN(test_future);
+    RUN(test_precedence);
+    RUN(test_reason_table);
+    RUN(test_quality_doc);
+    RUN(test_recorded_events);
+    RUN(test_nouser_fixture);
+    fr_gate_destroy(gate);
+    return check_report();
+}
