@@ -21,7 +21,10 @@
  *     buffered with their offsets; the next flush retries them, so an offset
  *     never names two different records. While the buffer is full and the
  *     disk still refuses, append fails with the flush's error and accepts
- *     nothing (backpressure).
+ *     nothing (backpressure). After a failure, automatic flushes (by
+ *     maybe_flush, or by append on a full buffer) back off for
+ *     max(fsync_interval_ms, 100 ms) instead of hammering a full disk;
+ *     fr_log_flush always tries.
  *
  * Threads: a struct fr_log and a struct fr_log_reader each belong to one
  * thread at a time (no internal locking). Any number of readers, in any

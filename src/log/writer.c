@@ -32,7 +32,9 @@
  *                         | flush: write the rest + fdatasync
  *                  ok     v        fails
  *     SYNCED <-------------+-------------> cut back to durable_bytes, keep
- *        | marker pwrite                   wbuf, return the error (RETRY)
+ *        | marker pwrite                   wbuf, return the error (RETRY);
+ *        |                                 automatic flushes back off for
+ *        |                                 max(fsync_interval_ms, RETRY_MS)
  *        v ok                 fails
  *     PUBLISHED (acked)   --------------> publish_pending: the next flush
  *                                          publishes again
@@ -64,6 +66,7 @@
 #define FIRST_NONE (-1)    /* segment holds no record */
 #define FIRST_UNKNOWN (-2) /* not read yet */
 #define MAX_PARTITIONS 1024
+#define RETRY_MS 100 /* least backoff of automatic flushes after a failed one */
 
 struct emb_seg {
     int64_t base;
@@ -83,6 +86,8 @@ struct emb_part {
     int64_t written_bytes; /* durable bytes + the prefix of wbuf already in the file */
     int file_dirty;        /* bytes past written_bytes may be junk: cut before writing */
     int eager_off;         /* early writes paused after a failure, until a flush succeeds */
+    int64_t retry_after;   /* mono ms: automatic flushes wait until then after a failure */
+    int last_err;          /* that failure */
     struct fr_buf wbuf;    /* frames not yet fsynced */
     int64_t pending_records;
     int64_t pending_since; /* mono ms of the oldest pending frame */
@@ -299,6 +304,10 @@ static int part_flush(struct emb_log *elog, struct emb_part *part)
         }
     }
     if (rc != FR_OK) {
+        int64_t backoff =
+            elog->opts.fsync_interval_ms > RETRY_MS ? elog->opts.fsync_interval_ms : RETRY_MS;
+        part->retry_after = elog->opts.io->mono_ms(elog->opts.io_ctx) + backoff;
+        part->last_err = rc;
         fr_warn("log",
                 "%s: flush of %lld records (offsets %lld..%lld) failed: %s; they stay "
                 "buffered and the next flush retries them",
@@ -309,6 +318,7 @@ static int part_flush(struct emb_log *elog, struct emb_part *part)
     part->durable_bytes += (int64_t)part->wbuf.len;
     part->written_bytes = part->durable_bytes;
     part->eager_off = 0;
+    part->retry_after = 0;
     seg_active(part)->bytes = part->durable_bytes;
     part->synced_end = part->next_offset;
     part->synced_last_seg = seg_active(part)->base;
@@ -857,12 +867,18 @@ int fr_log_emb_append(struct fr_log *log, int32_t partition, const struct fr_log
         return FR_ETOOBIG;
     }
     int64_t seg_size = part->durable_bytes + (int64_t)part->wbuf.len;
-    if (seg_size > FR_LOG_SEG_HDR && seg_size + (int64_t)size > elog->opts.segment_bytes) {
+    int roll = seg_size > FR_LOG_SEG_HDR && seg_size + (int64_t)size > elog->opts.segment_bytes;
+    int full = part->wbuf.len + size > part->wbuf.cap;
+    if ((roll || full) && part->wbuf.len && part->retry_after &&
+        elog->opts.io->mono_ms(elog->opts.io_ctx) < part->retry_after) {
+        return part->last_err; /* the disk refused a moment ago: backpressure */
+    }
+    if (roll) {
         rc = part_flush(elog, part);
         if (rc == FR_OK) {
             rc = part_roll(elog, part);
         }
-    } else if (part->wbuf.len + size > part->wbuf.cap) {
+    } else if (full) {
         rc = part_flush(elog, part);
     }
     if (rc == FR_OK) {
@@ -910,43 +926,59 @@ int fr_log_emb_flush(struct fr_log *log)
     return first;
 }
 
-/* Oldest pending_since over partitions with pending records, or -1. */
-static int64_t oldest_pending(struct emb_log *elog, int *publish)
+/* When partition should be flushed by the policy (mono ms), or -1 when it
+ * has nothing to flush. After a failure, not before its backoff ends. */
+static int64_t part_due(struct emb_log *elog, struct emb_part *part, int64_t now_ms)
 {
-    int64_t oldest = -1;
-    *publish = 0;
-    for (int32_t p = 0; p < elog->nparts; p++) {
-        struct emb_part *part = &elog->parts[p];
-        if (part->pending_records && (oldest < 0 || part->pending_since < oldest)) {
-            oldest = part->pending_since;
-        }
-        *publish |= part->publish_pending;
+    int64_t due;
+    if (part->pending_records) {
+        due = elog->pending_bytes >= elog->opts.fsync_bytes
+                  ? now_ms
+                  : part->pending_since + elog->opts.fsync_interval_ms;
+    } else if (part->publish_pending) {
+        due = now_ms;
+    } else {
+        return -1;
     }
-    return oldest;
+    return part->retry_after > due ? part->retry_after : due;
 }
 
 int64_t fr_log_emb_next_flush_in(struct fr_log *log, int64_t now_ms)
 {
     struct emb_log *elog = (struct emb_log *)log;
-    int publish;
-    int64_t oldest = oldest_pending(elog, &publish);
-    if (oldest < 0) {
-        return publish ? 0 : -1;
+    int64_t first = -1;
+    for (int32_t p = 0; p < elog->nparts; p++) {
+        int64_t due = part_due(elog, &elog->parts[p], now_ms);
+        if (due >= 0 && (first < 0 || due < first)) {
+            first = due;
+        }
     }
-    if (elog->pending_bytes >= elog->opts.fsync_bytes) {
-        return 0;
+    if (first < 0) {
+        return -1;
     }
-    int64_t due = oldest + elog->opts.fsync_interval_ms - now_ms;
-    return due > 0 ? due : 0;
+    return first > now_ms ? first - now_ms : 0;
 }
 
 int fr_log_emb_maybe_flush(struct fr_log *log, int64_t now_ms)
 {
+    struct emb_log *elog = (struct emb_log *)log;
     if (fr_log_emb_next_flush_in(log, now_ms) != 0) {
         return 0;
     }
-    int rc = fr_log_emb_flush(log);
-    return rc < 0 ? rc : 1;
+    /* One partition is due: commit the group, every partition with
+     * something to flush, except those still backing off. */
+    int first = FR_OK;
+    for (int32_t p = 0; p < elog->nparts; p++) {
+        struct emb_part *part = &elog->parts[p];
+        if (part_due(elog, part, now_ms) < 0 || part->retry_after > now_ms) {
+            continue;
+        }
+        int rc = part_flush(elog, part);
+        if (rc != FR_OK && first == FR_OK) {
+            first = rc;
+        }
+    }
+    return first != FR_OK ? first : 1;
 }
 
 int64_t fr_log_emb_durable_end(struct fr_log *log, int32_t partition)

@@ -563,8 +563,14 @@ static void test_enospc(void)
     CHECK_EQ_INT(fr_log_durable_end(log, 0), 10);
     CHECK_EQ_INT(tl_file_size(path), acked_size);
     CHECK_EQ_INT(tl_verify(dir, TOPIC, 0, 7, 1000), 10);
+    /* Automatic flushes back off for a while after the failure. */
+    int64_t wait = fr_log_next_flush_in(log, fr_log_io_posix.mono_ms(NULL));
+    CHECK(wait > 0 && wait <= 100);
+    CHECK_EQ_INT(fr_log_maybe_flush(log, fr_log_io_posix.mono_ms(NULL)), 0);
     /* Appends fill the buffer, then fail with the flush's error and are
-     * not accepted (no offset is consumed). */
+     * not accepted (no offset is consumed); during the backoff without
+     * touching the disk. */
+    int64_t written_before = io.bytes_written;
     int rc = FR_OK;
     for (int k = 0; k < 100 && rc == FR_OK; k++) {
         int64_t got = append_gen(log, 0, 7, next, 1000);
@@ -575,6 +581,7 @@ static void test_enospc(void)
         }
     }
     CHECK_EQ_INT(rc, FR_ENOSPC);
+    CHECK_EQ_INT(io.bytes_written, written_before);
     CHECK_EQ_INT(fr_log_maybe_flush(log, fr_log_io_posix.mono_ms(NULL) + 100000), FR_ENOSPC);
     CHECK_EQ_INT(fr_log_durable_end(log, 0), 10);
     CHECK_EQ_INT(tl_file_size(path), acked_size);
