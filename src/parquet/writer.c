@@ -951,7 +951,7 @@ static int put_end(struct fr_pq_writer *w, struct pq_wcol *c, int rc)
 
 int fr_pq_write_null(struct fr_pq_writer *w, uint32_t col)
 {
-    struct pq_wcol *c;
+    struct pq_wcol *c = NULL;
     int rc = put_begin(w, col, -1, &c);
     if (rc < 0) {
         return rc;
@@ -965,35 +965,35 @@ int fr_pq_write_null(struct fr_pq_writer *w, uint32_t col)
 
 int fr_pq_write_bool(struct fr_pq_writer *w, uint32_t col, bool value)
 {
-    struct pq_wcol *c;
+    struct pq_wcol *c = NULL;
     int rc = put_begin(w, col, API_BOOL, &c);
     return rc < 0 ? rc : put_end(w, c, put_bool(w, c, value));
 }
 
 int fr_pq_write_int32(struct fr_pq_writer *w, uint32_t col, int32_t value)
 {
-    struct pq_wcol *c;
+    struct pq_wcol *c = NULL;
     int rc = put_begin(w, col, API_I32, &c);
     return rc < 0 ? rc : put_end(w, c, put_i64(w, c, value));
 }
 
 int fr_pq_write_int64(struct fr_pq_writer *w, uint32_t col, int64_t value)
 {
-    struct pq_wcol *c;
+    struct pq_wcol *c = NULL;
     int rc = put_begin(w, col, API_I64, &c);
     return rc < 0 ? rc : put_end(w, c, put_i64(w, c, value));
 }
 
 int fr_pq_write_double(struct fr_pq_writer *w, uint32_t col, double value)
 {
-    struct pq_wcol *c;
+    struct pq_wcol *c = NULL;
     int rc = put_begin(w, col, API_F64, &c);
     return rc < 0 ? rc : put_end(w, c, put_f64(w, c, value));
 }
 
 int fr_pq_write_str(struct fr_pq_writer *w, uint32_t col, const char *ptr, size_t len)
 {
-    struct pq_wcol *c;
+    struct pq_wcol *c = NULL;
     int rc = put_begin(w, col, API_STR, &c);
     if (rc < 0) {
         return rc;
