@@ -803,6 +803,154 @@ static void test_list(void)
     tl_rm_rf(dir);
 }
 
+/* Read partition 0 from FR_LOG_OFFSET_EARLIEST to its end; every record
+ * must be generator record (seed, offset); returns the earliest offset
+ * read and sets *end, or -1. */
+static int64_t model_check(const char *dir, uint64_t seed, size_t max_payload, int64_t *end)
+{
+    struct fr_log_reader *reader = NULL;
+    struct fr_log_rec r;
+    struct tl_rec g;
+    if (fr_log_reader_open(dir, TOPIC, 0, FR_LOG_OFFSET_EARLIEST, NULL, &reader) != FR_OK) {
+        return -1;
+    }
+    int64_t first = -1, next = -1;
+    int rc;
+    while ((rc = fr_log_reader_next(reader, &r, 0)) == 1) {
+        if (first < 0) {
+            first = next = r.offset;
+        }
+        tl_gen(&g, seed, 0, r.offset, max_payload);
+        if (r.offset != next || !tl_same(&r, &g.rec)) {
+            rc = -1;
+            break;
+        }
+        next++;
+    }
+    *end = fr_log_reader_end(reader);
+    fr_log_reader_close(reader);
+    if (rc != 0 || (first >= 0 && next != *end)) {
+        return -1;
+    }
+    return first < 0 ? *end : first;
+}
+
+/* Random operations against an oracle: appends, flushes, the group-commit
+ * policy, a disk that fills and empties, size retention, reopening. The
+ * oracle is the record generator plus four numbers: the next offset, the
+ * durable end, the earliest retained offset, and when the backoff after a
+ * failed flush ends (appends may fail with FR_ENOSPC until then). */
+static void test_model_random_ops(void)
+{
+    int64_t reopens = 0, failures = 0, retained_from = 0;
+    for (uint64_t seed = 1; seed <= 8; seed++) {
+        char dir[1024];
+        tl_tmpdir(dir);
+        struct fr_log_opts opts;
+        struct tl_io io;
+        tl_opts(&opts, &io);
+        io.fake_clock = 1;
+        io.mono = 1000;
+        io.wall = 1000;
+        opts.segment_bytes = 3000 + (int64_t)(seed * 500);
+        opts.write_buffer_bytes = 8192;
+        opts.write_chunk_bytes = seed % 2 ? 1500 : 0;
+        opts.max_record_bytes = 4096;
+        opts.fsync_interval_ms = 5;
+        opts.fsync_bytes = 4000;
+        opts.retention_ms = 0;
+        opts.retention_bytes = 12000;
+        struct fr_log *log = NULL;
+        CHECK_EQ_INT(fr_log_open(dir, TOPIC, &opts, &log), FR_OK);
+        uint64_t st = seed * 7777;
+        int64_t next = 0, durable = 0, earliest = 0, backoff_end = 0;
+        for (int op = 0; op < 500 && log && !check_case_failed; op++) {
+            io.mono += (int64_t)tl_below(&st, 3);
+            io.wall += 1;
+            int rc = FR_OK;
+            switch (tl_below(&st, 20)) {
+            case 0: /* the disk fills up (a little room left) or empties */
+                io.budget = tl_below(&st, 2) ? (int64_t)tl_below(&st, 3000) : -1;
+                break;
+            case 1:
+                rc = fr_log_flush(log);
+                CHECK(rc == FR_OK || (rc == FR_ENOSPC && io.budget >= 0));
+                if (rc == FR_OK) {
+                    durable = next;
+                }
+                break;
+            case 2:
+                CHECK(fr_log_retention_run(log, io.wall) >= 0);
+                break;
+            case 3: { /* reopen: close flushes what it can */
+                fr_log_close(log);
+                log = NULL;
+                io.budget = -1;
+                backoff_end = 0;
+                reopens++;
+                CHECK_EQ_INT(fr_log_open(dir, TOPIC, &opts, &log), FR_OK);
+                int64_t end = log ? fr_log_durable_end(log, 0) : -1;
+                CHECK(end >= durable && end <= next);
+                durable = next = end; /* records close could not flush are gone */
+                break;
+            }
+            default: {
+                struct tl_rec g;
+                int64_t off = -1;
+                tl_gen(&g, seed, 0, next, 1200);
+                rc = fr_log_append(log, 0, &g.rec, &off);
+                CHECK(rc == FR_OK ||
+                      (rc == FR_ENOSPC && (io.budget >= 0 || io.mono < backoff_end)));
+                if (rc == FR_OK) {
+                    CHECK_EQ_INT(off, next);
+                    next++;
+                } else {
+                    failures++;
+                }
+                int f = fr_log_maybe_flush(log, io.mono);
+                CHECK(f >= 0 || (f == FR_ENOSPC && io.budget >= 0));
+                if (f < 0) {
+                    rc = f;
+                }
+                break;
+            }
+            }
+            if (rc == FR_ENOSPC) {
+                backoff_end = io.mono + 100;
+            }
+            if (!log) {
+                break;
+            }
+            /* Flushes the log did on its own (full buffer, roll) count too. */
+            int64_t end = fr_log_durable_end(log, 0);
+            CHECK(end >= durable && end <= next);
+            durable = end;
+            if (op % 25 == 0 || op == 499) {
+                int64_t seen_end = -1;
+                int64_t first = model_check(dir, seed, 1200, &seen_end);
+                CHECK(first >= earliest);
+                CHECK_EQ_INT(seen_end, durable);
+                earliest = first;
+                struct fr_log_info info;
+                CHECK_EQ_INT(fr_log_stat(dir, TOPIC, 0, &info), FR_OK);
+                CHECK_EQ_INT(info.earliest_offset, earliest);
+                CHECK_EQ_INT(info.end_offset, durable);
+            }
+        }
+        retained_from += earliest;
+        fr_log_close(log);
+        if (check_case_failed) {
+            fprintf(stderr, "model: seed %llu failed (dir %s)\n", (unsigned long long)seed, dir);
+            break;
+        }
+        tl_rm_rf(dir);
+    }
+    /* The run reached the interesting states. */
+    CHECK(reopens > 10);
+    CHECK(failures > 10);
+    CHECK(retained_from > 8 * 100);
+}
+
 int main(void)
 {
     fr_diag_set_level(FR_DIAG_WARN);
@@ -822,5 +970,6 @@ int main(void)
     RUN(test_close_flushes);
     RUN(test_reader_follows_rolls);
     RUN(test_list);
+    RUN(test_model_random_ops);
     return check_report();
 }
