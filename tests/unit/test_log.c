@@ -4,7 +4,8 @@
  * from any offset; the single-writer lock; unflushed records invisible to
  * readers; CRC and framing damage in sealed data reported, not cut; torn
  * segment creation; retention by size and by age; ENOSPC and failing
- * fsync through the io table; the group-commit policy; listing.
+ * fsync through the io table; the group-commit policy and its backoff;
+ * listing; and a model-based run of random operations against an oracle.
  * The CLI has its own file (test_log_cmd.c), torn tails theirs
  * (test_log_torn.c), cross-process following test_log_follow.c.
  */
