@@ -78,7 +78,7 @@ struct fr_feed_opts {
     int64_t count;       /* number of positions; FR_FEED_UNBOUNDED for synthetic default */
     int64_t start_ms;    /* synthetic: event time of position 0 (Unix ms) */
     double rate;         /* events/s released to clients; 0 = all at once */
-    double event_rate;   /* synthetic event-time spacing when rate is 0 */
+    double event_rate;   /* synthetic events per second of event time; 0: rate, or 38 */
     double canary_rate;  /* synthetic: probability that a position is a canary */
     int64_t offset_base; /* Kafka offset of position 0 (meta.offset of synthetic events) */
     /* stream faults (per position, from the seed) */
@@ -182,7 +182,8 @@ enum fr_feed_resume_kind {
     FR_FEED_RESUME_TIMESTAMP,   /* first position with Kafka ts >= ts_ms */
     FR_FEED_RESUME_OFFSET,      /* position offset - offset_base */
     FR_FEED_RESUME_LATEST,      /* offset -1: the head at connect time */
-    FR_FEED_RESUME_NONE         /* our topic not assigned: nothing is ever sent */
+    FR_FEED_RESUME_NONE,        /* our topic not assigned: nothing is ever sent */
+    FR_FEED_RESUME_SINCE        /* ?since= (truth records only; seeks like TIMESTAMP) */
 };
 
 struct fr_feed_resume {

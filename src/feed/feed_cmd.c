@@ -82,7 +82,7 @@ static const struct cmd_flag_doc cmd_flags[] = {
      "synthetic event time of position 0, ISO-8601 or Unix ms (default now)"},
     {"rate", 1, F_RATE, "N", "events per second produced; 0 = everything at once (default 0)"},
     {"event-rate", 1, F_EVENT_RATE, "N",
-     "synthetic event-time spacing when --rate is 0 (default 38/s)"},
+     "synthetic events per second of event time (default: --rate, or 38)"},
     {"canary-rate", 1, F_CANARY_RATE, "P",
      "synthetic canary probability per position (default 0.0001)"},
     {"offset-base", 1, F_OFFSET_BASE, "N",

@@ -368,8 +368,8 @@ static enum MHD_Result server_stream(struct fr_feed_server *srv, struct MHD_Conn
                                    .requested = requested,
                                    .start = start < 0 ? 0 : start,
                                    .ndjson = conn->ndjson};
-    if (!leid && since_s) {
-        ci.resume = FR_FEED_RESUME_TIMESTAMP;
+    if (resume.kind == FR_FEED_RESUME_DEFAULT && since_s) {
+        ci.resume = FR_FEED_RESUME_SINCE;
     }
     server_remote(mc, ci.remote, sizeof ci.remote);
     if (fr_feed_truth_conn_open(srv->truth, &ci, &conn->handle) < 0) {

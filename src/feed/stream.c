@@ -32,7 +32,7 @@ void fr_feed_opts_init(struct fr_feed_opts *opts)
     opts->seed = 1;
     opts->count = FR_FEED_UNBOUNDED;
     opts->start_ms = fr_wall_ms();
-    opts->event_rate = FR_FEED_REAL_RATE;
+    opts->event_rate = 0; /* follow --rate, or the real stream's 38/s */
     opts->canary_rate = 0.0001;
     opts->offset_base = -1;
     opts->dup_window = 1000;
@@ -75,8 +75,8 @@ static int stream_check(const struct fr_feed_opts *o, char *err, size_t errlen)
     if (!(o->rate >= 0 && o->rate <= 1e6)) {
         BAD("--rate must be within [0, 1000000]");
     }
-    if (!(o->event_rate > 0 && o->event_rate <= 1e6)) {
-        BAD("--event-rate must be within (0, 1000000]");
+    if (!(o->event_rate >= 0 && o->event_rate <= 1e6)) {
+        BAD("--event-rate must be within [0, 1000000]");
     }
     if (o->dup_window < 1) {
         BAD("--dup-window must be at least 1");
@@ -131,7 +131,9 @@ int fr_feed_stream_open(const struct fr_feed_opts *opts, struct fr_feed_stream *
         if (stream->opts.offset_base < 0) {
             stream->opts.offset_base = STREAM_DEFAULT_OFFSET_BASE;
         }
-        double event_rate = opts->rate > 0 ? opts->rate : opts->event_rate;
+        double event_rate = opts->event_rate > 0 ? opts->event_rate
+                            : opts->rate > 0     ? opts->rate
+                                                 : FR_FEED_REAL_RATE;
         fr_feed_gen_init(&stream->gen, opts->seed, opts->start_ms, event_rate, opts->canary_rate,
                          stream->opts.offset_base);
         stream->count = opts->count;
