@@ -173,6 +173,8 @@ int fr_feed_info_tags(const struct fr_feed_info *info, struct fr_buf *out);
  * [{"topic":"eqiad…","partition":0,"timestamp":ts_ms+1},{"topic":"codfw…","partition":0,"offset":-1}]
  */
 int fr_feed_id_append(struct fr_buf *out, int64_t ts_ms);
+/* The first bytes of a response: ":ok\n\n" (SSE) or "\n" (NDJSON). */
+const char *fr_feed_prelude(int ndjson);
 /* Append one SSE frame: "event: message\nid: <id>\ndata: <payload>\n\n". */
 int fr_feed_frame_append(struct fr_buf *out, int64_t ts_ms, const void *payload, size_t len);
 

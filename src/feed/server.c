@@ -115,6 +115,7 @@ static int server_render(struct feed_conn *conn, int64_t pos)
     fr_buf_reset(f);
     conn->frame_off = 0;
     int64_t ts = fr_feed_stream_ts(conn->cur, pos);
+    /* The frame of stream.c's wire table, with the payload rendered in place. */
     int rc = conn->ndjson ? FR_OK : fr_buf_puts(f, "event: message\nid: ");
     if (rc == FR_OK && !conn->ndjson) {
         rc = fr_feed_id_append(f, ts);
@@ -164,7 +165,7 @@ static ssize_t server_read(void *cls, uint64_t offset, char *buf, size_t max)
         conn->frame_off = 0;
         if (!conn->prelude_done) {
             conn->prelude_done = 1;
-            if (fr_buf_puts(&conn->frame, conn->ndjson ? "\n" : ":ok\n\n") < 0) {
+            if (fr_buf_puts(&conn->frame, fr_feed_prelude(conn->ndjson)) < 0) {
                 conn->reason = "error";
                 return MHD_CONTENT_READER_END_WITH_ERROR;
             }

@@ -19,6 +19,7 @@
 #include "core/err.h"
 #include "core/json.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -376,7 +377,32 @@ int fr_feed_info_tags(const struct fr_feed_info *info, struct fr_buf *out)
     return rc;
 }
 
-/* ---- wire format ----------------------------------------------------- */
+/* ---- wire format -----------------------------------------------------
+ *
+ * Response body (SSE mode), every line ended by one LF:
+ *
+ *   bytes                                   meaning
+ *   ":ok\n\n"                               prelude, once (5 bytes)
+ *   "event: message\n"                      per position (15 bytes)
+ *   "id: " ID "\n"                          ID below, compact JSON
+ *   "data: " PAYLOAD "\n"                   the event JSON, never a raw LF
+ *   "\n"                                    end of frame
+ *
+ *   ID = [{"topic":"eqiad.mediawiki.recentchange","partition":0,"timestamp":T+1},
+ *         {"topic":"codfw.mediawiki.recentchange","partition":0,"offset":-1}]
+ *   with T the position's Kafka timestamp in ms (KafkaSSE adds 1).
+ *
+ * NDJSON mode (Accept: application/json): "\n", then PAYLOAD "\n" per position.
+ */
+#define STREAM_PRELUDE ":ok\n\n"
+#define STREAM_EVENT_LINE "event: message\n"
+static_assert(sizeof STREAM_PRELUDE - 1 == 5, "SSE prelude is 5 bytes");
+static_assert(sizeof STREAM_EVENT_LINE - 1 == 15, "SSE event line is 15 bytes");
+
+const char *fr_feed_prelude(int ndjson)
+{
+    return ndjson ? "\n" : STREAM_PRELUDE;
+}
 
 int fr_feed_id_append(struct fr_buf *out, int64_t ts_ms)
 {
@@ -389,7 +415,7 @@ int fr_feed_id_append(struct fr_buf *out, int64_t ts_ms)
 int fr_feed_frame_append(struct fr_buf *out, int64_t ts_ms, const void *payload, size_t len)
 {
     size_t start = out->len;
-    int rc = fr_buf_puts(out, "event: message\nid: ");
+    int rc = fr_buf_puts(out, STREAM_EVENT_LINE "id: ");
     if (rc == FR_OK) {
         rc = fr_feed_id_append(out, ts_ms);
     }

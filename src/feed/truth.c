@@ -258,7 +258,8 @@ void fr_feed_truth_conn_close(struct fr_feed_truth *truth, int64_t handle, const
 
 static const char *truth_resume_name(enum fr_feed_resume_kind k)
 {
-    static const char *const names[] = {"default", "timestamp", "offset", "latest", "none", "since"};
+    static const char *const names[] = {"default", "timestamp", "offset",
+                                        "latest",  "none",      "since"};
     return (unsigned)k < 6 ? names[k] : "default";
 }
 
