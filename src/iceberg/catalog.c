@@ -1,0 +1,417 @@
+/*
+ * catalog.c — the catalog: one SQLite file in the layout of Iceberg's
+ * JdbcCatalog (Java) and pyiceberg's SqlCatalog, so Spark, Trino and
+ * pyiceberg open the same file freshet writes (docs/ENGINES.md).
+ *
+ *   iceberg_tables(catalog_name, table_namespace, table_name,
+ *                  metadata_location, previous_metadata_location,
+ *                  iceberg_type)                 PK (catalog, namespace, name)
+ *   iceberg_namespace_properties(catalog_name, namespace, property_key,
+ *                  property_value)               PK (catalog, namespace, key)
+ *
+ * iceberg_type is created up front, so Java and pyiceberg both run in
+ * their "V1" mode; a catalog created by an older Java (V0, no such column)
+ * is detected and used without the column.
+ *
+ * A commit is a compare-and-swap: UPDATE ... SET metadata_location = new
+ * WHERE metadata_location = old, exactly one changed row per table. All
+ * tables of one transaction swap inside one BEGIN IMMEDIATE ... COMMIT, so
+ * they move together or not at all. The file is in WAL mode with
+ * synchronous=FULL: a COMMIT that returned is durable. A catalog locked
+ * past the busy timeout gives FR_EBUSY (retriable, nothing changed).
+ *
+ * One connection per struct fr_ice_catalog; one thread at a time.
+ */
+#include "iceberg/iceberg_int.h"
+
+#include "core/err.h"
+#include "core/fsutil.h"
+
+#include <limits.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char ddl[] =
+    "CREATE TABLE IF NOT EXISTS iceberg_tables ("
+    " catalog_name VARCHAR(255) NOT NULL,"
+    " table_namespace VARCHAR(255) NOT NULL,"
+    " table_name VARCHAR(255) NOT NULL,"
+    " metadata_location VARCHAR(1000),"
+    " previous_metadata_location VARCHAR(1000),"
+    " iceberg_type VARCHAR(5),"
+    " PRIMARY KEY (catalog_name, table_namespace, table_name));"
+    "CREATE TABLE IF NOT EXISTS iceberg_namespace_properties ("
+    " catalog_name VARCHAR(255) NOT NULL,"
+    " namespace VARCHAR(255) NOT NULL,"
+    " property_key VARCHAR(255) NOT NULL,"
+    " property_value VARCHAR(1000) NOT NULL,"
+    " PRIMARY KEY (catalog_name, namespace, property_key));";
+
+
+static int sql_err(struct fr_ice_catalog *cat, int src, const char *what)
+{
+    int code;
+    switch (src & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED: code = FR_EBUSY; break;
+    case SQLITE_FULL: code = FR_ENOSPC; break;
+    case SQLITE_NOMEM: code = FR_ENOMEM; break;
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB: code = FR_ECORRUPT; break;
+    default: code = FR_EIO; break;
+    }
+    return ice_err(code, "catalog %s/catalog.db: %s: %s", cat->lake_dir, what,
+                   cat->db ? sqlite3_errmsg(cat->db) : sqlite3_errstr(src));
+}
+
+static bool cat_has_type(struct fr_ice_catalog *cat)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(cat->db, "SELECT iceberg_type FROM iceberg_tables LIMIT 0", -1,
+                                &st, NULL);
+    sqlite3_finalize(st);
+    return rc == SQLITE_OK;
+}
+
+int ice_cat_open_db(struct fr_ice_catalog *cat, const char *path, int busy_ms)
+{
+    int rc = sqlite3_open_v2(path, &cat->db,
+                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                             NULL);
+    if (rc != SQLITE_OK) {
+        return sql_err(cat, rc, "open");
+    }
+    sqlite3_busy_timeout(cat->db, busy_ms);
+    char *msg = NULL;
+    rc = sqlite3_exec(cat->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;", NULL, NULL,
+                      &msg);
+    sqlite3_free(msg);
+    if (rc != SQLITE_OK) {
+        return sql_err(cat, rc, "set WAL mode");
+    }
+    rc = sqlite3_exec(cat->db, ddl, NULL, NULL, &msg);
+    sqlite3_free(msg);
+    if (rc != SQLITE_OK) {
+        return sql_err(cat, rc, "create tables");
+    }
+    cat->v1 = cat_has_type(cat);
+    return FR_OK;
+}
+
+static int prep(struct fr_ice_catalog *cat, const char *sql, sqlite3_stmt **st)
+{
+    int rc = sqlite3_prepare_v2(cat->db, sql, -1, st, NULL);
+    return rc == SQLITE_OK ? FR_OK : sql_err(cat, rc, "prepare");
+}
+
+int ice_cat_get(struct fr_ice_catalog *cat, const char *ns, const char *name, char *buf,
+                size_t cap)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = prep(cat,
+                  cat->v1 ? "SELECT metadata_location FROM iceberg_tables WHERE catalog_name=? AND "
+                           "table_namespace=? AND table_name=? AND (iceberg_type='TABLE' OR "
+                           "iceberg_type IS NULL)"
+                         : "SELECT metadata_location FROM iceberg_tables WHERE catalog_name=? AND "
+                           "table_namespace=? AND table_name=?",
+                  &st);
+    if (rc < 0) {
+        return rc;
+    }
+    sqlite3_bind_text(st, 1, cat->catalog_name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, ns, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, name, -1, SQLITE_STATIC);
+    int s = sqlite3_step(st);
+    if (s == SQLITE_ROW) {
+        const unsigned char *loc = sqlite3_column_text(st, 0);
+        if (!loc) {
+            rc = ice_err(FR_ECORRUPT, "table %s.%s: catalog row has no metadata_location", ns,
+                         name);
+        } else if (strlen((const char *)loc) >= cap) {
+            rc = ice_err(FR_ETOOBIG, "table %s.%s: metadata_location too long", ns, name);
+        } else {
+            snprintf(buf, cap, "%s", (const char *)loc);
+        }
+    } else if (s == SQLITE_DONE) {
+        rc = ice_err(FR_ENOTFOUND, "table %s.%s: not in catalog %s", ns, name,
+                     cat->catalog_name);
+    } else {
+        rc = sql_err(cat, s, "read table row");
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int ice_cat_insert(struct fr_ice_catalog *cat, const char *ns, const char *name,
+                   const char *location)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = FR_OK;
+    char *msg = NULL;
+    int s = sqlite3_exec(cat->db, "BEGIN IMMEDIATE", NULL, NULL, &msg);
+    sqlite3_free(msg);
+    if (s != SQLITE_OK) {
+        return sql_err(cat, s, "begin");
+    }
+    rc = prep(cat,
+              "INSERT OR IGNORE INTO iceberg_namespace_properties (catalog_name, namespace, "
+              "property_key, property_value) VALUES (?, ?, 'exists', 'true')",
+              &st);
+    if (rc < 0) {
+        goto cleanup;
+    }
+    sqlite3_bind_text(st, 1, cat->catalog_name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, ns, -1, SQLITE_STATIC);
+    s = sqlite3_step(st);
+    sqlite3_finalize(st);
+    st = NULL;
+    if (s != SQLITE_DONE) {
+        rc = sql_err(cat, s, "create namespace");
+        goto cleanup;
+    }
+    rc = prep(cat,
+              cat->v1 ? "INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, "
+                       "metadata_location, previous_metadata_location, iceberg_type) VALUES "
+                       "(?, ?, ?, ?, NULL, 'TABLE')"
+                     : "INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, "
+                       "metadata_location, previous_metadata_location) VALUES (?, ?, ?, ?, NULL)",
+              &st);
+    if (rc < 0) {
+        goto cleanup;
+    }
+    sqlite3_bind_text(st, 1, cat->catalog_name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, ns, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, location, -1, SQLITE_STATIC);
+    s = sqlite3_step(st);
+    if ((s & 0xff) == SQLITE_CONSTRAINT) {
+        rc = ice_err(FR_EEXIST, "table %s.%s already exists", ns, name);
+    } else if (s != SQLITE_DONE) {
+        rc = sql_err(cat, s, "insert table row");
+    }
+cleanup:
+    sqlite3_finalize(st);
+    s = sqlite3_exec(cat->db, rc == FR_OK ? "COMMIT" : "ROLLBACK", NULL, NULL, &msg);
+    sqlite3_free(msg);
+    if (rc == FR_OK && s != SQLITE_OK) {
+        rc = sql_err(cat, s, "commit");
+        sqlite3_exec(cat->db, "ROLLBACK", NULL, NULL, NULL);
+    }
+    return rc;
+}
+
+int ice_cat_swap(struct fr_ice_catalog *cat, const struct ice_cat_update *updates, uint32_t n)
+{
+    sqlite3_stmt *st = NULL;
+    char *msg = NULL;
+    char detail[300];
+    int s = sqlite3_exec(cat->db, "BEGIN IMMEDIATE", NULL, NULL, &msg);
+    sqlite3_free(msg);
+    if (s != SQLITE_OK) {
+        return sql_err(cat, s, "begin commit transaction");
+    }
+    ice_io_step(&cat->io, FR_ICE_STEP_CATALOG_BEGIN, cat->lake_dir);
+    int rc = prep(cat,
+                  cat->v1 ? "UPDATE iceberg_tables SET metadata_location = ?, "
+                           "previous_metadata_location = ? WHERE catalog_name = ? AND "
+                           "table_namespace = ? AND table_name = ? AND metadata_location = ? AND "
+                           "(iceberg_type = 'TABLE' OR iceberg_type IS NULL)"
+                         : "UPDATE iceberg_tables SET metadata_location = ?, "
+                           "previous_metadata_location = ? WHERE catalog_name = ? AND "
+                           "table_namespace = ? AND table_name = ? AND metadata_location = ?",
+                  &st);
+    for (uint32_t i = 0; rc == FR_OK && i < n; i++) {
+        const struct ice_cat_update *u = &updates[i];
+        sqlite3_reset(st);
+        sqlite3_bind_text(st, 1, u->new_location, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, u->old_location, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, cat->catalog_name, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 4, u->ns, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 5, u->name, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 6, u->old_location, -1, SQLITE_STATIC);
+        s = sqlite3_step(st);
+        if (s != SQLITE_DONE) {
+            rc = sql_err(cat, s, "compare-and-swap");
+        } else if (sqlite3_changes(cat->db) != 1) {
+            rc = ice_err(FR_ECONFLICT,
+                         "table %s.%s: metadata_location moved past %s (concurrent commit)",
+                         u->ns, u->name, u->old_location);
+        } else {
+            snprintf(detail, sizeof detail, "%s.%s", u->ns, u->name);
+            ice_io_step(&cat->io, FR_ICE_STEP_CATALOG_UPDATED, detail);
+        }
+    }
+    sqlite3_finalize(st);
+    if (rc != FR_OK) {
+        sqlite3_exec(cat->db, "ROLLBACK", NULL, NULL, NULL);
+        return rc;
+    }
+    s = sqlite3_exec(cat->db, "COMMIT", NULL, NULL, &msg);
+    sqlite3_free(msg);
+    if (s != SQLITE_OK) {
+        rc = sql_err(cat, s, "commit");
+        if (!sqlite3_get_autocommit(cat->db)) {
+            sqlite3_exec(cat->db, "ROLLBACK", NULL, NULL, NULL);
+        }
+        return rc;
+    }
+    ice_io_step(&cat->io, FR_ICE_STEP_CATALOG_COMMITTED, cat->lake_dir);
+    return FR_OK;
+}
+
+int ice_cat_delete(struct fr_ice_catalog *cat, const char *ns, const char *name)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = prep(cat,
+                  "DELETE FROM iceberg_tables WHERE catalog_name=? AND table_namespace=? AND "
+                  "table_name=?",
+                  &st);
+    if (rc < 0) {
+        return rc;
+    }
+    sqlite3_bind_text(st, 1, cat->catalog_name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, ns, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, name, -1, SQLITE_STATIC);
+    int s = sqlite3_step(st);
+    if (s != SQLITE_DONE) {
+        rc = sql_err(cat, s, "drop table");
+    } else if (sqlite3_changes(cat->db) != 1) {
+        rc = ice_err(FR_ENOTFOUND, "table %s.%s: not in catalog", ns, name);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int fr_ice_list_tables(struct fr_ice_catalog *cat, struct fr_ice_ident **idents, size_t *count)
+{
+    sqlite3_stmt *st = NULL;
+    *idents = NULL;
+    *count = 0;
+    int rc = prep(cat,
+                  cat->v1 ? "SELECT table_namespace, table_name FROM iceberg_tables WHERE "
+                           "catalog_name=? AND (iceberg_type='TABLE' OR iceberg_type IS NULL) "
+                           "ORDER BY 1, 2"
+                         : "SELECT table_namespace, table_name FROM iceberg_tables WHERE "
+                           "catalog_name=? ORDER BY 1, 2",
+                  &st);
+    if (rc < 0) {
+        return rc;
+    }
+    sqlite3_bind_text(st, 1, cat->catalog_name, -1, SQLITE_STATIC);
+    size_t cap = 0;
+    int s;
+    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+        if (*count == cap) {
+            cap = cap ? cap * 2 : 16;
+            struct fr_ice_ident *n = realloc(*idents, cap * sizeof *n);
+            if (!n) {
+                rc = FR_ENOMEM;
+                break;
+            }
+            *idents = n;
+        }
+        struct fr_ice_ident *id = &(*idents)[*count];
+        snprintf(id->ns, sizeof id->ns, "%s", (const char *)sqlite3_column_text(st, 0));
+        snprintf(id->name, sizeof id->name, "%s", (const char *)sqlite3_column_text(st, 1));
+        (*count)++;
+    }
+    if (rc == FR_OK && s != SQLITE_DONE) {
+        rc = sql_err(cat, s, "list tables");
+    }
+    sqlite3_finalize(st);
+    if (rc < 0) {
+        free(*idents);
+        *idents = NULL;
+        *count = 0;
+    }
+    return rc;
+}
+
+/* ------------------------------------------------------ open / close -- */
+
+int fr_ice_catalog_open(const struct fr_ice_catalog_opts *opts, struct fr_ice_catalog **out)
+{
+    *out = NULL;
+    ice_err_clear();
+    if (!opts || !opts->data_dir) {
+        return ice_err(FR_EINVAL, "catalog: no data directory");
+    }
+    struct fr_ice_catalog *cat = calloc(1, sizeof *cat);
+    if (!cat) {
+        return FR_ENOMEM;
+    }
+    int rc = FR_OK;
+    char path[ICE_PATH_MAX], abs[PATH_MAX];
+    snprintf(path, sizeof path, "%s/lake/warehouse", opts->data_dir);
+    rc = fr_fs_mkdirs(path, 0755);
+    if (rc < 0) {
+        ice_err(rc, "catalog: cannot create %s: %s", path, fr_strerror(rc));
+        goto cleanup;
+    }
+    if (!realpath(path, abs)) {
+        rc = ice_err(FR_EIO, "catalog: cannot resolve %s", path);
+        goto cleanup;
+    }
+    cat->warehouse = strdup(abs);
+    size_t wl = strlen(abs);
+    cat->lake_dir = strndup(abs, wl - strlen("/warehouse"));
+    if (opts->warehouse_uri) {
+        cat->warehouse_uri = strdup(opts->warehouse_uri);
+        size_t ul = cat->warehouse_uri ? strlen(cat->warehouse_uri) : 0;
+        while (ul > 0 && cat->warehouse_uri[ul - 1] == '/') {
+            cat->warehouse_uri[--ul] = 0;
+        }
+    } else {
+        size_t n = wl + 8;
+        cat->warehouse_uri = malloc(n);
+        if (cat->warehouse_uri) {
+            snprintf(cat->warehouse_uri, n, "file://%s", abs);
+        }
+    }
+    cat->catalog_name = strdup(opts->catalog_name ? opts->catalog_name : "freshet");
+    cat->max_retries = opts->max_retries == 0 ? 4 : opts->max_retries < 0 ? 0 : opts->max_retries;
+    if (opts->io) {
+        cat->io = *opts->io;
+    } else {
+        cat->io.ops = fr_ice_io_posix();
+        cat->io.ctx = NULL;
+    }
+    if (!cat->warehouse || !cat->lake_dir || !cat->warehouse_uri || !cat->catalog_name) {
+        rc = FR_ENOMEM;
+        goto cleanup;
+    }
+    snprintf(path, sizeof path, "%s/catalog.db", cat->lake_dir);
+    rc = ice_cat_open_db(cat, path, opts->busy_timeout_ms > 0 ? opts->busy_timeout_ms : 5000);
+cleanup:
+    if (rc < 0) {
+        fr_ice_catalog_close(cat);
+        return rc;
+    }
+    *out = cat;
+    return FR_OK;
+}
+
+void fr_ice_catalog_close(struct fr_ice_catalog *cat)
+{
+    if (!cat) {
+        return;
+    }
+    if (cat->db) {
+        sqlite3_close_v2(cat->db);
+    }
+    free(cat->lake_dir);
+    free(cat->warehouse);
+    free(cat->warehouse_uri);
+    free(cat->catalog_name);
+    free(cat);
+}
+
+const char *fr_ice_catalog_warehouse(const struct fr_ice_catalog *cat) { return cat->warehouse; }
+
+const char *fr_ice_catalog_warehouse_uri(const struct fr_ice_catalog *cat)
+{
+    return cat->warehouse_uri;
+}

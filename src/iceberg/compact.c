@@ -1,0 +1,423 @@
+/*
+ * compact.c — compaction: bin-pack a table's small data files into files
+ * of about the target size and commit each group as a replace snapshot;
+ * and the conversion from src/parquet's writer statistics to an Iceberg
+ * data-file descriptor, which compaction and the stream processor share.
+ *
+ * Plan: take the current snapshot's live files of the default spec, group
+ * them by partition tuple, keep the small ones (< 3/4 of the target), sort
+ * each group by size and cut bins of at most the target size; a bin of at
+ * least min_inputs files is rewritten: every row of every input is copied,
+ * columns matched by field id (then by name), columns added to the schema
+ * later written as NULL, into one new Parquet file in the first input's
+ * directory. Then fr_ice_rewrite commits it.
+ *
+ * Concurrency: appends may land while a bin is being written. The rewrite
+ * commit retries on them (it keeps every file it does not remove); if a
+ * concurrent commit removed one of the bin's inputs (another compaction, an
+ * overwrite) the bin is abandoned and its output deleted, so a row is never
+ * lost (the inputs stay) nor duplicated (the output never lands).
+ */
+#include "iceberg/iceberg_int.h"
+
+#include "core/err.h"
+#include "parquet/parquet.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------- Parquet statistics -- */
+
+static enum fr_pq_type pq_type(enum fr_ice_type t)
+{
+    switch (t) {
+    case FR_ICE_BOOLEAN: return FR_PQ_BOOL;
+    case FR_ICE_INT: return FR_PQ_INT32;
+    case FR_ICE_LONG: return FR_PQ_INT64;
+    case FR_ICE_DOUBLE: return FR_PQ_DOUBLE;
+    case FR_ICE_STRING: return FR_PQ_STRING;
+    case FR_ICE_DATE: return FR_PQ_DATE;
+    case FR_ICE_TIMESTAMP: return FR_PQ_TIMESTAMP_NTZ;
+    case FR_ICE_TIMESTAMPTZ: return FR_PQ_TIMESTAMP;
+    }
+    return 0;
+}
+
+static int pq_bound(const struct fr_pq_value *v, uint8_t *out, size_t cap, uint32_t *len)
+{
+    struct fr_ice_value iv = {0};
+    switch (v->type) {
+    case FR_PQ_BOOL: iv.type = FR_ICE_BOOLEAN; iv.v.b = v->v.b; break;
+    case FR_PQ_INT32:
+    case FR_PQ_DATE: iv.type = FR_ICE_INT; iv.v.i32 = v->v.i32; break;
+    case FR_PQ_INT64:
+    case FR_PQ_TIMESTAMP:
+    case FR_PQ_TIMESTAMP_NTZ: iv.type = FR_ICE_LONG; iv.v.i64 = v->v.i64; break;
+    case FR_PQ_DOUBLE: iv.type = FR_ICE_DOUBLE; iv.v.f64 = v->v.f64; break;
+    case FR_PQ_STRING:
+        iv.type = FR_ICE_STRING;
+        iv.v.str.ptr = v->v.str.ptr;
+        iv.v.str.len = v->v.str.len;
+        break;
+    default: return FR_EINVAL;
+    }
+    return ice_value_bin(&iv, out, cap > UINT32_MAX ? UINT32_MAX : (uint32_t)cap, len);
+}
+
+int fr_ice_file_from_pq(const char *path, const struct fr_pq_schema *schema,
+                        const struct fr_pq_file_stats *stats, struct fr_ice_data_file *file,
+                        struct fr_ice_col_metrics *metrics, uint8_t *bounds, size_t bounds_cap)
+{
+    if (stats->ncols != schema->ncolumns) {
+        return ice_err(FR_EINVAL, "data file %s: %u column stats for %u columns", path,
+                       stats->ncols, schema->ncolumns);
+    }
+    memset(file, 0, sizeof *file);
+    file->path = path;
+    file->file_size = (int64_t)stats->file_bytes;
+    file->record_count = (int64_t)stats->rows;
+    file->metrics = metrics;
+    file->nmetrics = stats->ncols;
+    file->split_offsets = (const int64_t *)stats->row_group_offsets;
+    file->nsplit = stats->nrow_groups;
+    size_t used = 0;
+    for (uint32_t i = 0; i < stats->ncols; i++) {
+        const struct fr_pq_col_stats *cs = &stats->cols[i];
+        struct fr_ice_col_metrics *m = &metrics[i];
+        memset(m, 0, sizeof *m);
+        m->field_id = schema->columns[i].field_id;
+        m->column_size = (int64_t)cs->compressed_bytes;
+        m->value_count = (int64_t)cs->value_count;
+        m->null_count = (int64_t)cs->null_count;
+        m->nan_count = schema->columns[i].type == FR_PQ_DOUBLE ? (int64_t)cs->nan_count : -1;
+        if (!cs->has_bounds) {
+            continue;
+        }
+        uint32_t len;
+        int rc = pq_bound(&cs->min, bounds + used, bounds_cap - used, &len);
+        if (rc < 0) {
+            return ice_err(FR_ETOOBIG, "data file %s: bounds buffer too small", path);
+        }
+        m->lower = bounds + used;
+        m->lower_len = len;
+        used += len;
+        rc = pq_bound(&cs->max, bounds + used, bounds_cap - used, &len);
+        if (rc < 0) {
+            return ice_err(FR_ETOOBIG, "data file %s: bounds buffer too small", path);
+        }
+        m->upper = bounds + used;
+        m->upper_len = len;
+        used += len;
+    }
+    return FR_OK;
+}
+
+/* ------------------------------------------------------------ rewriting -- */
+
+/* Copy every row of the inputs into out_path with the table's schema. */
+static int rewrite_bin(const struct fr_ice_table *t, const struct fr_ice_file *const *in,
+                       uint32_t nin, const char *out_path, const struct fr_ice_compact_opts *opts,
+                       struct fr_pq_file_stats *stats, struct fr_pq_schema *schema_out)
+{
+    uint32_t nf;
+    const struct fr_ice_field *fields = fr_ice_table_fields(t, &nf);
+    struct fr_pq_column *cols = calloc(nf, sizeof *cols);
+    struct fr_pq_vec *vecs = calloc(nf, sizeof *vecs);
+    uint8_t *all_null = NULL;
+    uint32_t null_cap = 0;
+    struct fr_pq_writer *writer = NULL;
+    struct fr_pq_out out;
+    struct fr_pq_opts popts;
+    int rc = cols && vecs ? FR_OK : FR_ENOMEM;
+    if (rc < 0) {
+        goto cleanup;
+    }
+    for (uint32_t i = 0; i < nf; i++) {
+        cols[i].name = fields[i].name;
+        cols[i].type = pq_type(fields[i].type);
+        cols[i].optional = !fields[i].required;
+        cols[i].field_id = fields[i].id;
+    }
+    schema_out->columns = cols;
+    schema_out->ncolumns = nf;
+    fr_pq_opts_default(&popts);
+    popts.codec = opts->uncompressed ? FR_PQ_UNCOMPRESSED : FR_PQ_ZSTD;
+    struct fr_pq_kv kv = {"iceberg.schema", fr_ice_table_schema_json(t)};
+    popts.kv = &kv;
+    popts.nkv = 1;
+    rc = fr_pq_out_file(out_path, &out);
+    if (rc == FR_OK) {
+        rc = fr_pq_writer_open(schema_out, &popts, &out, &writer);
+    }
+    if (rc < 0) {
+        ice_err(rc, "table %s.%s: cannot write %s: %s", t->ns, t->name, out_path, fr_pq_errmsg());
+        goto cleanup;
+    }
+    for (uint32_t f = 0; f < nin && rc == FR_OK; f++) {
+        struct fr_pq_reader *reader = NULL;
+        struct fr_pq_scan *scan = NULL;
+        uint32_t proj[ICE_MAX_FIELDS];
+        int32_t map[ICE_MAX_FIELDS]; /* output column -> projection index, -1: NULLs */
+        uint32_t nproj = 0;
+        rc = fr_pq_reader_open_file(in[f]->local_path, NULL, &reader);
+        if (rc < 0) {
+            ice_err(rc, "table %s.%s: cannot read %s: %s", t->ns, t->name, in[f]->local_path,
+                    fr_pq_errmsg());
+            break;
+        }
+        const struct fr_pq_schema *fs = fr_pq_reader_schema(reader);
+        for (uint32_t i = 0; i < nf && rc == FR_OK; i++) {
+            int found = -1;
+            for (uint32_t j = 0; j < fs->ncolumns && found < 0; j++) {
+                if (fs->columns[j].field_id == fields[i].id) {
+                    found = (int)j;
+                }
+            }
+            for (uint32_t j = 0; j < fs->ncolumns && found < 0; j++) {
+                if (fs->columns[j].field_id < 0 && strcmp(fs->columns[j].name, fields[i].name) == 0) {
+                    found = (int)j;
+                }
+            }
+            if (found >= 0 && fs->columns[found].type != cols[i].type) {
+                rc = ice_err(FR_EUNSUPPORTED, "table %s.%s: %s: column %s is %s, the table says %s",
+                             t->ns, t->name, in[f]->local_path, fields[i].name,
+                             fr_pq_type_name(fs->columns[found].type),
+                             fr_pq_type_name(cols[i].type));
+            }
+            if (found < 0 && fields[i].required) {
+                rc = ice_err(FR_ECORRUPT, "table %s.%s: %s lacks required column %s", t->ns,
+                             t->name, in[f]->local_path, fields[i].name);
+            }
+            map[i] = found < 0 ? -1 : (int32_t)nproj;
+            if (found >= 0) {
+                proj[nproj++] = (uint32_t)found;
+            }
+        }
+        struct fr_pq_scan_opts so = {.columns = proj, .ncolumns = nproj};
+        if (rc == FR_OK) {
+            rc = fr_pq_scan_open(reader, &so, &scan);
+        }
+        const struct fr_pq_batch *batch;
+        uint64_t rows = 0;
+        while (rc == FR_OK && (rc = fr_pq_scan_next(scan, &batch)) == FR_OK) {
+            if (batch->nrows > null_cap) {
+                free(all_null);
+                null_cap = batch->nrows;
+                all_null = malloc(null_cap);
+                if (!all_null) {
+                    rc = FR_ENOMEM;
+                    break;
+                }
+                memset(all_null, 1, null_cap);
+            }
+            for (uint32_t i = 0; i < nf; i++) {
+                if (map[i] >= 0) {
+                    vecs[i] = batch->cols[map[i]];
+                } else {
+                    memset(&vecs[i], 0, sizeof vecs[i]);
+                    vecs[i].type = cols[i].type;
+                    vecs[i].nulls = all_null;
+                    /* value slots of NULL rows are ignored; point at the flags */
+                    vecs[i].v.b = all_null;
+                }
+                vecs[i].column = i;
+            }
+            struct fr_pq_batch ob = {0, 0, batch->nrows, nf, vecs};
+            rc = fr_pq_write_batch(writer, &ob);
+            rows += batch->nrows;
+        }
+        if (rc == FR_EEOF) {
+            rc = FR_OK;
+        }
+        if (rc == FR_OK && (int64_t)rows != in[f]->record_count) {
+            rc = ice_err(FR_ECORRUPT, "table %s.%s: %s holds %" PRIu64 " rows, the manifest says %" PRId64,
+                         t->ns, t->name, in[f]->local_path, rows, in[f]->record_count);
+        }
+        if (rc < 0 && !*fr_ice_errmsg()) {
+            ice_err(rc, "table %s.%s: rewriting %s: %s", t->ns, t->name, in[f]->local_path,
+                    fr_pq_errmsg());
+        }
+        fr_pq_scan_free(scan);
+        fr_pq_reader_free(reader);
+    }
+    if (rc == FR_OK) {
+        rc = fr_pq_writer_close(writer, stats);
+        if (rc < 0) {
+            ice_err(rc, "table %s.%s: cannot finish %s: %s", t->ns, t->name, out_path,
+                    fr_pq_errmsg());
+        }
+    }
+cleanup:
+    fr_pq_writer_free(writer);
+    free(vecs);
+    free(all_null);
+    if (rc < 0) {
+        free(cols);
+        schema_out->columns = NULL;
+    }
+    return rc;
+}
+
+/* ------------------------------------------------------------ planning -- */
+
+static int part_cmp(const struct fr_ice_file *a, const struct fr_ice_file *b)
+{
+    if (a->npartition != b->npartition) {
+        return a->npartition < b->npartition ? -1 : 1;
+    }
+    for (uint32_t i = 0; i < a->npartition; i++) {
+        const struct fr_ice_value *x = &a->partition[i], *y = &b->partition[i];
+        if (x->is_null != y->is_null) {
+            return x->is_null ? -1 : 1;
+        }
+        if (!x->is_null) {
+            int c = ice_value_cmp(x, y);
+            if (c) {
+                return c;
+            }
+        }
+    }
+    return 0;
+}
+
+static int by_part_size(const void *pa, const void *pb)
+{
+    const struct fr_ice_file *a = *(const struct fr_ice_file *const *)pa;
+    const struct fr_ice_file *b = *(const struct fr_ice_file *const *)pb;
+    int c = part_cmp(a, b);
+    if (c) {
+        return c;
+    }
+    return a->file_size < b->file_size ? -1 : a->file_size > b->file_size;
+}
+
+static int compact_bin(struct fr_ice_catalog *cat, const struct fr_ice_table *t,
+                       const struct fr_ice_file *const *bin, uint32_t n,
+                       const struct fr_ice_compact_opts *opts, struct fr_ice_compact_stats *st)
+{
+    char out_path[ICE_PATH_MAX], uuid[37];
+    const char *dir_end = strrchr(bin[0]->local_path, '/');
+    ice_uuid(uuid);
+    snprintf(out_path, sizeof out_path, "%.*s/compacted-%s.parquet",
+             (int)(dir_end - bin[0]->local_path), bin[0]->local_path, uuid);
+    struct fr_pq_file_stats pst = {0};
+    struct fr_pq_schema schema = {0};
+    int rc = rewrite_bin(t, bin, n, out_path, opts, &pst, &schema);
+    if (rc < 0) {
+        return rc;
+    }
+    struct fr_ice_col_metrics *metrics = calloc(schema.ncolumns + 1, sizeof *metrics);
+    size_t bcap = 0;
+    for (uint32_t i = 0; i < pst.ncols; i++) {
+        bcap += 32 + (pst.cols[i].min.type == FR_PQ_STRING ? pst.cols[i].min.v.str.len : 0) +
+                (pst.cols[i].max.type == FR_PQ_STRING ? pst.cols[i].max.v.str.len : 0);
+    }
+    uint8_t *bounds = malloc(bcap + 1);
+    const char **remove = calloc(n, sizeof *remove);
+    struct fr_ice_data_file df;
+    rc = metrics && bounds && remove ? FR_OK : FR_ENOMEM;
+    if (rc == FR_OK) {
+        rc = fr_ice_file_from_pq(out_path, &schema, &pst, &df, metrics, bounds, bcap);
+    }
+    if (rc == FR_OK) {
+        df.partition = bin[0]->partition;
+        df.npartition = bin[0]->npartition;
+        for (uint32_t i = 0; i < n; i++) {
+            remove[i] = bin[i]->path;
+        }
+        rc = fr_ice_rewrite(cat, t->ns, t->name, remove, n, &df, 1, NULL);
+    }
+    if (rc == FR_OK) {
+        st->groups++;
+        st->rows += (int64_t)pst.rows;
+    } else {
+        ice_io_remove(&cat->io, out_path);
+        if (rc == FR_ECONFLICT) {
+            st->conflicts++;
+            rc = FR_OK;
+        }
+    }
+    free(remove);
+    free(bounds);
+    free(metrics);
+    free((void *)schema.columns);
+    fr_pq_file_stats_free(&pst);
+    return rc;
+}
+
+int fr_ice_compact(struct fr_ice_catalog *cat, const char *ns, const char *name,
+                   const struct fr_ice_compact_opts *opts_in, struct fr_ice_compact_stats *stats)
+{
+    struct fr_ice_compact_opts opts = opts_in ? *opts_in : (struct fr_ice_compact_opts){0};
+    struct fr_ice_compact_stats local;
+    struct fr_ice_table *t = NULL;
+    struct fr_ice_file_list list = {0}, after = {0};
+    const struct fr_ice_file **small = NULL;
+    if (opts.target_bytes <= 0) {
+        opts.target_bytes = INT64_C(128) << 20;
+    }
+    if (opts.min_inputs < 2) {
+        opts.min_inputs = 2;
+    }
+    if (!stats) {
+        stats = &local;
+    }
+    memset(stats, 0, sizeof *stats);
+    ice_err_clear();
+    int rc = fr_ice_table_load(cat, ns, name, &t);
+    if (rc == FR_OK) {
+        rc = fr_ice_files(cat, t, -1, true, &list);
+    }
+    if (rc < 0) {
+        goto cleanup;
+    }
+    stats->files_before = (uint32_t)list.nfiles;
+    stats->bytes_before = list.total_bytes;
+    size_t nsmall = 0;
+    small = calloc(list.nfiles + 1, sizeof *small);
+    if (!small) {
+        rc = FR_ENOMEM;
+        goto cleanup;
+    }
+    for (size_t i = 0; i < list.nfiles; i++) {
+        if (list.files[i].spec_id == t->meta->default_spec_id &&
+            list.files[i].file_size < opts.target_bytes / 4 * 3) {
+            small[nsmall++] = &list.files[i];
+        }
+    }
+    qsort(small, nsmall, sizeof *small, by_part_size);
+    for (size_t i = 0; i < nsmall && rc == FR_OK;) {
+        size_t j = i;
+        int64_t bytes = 0;
+        while (j < nsmall && part_cmp(small[i], small[j]) == 0 &&
+               (j == i || bytes + small[j]->file_size <= opts.target_bytes)) {
+            bytes += small[j]->file_size;
+            j++;
+        }
+        if (j - i >= opts.min_inputs) {
+            rc = compact_bin(cat, t, small + i, (uint32_t)(j - i), &opts, stats);
+        }
+        i = j;
+    }
+    if (rc < 0) {
+        goto cleanup;
+    }
+    fr_ice_table_free(t);
+    t = NULL;
+    rc = fr_ice_table_load(cat, ns, name, &t);
+    if (rc == FR_OK) {
+        rc = fr_ice_files(cat, t, -1, false, &after);
+    }
+    if (rc == FR_OK) {
+        stats->files_after = (uint32_t)after.nfiles;
+        stats->bytes_after = after.total_bytes;
+    }
+cleanup:
+    free(small);
+    fr_ice_file_list_free(&list);
+    fr_ice_file_list_free(&after);
+    fr_ice_table_free(t);
+    return rc;
+}
