@@ -392,7 +392,8 @@ int fr_cmd_feed(const char *data_dir, int argc, char **argv)
             status = 0;
             goto cleanup;
         default:
-            cmd_usage(stderr);
+            fprintf(stderr, "freshet feed: see --help
+");
             goto cleanup;
         }
         if (bad) {

@@ -11,11 +11,15 @@
  * time from the values observed per wiki.
  *
  * Sessions. Real streams are bursty: one bot files 300 pages into one
- * category, a QuickStatements batch edits 50 items. Positions are grouped in
- * blocks of GEN_BLOCK; each block has GEN_SESSIONS sessions (user, wiki,
- * type, theme) derived from (seed, block), and a position joins one of them
- * with probability GEN_SESSION_P, else it is a one-off. A session's theme
- * fixes its comment template and title stem; the event varies the rest.
+ * category, a QuickStatements batch edits 50 items. An event first draws its
+ * type from the measured mix, then joins a session of that type in its long
+ * block (GEN_LONG_BLOCK positions, probability GEN_LONG_P) or short block
+ * (GEN_SHORT_BLOCK, GEN_SHORT_P), else it is a one-off. A session (user,
+ * wiki, bot flag, interface language, theme) is derived from (seed, block,
+ * slot); its theme fixes the comment template and title stems, the event
+ * varies the rest. Categorize events of a session also fan out: those within
+ * GEN_FANOUT positions share the member page, revision and request id, as
+ * one edit's category changes do. The comment text is in gen_comment.c.
  *
  * Timestamps: see FR_FEED_CHUNK in feed_int.h.
  *
