@@ -197,4 +197,4 @@ static int ti_read_table(struct fr_ice_catalog *cat, const char *name, struct ti
     return rc;
 }
 
-static int64_t ti_expected_sum(int64_t first, int64_t n) { return n * first + n * (n - 1) / 2; }
+__attribute__((unused)) static int64_t ti_expected_sum(int64_t first, int64_t n) { return n * first + n * (n - 1) / 2; }
