@@ -392,8 +392,7 @@ int fr_cmd_feed(const char *data_dir, int argc, char **argv)
             status = 0;
             goto cleanup;
         default:
-            fprintf(stderr, "freshet feed: see --help
-");
+            fprintf(stderr, "freshet feed: see --help\n");
             goto cleanup;
         }
         if (bad) {
