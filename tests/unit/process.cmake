@@ -4,3 +4,7 @@
 # plain reimplementation, including random epoch cuts through save/load.
 fr_add_test(NAME unit_process_gate SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_process_gate.c
             LIBS fr_process fr_core LABELS unit TIMEOUT 120)
+fr_add_test(NAME unit_process_model SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_process_model.c
+            LIBS fr_process fr_core LABELS unit TIMEOUT 120)
+fr_add_test(NAME unit_process_state SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_process_state.c
+            LIBS fr_process fr_core LABELS unit TIMEOUT 120)

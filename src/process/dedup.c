@@ -1,0 +1,438 @@
+/*
+ * dedup.c — the watermark-bounded set of meta.id keys (DESIGN.md: silver
+ * holds the first on-time occurrence of each meta.id).
+ *
+ * Structure: keys are UUIDs parsed to 16 bytes. Each live key is an entry
+ * in a pool { key, event time, insert sequence }; an open-addressing table
+ * (linear probing, load <= 1/2, backward-shift deletion, so no tombstones)
+ * maps a key to its entry; a binary min-heap of entry indices ordered by
+ * (event time, insert sequence) gives the next key to evict. Lookup and
+ * insert are O(1) expected, eviction O(log n).
+ *
+ * Rules (docs/SEMANTICS.md):
+ *   1. fr_dedup_expire(wm) evicts every key with event time < wm, so the
+ *      set holds about (event rate x allowed lateness) keys. A copy of an
+ *      evicted key has event time < wm: it is late and never reaches the
+ *      set, so silver never holds a duplicate.
+ *   2. Hard cap: inserting into a full set first evicts the smallest
+ *      (event time, sequence), counted in forced_evictions. Past the cap a
+ *      duplicate older than the evicted keys can reach silver; the counter
+ *      says when that risk was taken.
+ *   3. The insert sequence orders keys with equal event times, so eviction
+ *      order, and therefore every output, is the same after save/load.
+ *
+ * Hash: the two 64-bit halves of the key mixed with a fixed seed. It is not
+ * keyed: crafted colliding ids slow lookups down but cannot grow the state
+ * past the cap (docs/adr/0007). One thread at a time.
+ *
+ * Saved state (envelope "FRDD", version 1; body, little-endian):
+ *
+ *   size  field
+ *   8     next insert sequence
+ *   8     inserts      (counters, carried across restarts)
+ *   8     duplicates
+ *   8     expired
+ *   8     forced_evictions
+ *   4     n live keys
+ *   n x   { 16 key, 8 event_us, 8 sequence }
+ *         ascending by (event_us, sequence), strictly; sequence < next
+ */
+#include "process/process_int.h"
+
+#include "core/err.h"
+
+#include <stdlib.h>
+
+#define DD_MAGIC "FRDD"
+#define DD_VERSION 1
+#define DD_ENTRY_BYTES (16 + 8 + 8)
+#define DD_MIN_SLOTS 1024u
+#define DD_MAX_KEYS ((uint64_t)1 << 28)
+
+struct dd_entry {
+    uint8_t key[16];
+    int64_t t;
+    uint64_t seq;
+};
+static_assert(sizeof(struct dd_entry) == DD_ENTRY_BYTES, "dedup entry layout");
+
+struct fr_dedup {
+    struct fr_dedup_opts opts;
+    struct dd_entry *pool; /* entries, indexed by the table and the heap */
+    uint32_t pool_alloc;
+    uint32_t pool_top;  /* entries [0, pool_top) have been handed out */
+    uint32_t *free_idx; /* stack of released entries below pool_top */
+    uint32_t free_n;
+    uint64_t *slots; /* (tag << 32) | (entry + 1); 0 is empty */
+    uint32_t slot_mask;
+    uint32_t *heap; /* entry indices, min-heap on (t, seq) */
+    uint32_t heap_n;
+    uint64_t seq_next;
+    struct fr_dedup_stats st;
+};
+
+static uint64_t dd_hash(const uint8_t key[16])
+{
+    uint64_t a, b;
+    memcpy(&a, key, 8);
+    memcpy(&b, key + 8, 8);
+    return fr_proc_mix64(a ^ fr_proc_mix64(b ^ UINT64_C(0x2545f4914f6cdd1d)));
+}
+
+static int dd_less(const struct fr_dedup *dd, uint32_t x, uint32_t y)
+{
+    const struct dd_entry *a = &dd->pool[x], *b = &dd->pool[y];
+    return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+static void dd_heap_push(struct fr_dedup *dd, uint32_t idx)
+{
+    uint32_t i = dd->heap_n++;
+    while (i > 0) {
+        uint32_t parent = (i - 1) / 2;
+        if (!dd_less(dd, idx, dd->heap[parent])) {
+            break;
+        }
+        dd->heap[i] = dd->heap[parent];
+        i = parent;
+    }
+    dd->heap[i] = idx;
+}
+
+static uint32_t dd_heap_pop(struct fr_dedup *dd)
+{
+    uint32_t top = dd->heap[0];
+    uint32_t last = dd->heap[--dd->heap_n];
+    uint32_t i = 0, n = dd->heap_n;
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= n) {
+            break;
+        }
+        if (c + 1 < n && dd_less(dd, dd->heap[c + 1], dd->heap[c])) {
+            c++;
+        }
+        if (!dd_less(dd, dd->heap[c], last)) {
+            break;
+        }
+        dd->heap[i] = dd->heap[c];
+        i = c;
+    }
+    if (n) {
+        dd->heap[i] = last;
+    }
+    return top;
+}
+
+/* Slot holding key, or the empty slot where it would go (*found = 0). */
+static uint32_t dd_probe(const struct fr_dedup *dd, const uint8_t key[16], uint64_t h, int *found)
+{
+    uint32_t tag = (uint32_t)(h >> 32);
+    uint32_t i = (uint32_t)h & dd->slot_mask;
+    for (;;) {
+        uint64_t s = dd->slots[i];
+        if (s == 0) {
+            *found = 0;
+            return i;
+        }
+        if ((uint32_t)(s >> 32) == tag && memcmp(dd->pool[(uint32_t)s - 1].key, key, 16) == 0) {
+            *found = 1;
+            return i;
+        }
+        i = (i + 1) & dd->slot_mask;
+    }
+}
+
+/* Remove the slot i, shifting back the entries probed past it. */
+static void dd_slot_delete(struct fr_dedup *dd, uint32_t i)
+{
+    uint32_t j = i;
+    for (;;) {
+        j = (j + 1) & dd->slot_mask;
+        uint64_t s = dd->slots[j];
+        if (s == 0) {
+            break;
+        }
+        uint32_t home = (uint32_t)dd_hash(dd->pool[(uint32_t)s - 1].key) & dd->slot_mask;
+        /* Move s back into i unless its home lies cyclically in (i, j]. */
+        int stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+        if (!stays) {
+            dd->slots[i] = s;
+            i = j;
+        }
+    }
+    dd->slots[i] = 0;
+}
+
+static void dd_release(struct fr_dedup *dd, uint32_t idx)
+{
+    int found;
+    uint32_t slot = dd_probe(dd, dd->pool[idx].key, dd_hash(dd->pool[idx].key), &found);
+    if (found) {
+        dd_slot_delete(dd, slot);
+    }
+    dd->free_idx[dd->free_n++] = idx;
+    dd->st.keys--;
+}
+
+static int dd_rehash(struct fr_dedup *dd, uint32_t nslots)
+{
+    uint64_t *slots = calloc(nslots, sizeof *slots);
+    if (!slots) {
+        return FR_ENOMEM;
+    }
+    free(dd->slots);
+    dd->slots = slots;
+    dd->slot_mask = nslots - 1;
+    for (uint32_t k = 0; k < dd->heap_n; k++) {
+        uint32_t idx = dd->heap[k];
+        uint64_t h = dd_hash(dd->pool[idx].key);
+        int found;
+        uint32_t slot = dd_probe(dd, dd->pool[idx].key, h, &found);
+        dd->slots[slot] = (h >> 32) << 32 | (uint64_t)(idx + 1);
+    }
+    return FR_OK;
+}
+
+/* Room for one more entry: pool, free stack, heap, and table load <= 1/2. */
+static int dd_reserve(struct fr_dedup *dd)
+{
+    if (dd->free_n == 0 && dd->pool_top == dd->pool_alloc) {
+        uint32_t n = dd->pool_alloc ? dd->pool_alloc * 2 : 256;
+        struct dd_entry *pool = realloc(dd->pool, (size_t)n * sizeof *pool);
+        if (!pool) {
+            return FR_ENOMEM;
+        }
+        dd->pool = pool;
+        uint32_t *fi = realloc(dd->free_idx, (size_t)n * sizeof *fi);
+        if (!fi) {
+            return FR_ENOMEM;
+        }
+        dd->free_idx = fi;
+        uint32_t *heap = realloc(dd->heap, (size_t)n * sizeof *heap);
+        if (!heap) {
+            return FR_ENOMEM;
+        }
+        dd->heap = heap;
+        dd->pool_alloc = n;
+    }
+    if ((uint64_t)(dd->st.keys + 1) * 2 > (uint64_t)dd->slot_mask + 1) {
+        return dd_rehash(dd, (dd->slot_mask + 1) * 2);
+    }
+    return FR_OK;
+}
+
+static void dd_update_bytes(struct fr_dedup *dd)
+{
+    dd->st.bytes = sizeof *dd + ((uint64_t)dd->slot_mask + 1) * sizeof *dd->slots +
+                   (uint64_t)dd->pool_alloc * (sizeof *dd->pool + 2 * sizeof(uint32_t));
+}
+
+int fr_dedup_create(const struct fr_dedup_opts *opts, struct fr_dedup **out)
+{
+    *out = NULL;
+    if (!opts || opts->max_keys < 16 || opts->max_keys > DD_MAX_KEYS) {
+        return FR_EINVAL;
+    }
+    struct fr_dedup *dd = calloc(1, sizeof *dd);
+    if (!dd) {
+        return FR_ENOMEM;
+    }
+    dd->opts = *opts;
+    dd->slots = calloc(DD_MIN_SLOTS, sizeof *dd->slots);
+    if (!dd->slots) {
+        free(dd);
+        return FR_ENOMEM;
+    }
+    dd->slot_mask = DD_MIN_SLOTS - 1;
+    dd_update_bytes(dd);
+    *out = dd;
+    return FR_OK;
+}
+
+void fr_dedup_destroy(struct fr_dedup *dd)
+{
+    if (!dd) {
+        return;
+    }
+    free(dd->pool);
+    free(dd->free_idx);
+    free(dd->heap);
+    free(dd->slots);
+    free(dd);
+}
+
+int fr_dedup_contains(const struct fr_dedup *dd, const uint8_t key[16])
+{
+    int found;
+    dd_probe(dd, key, dd_hash(key), &found);
+    return found;
+}
+
+int fr_dedup_insert(struct fr_dedup *dd, const uint8_t key[16], int64_t event_us)
+{
+    uint64_t h = dd_hash(key);
+    int found;
+    dd_probe(dd, key, h, &found);
+    if (found) {
+        dd->st.duplicates++;
+        return 0;
+    }
+    if (dd->st.keys >= dd->opts.max_keys) {
+        dd_release(dd, dd_heap_pop(dd));
+        dd->st.forced_evictions++;
+    }
+    int rc = dd_reserve(dd);
+    if (rc < 0) {
+        return rc;
+    }
+    uint32_t idx = dd->free_n ? dd->free_idx[--dd->free_n] : dd->pool_top++;
+    struct dd_entry *e = &dd->pool[idx];
+    memcpy(e->key, key, 16);
+    e->t = event_us;
+    e->seq = dd->seq_next++;
+    uint32_t slot = dd_probe(dd, key, h, &found);
+    dd->slots[slot] = (h >> 32) << 32 | (uint64_t)(idx + 1);
+    dd_heap_push(dd, idx);
+    dd->st.keys++;
+    dd->st.inserts++;
+    dd_update_bytes(dd);
+    return 1;
+}
+
+void fr_dedup_expire(struct fr_dedup *dd, int64_t watermark_us)
+{
+    while (dd->heap_n && dd->pool[dd->heap[0]].t < watermark_us) {
+        dd_release(dd, dd_heap_pop(dd));
+        dd->st.expired++;
+    }
+    /* Give memory back after a burst: shrink the table to load ~1/4. */
+    uint32_t nslots = dd->slot_mask + 1;
+    if (nslots > DD_MIN_SLOTS && dd->st.keys * 8 < nslots) {
+        while (nslots > DD_MIN_SLOTS && dd->st.keys * 8 < nslots) {
+            nslots /= 2;
+        }
+        if (dd_rehash(dd, nslots) == FR_OK) {
+            dd_update_bytes(dd);
+        }
+    }
+}
+
+void fr_dedup_stats(const struct fr_dedup *dd, struct fr_dedup_stats *stats)
+{
+    *stats = dd->st;
+}
+
+static int dd_cmp_entry(const void *x, const void *y)
+{
+    const struct dd_entry *a = x, *b = y;
+    if (a->t != b->t) {
+        return a->t < b->t ? -1 : 1;
+    }
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+int fr_dedup_save(const struct fr_dedup *dd, struct fr_buf *out)
+{
+    struct dd_entry *sorted = NULL;
+    if (dd->heap_n) {
+        sorted = malloc((size_t)dd->heap_n * sizeof *sorted);
+        if (!sorted) {
+            return FR_ENOMEM;
+        }
+        for (uint32_t k = 0; k < dd->heap_n; k++) {
+            sorted[k] = dd->pool[dd->heap[k]];
+        }
+        qsort(sorted, dd->heap_n, sizeof *sorted, dd_cmp_entry);
+    }
+    struct fr_proc_enc enc;
+    fr_proc_enc_begin(&enc, out, DD_MAGIC, DD_VERSION);
+    fr_proc_enc_u64(&enc, dd->seq_next);
+    fr_proc_enc_u64(&enc, dd->st.inserts);
+    fr_proc_enc_u64(&enc, dd->st.duplicates);
+    fr_proc_enc_u64(&enc, dd->st.expired);
+    fr_proc_enc_u64(&enc, dd->st.forced_evictions);
+    fr_proc_enc_u32(&enc, dd->heap_n);
+    for (uint32_t k = 0; k < dd->heap_n; k++) {
+        fr_proc_enc_bytes(&enc, sorted[k].key, 16);
+        fr_proc_enc_i64(&enc, sorted[k].t);
+        fr_proc_enc_u64(&enc, sorted[k].seq);
+    }
+    free(sorted);
+    return fr_proc_enc_end(&enc);
+}
+
+int fr_dedup_load(struct fr_dedup *dd, const void *bytes, size_t len)
+{
+    struct fr_dedup *fresh = NULL;
+    struct fr_proc_dec dec;
+    int rc = fr_proc_dec_begin(&dec, bytes, len, DD_MAGIC, DD_VERSION);
+    if (rc < 0) {
+        return rc;
+    }
+    uint64_t seq_next = fr_proc_dec_u64(&dec);
+    struct fr_dedup_stats st = {0};
+    st.inserts = fr_proc_dec_u64(&dec);
+    st.duplicates = fr_proc_dec_u64(&dec);
+    st.expired = fr_proc_dec_u64(&dec);
+    st.forced_evictions = fr_proc_dec_u64(&dec);
+    uint32_t n = fr_proc_dec_count(&dec, UINT32_MAX, DD_ENTRY_BYTES);
+    if (dec.err != FR_OK) {
+        return dec.err;
+    }
+    if (n > dd->opts.max_keys) {
+        return FR_ETOOBIG;
+    }
+    rc = fr_dedup_create(&dd->opts, &fresh);
+    if (rc < 0) {
+        return rc;
+    }
+    int64_t prev_t = 0;
+    uint64_t prev_seq = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        const uint8_t *key = fr_proc_dec_bytes(&dec, 16);
+        int64_t t = fr_proc_dec_i64(&dec);
+        uint64_t seq = fr_proc_dec_u64(&dec);
+        if (dec.err != FR_OK || !FR_PROC_TIME_OK(t) || seq >= seq_next ||
+            (k > 0 && (t < prev_t || (t == prev_t && seq <= prev_seq)))) {
+            rc = FR_ECORRUPT;
+            goto cleanup;
+        }
+        prev_t = t;
+        prev_seq = seq;
+        rc = dd_reserve(fresh);
+        if (rc < 0) {
+            goto cleanup;
+        }
+        uint64_t h = dd_hash(key);
+        int found;
+        uint32_t slot = dd_probe(fresh, key, h, &found);
+        if (found) {
+            rc = FR_ECORRUPT;
+            goto cleanup;
+        }
+        uint32_t idx = fresh->pool_top++;
+        memcpy(fresh->pool[idx].key, key, 16);
+        fresh->pool[idx].t = t;
+        fresh->pool[idx].seq = seq;
+        fresh->slots[slot] = (h >> 32) << 32 | (uint64_t)(idx + 1);
+        /* Ascending order is already a valid min-heap. */
+        fresh->heap[fresh->heap_n++] = idx;
+        fresh->st.keys++;
+    }
+    rc = fr_proc_dec_end(&dec);
+    if (rc < 0) {
+        goto cleanup;
+    }
+    fresh->seq_next = seq_next;
+    st.keys = fresh->st.keys;
+    fresh->st = st;
+    dd_update_bytes(fresh);
+    /* Swap the contents so dd keeps its address. */
+    struct fr_dedup tmp = *dd;
+    *dd = *fresh;
+    *fresh = tmp;
+cleanup:
+    fr_dedup_destroy(fresh);
+    return rc;
+}

@@ -1,0 +1,663 @@
+/*
+ * topk.c — gold_top_pages: for every minute s, the window [s, s + 10 min)
+ * ranks the (wiki, title) pairs of the edit and new rows in silver by
+ * count, and keeps the top 20: count descending, then wiki, then title
+ * ascending (bytewise, shorter first on a common prefix), ranks 1..20.
+ * Rows without a title are not counted.
+ *
+ * Panes: each silver row is counted once, in the 1-minute pane
+ * [p, p + 1 min) that holds its event time. At emission, a window sums its
+ * ten panes into a scratch map and selects the top 20 with a bounded
+ * insertion; rows are never rescanned. A window is emitted once, when the
+ * watermark reaches its end (s + 10 min <= watermark), and only if it holds
+ * a count (a window that holds one always holds its oldest pane, so the
+ * emission loop walks panes, not empty minutes). Windows are emitted in
+ * start order; next_start is the first window start not yet settled. A pane
+ * is dropped once the last window containing it (the one starting at it)
+ * is settled, so the retained panes span at most lateness + 10 minutes.
+ *
+ * Caps (logical, so they decide the same way after save/load): counters
+ * (pane, wiki, title) and their text bytes. A row whose pair is new to its
+ * pane when a cap is reached is not counted (dropped_keys); pairs already
+ * in the pane keep counting. A row for a pane some settled window contains
+ * (only possible when the operator is used without the watermark rule) is
+ * dropped_closed. One thread at a time.
+ *
+ * Saved state (envelope "FRTK", version 1; body, little-endian):
+ *
+ *   size  field
+ *   8     next_start (INT64_MIN: nothing settled yet)
+ *   8 x 4 windows, rows, dropped_keys, dropped_closed
+ *   4     p panes, ascending start, each start >= next_start
+ *   p x   { 8 start_us, 4 e counters, ascending (wiki, title),
+ *           e x { 4+n wiki, 4+n title, 8 count (>= 1) } }
+ */
+#include "process/process_int.h"
+
+#include "core/err.h"
+
+#include <stdlib.h>
+
+#define TOP_MAGIC "FRTK"
+#define TOP_VERSION 1
+#define TOP_TITLE_MAX (1u << 20)
+#define TOP_PANES_PER_WINDOW (FR_TOP_WINDOW_US / FR_PROC_MINUTE_US)
+
+struct top_entry {
+    uint64_t hash;
+    uint64_t count;
+    uint32_t off; /* wiki then title in the pane's text */
+    uint32_t wiki_len, title_len;
+};
+
+struct top_pane {
+    int64_t start;
+    struct top_entry *entries;
+    uint32_t n, alloc;
+    uint32_t *index; /* entry + 1; 0 is empty */
+    uint32_t index_mask;
+    char *text;
+    size_t text_len, text_alloc;
+};
+
+/* One (wiki, title) while a window is combined. */
+struct top_slot {
+    uint64_t hash;
+    uint64_t count;
+    const char *text;
+    uint32_t wiki_len, title_len;
+    uint32_t gen; /* slot is in use when gen == fr_top.gen */
+};
+
+struct fr_top {
+    struct fr_top_opts opts;
+    struct top_pane *panes; /* ascending start */
+    uint32_t n_panes, alloc;
+    int64_t next_start;
+    struct top_slot *scratch;
+    uint32_t scratch_mask, gen;
+    struct top_slot **used; /* slots touched in this window */
+    uint32_t n_used, used_alloc;
+    struct fr_top_stats st;
+};
+
+static uint64_t top_hash(const char *wiki, uint32_t wlen, const char *title, uint32_t tlen)
+{
+    return fr_proc_hash(title, tlen, fr_proc_hash(wiki, wlen, 0x3141));
+}
+
+/* ------------------------------------------------------------------------ */
+/* Panes                                                                      */
+/* ------------------------------------------------------------------------ */
+
+static void top_pane_free(struct fr_top *top, struct top_pane *pane)
+{
+    top->st.entries -= pane->n;
+    top->st.text_bytes -= pane->text_len;
+    top->st.panes--;
+    top->st.bytes -= (uint64_t)pane->alloc * sizeof *pane->entries + pane->text_alloc +
+                     (pane->index ? ((uint64_t)pane->index_mask + 1) * sizeof *pane->index : 0);
+    free(pane->entries);
+    free(pane->index);
+    free(pane->text);
+    memset(pane, 0, sizeof *pane);
+}
+
+static void top_drop_front(struct fr_top *top, uint32_t n)
+{
+    if (n == 0) {
+        return;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        top_pane_free(top, &top->panes[i]);
+    }
+    memmove(&top->panes[0], &top->panes[n], (size_t)(top->n_panes - n) * sizeof *top->panes);
+    top->n_panes -= n;
+}
+
+static struct top_pane *top_pane_get(struct fr_top *top, int64_t start)
+{
+    uint32_t i = top->n_panes;
+    while (i > 0 && top->panes[i - 1].start > start) {
+        i--;
+    }
+    if (i > 0 && top->panes[i - 1].start == start) {
+        return &top->panes[i - 1];
+    }
+    if (top->n_panes == top->alloc) {
+        uint32_t n = top->alloc ? top->alloc * 2 : 16;
+        struct top_pane *panes = realloc(top->panes, (size_t)n * sizeof *panes);
+        if (!panes) {
+            return NULL;
+        }
+        top->st.bytes += (uint64_t)(n - top->alloc) * sizeof *panes;
+        top->panes = panes;
+        top->alloc = n;
+    }
+    memmove(&top->panes[i + 1], &top->panes[i], (size_t)(top->n_panes - i) * sizeof *top->panes);
+    top->n_panes++;
+    top->st.panes++;
+    struct top_pane *pane = &top->panes[i];
+    memset(pane, 0, sizeof *pane);
+    pane->start = start;
+    return pane;
+}
+
+static int top_index_grow(struct fr_top *top, struct top_pane *pane)
+{
+    uint32_t nslots = pane->index ? (pane->index_mask + 1) * 2 : 64;
+    uint32_t *index = calloc(nslots, sizeof *index);
+    if (!index) {
+        return FR_ENOMEM;
+    }
+    for (uint32_t k = 0; k < pane->n; k++) {
+        uint32_t i = (uint32_t)pane->entries[k].hash & (nslots - 1);
+        while (index[i]) {
+            i = (i + 1) & (nslots - 1);
+        }
+        index[i] = k + 1;
+    }
+    top->st.bytes += (uint64_t)nslots * sizeof *index -
+                     (pane->index ? ((uint64_t)pane->index_mask + 1) * sizeof *pane->index : 0);
+    free(pane->index);
+    pane->index = index;
+    pane->index_mask = nslots - 1;
+    return FR_OK;
+}
+
+/* Add count to (wiki, title) in pane: FR_OK, 1 when a cap refused a new
+ * pair, FR_ENOMEM. */
+static int top_pane_add(struct fr_top *top, struct top_pane *pane, const char *wiki, uint32_t wlen,
+                        const char *title, uint32_t tlen, uint64_t count)
+{
+    uint64_t h = top_hash(wiki, wlen, title, tlen);
+    if (pane->index) {
+        for (uint32_t i = (uint32_t)h & pane->index_mask; pane->index[i];
+             i = (i + 1) & pane->index_mask) {
+            struct top_entry *e = &pane->entries[pane->index[i] - 1];
+            if (e->hash == h && e->wiki_len == wlen && e->title_len == tlen &&
+                memcmp(pane->text + e->off, wiki, wlen) == 0 &&
+                memcmp(pane->text + e->off + wlen, title, tlen) == 0) {
+                e->count = fr_proc_sat_add(e->count, count);
+                return FR_OK;
+            }
+        }
+    }
+    uint64_t need = (uint64_t)wlen + tlen;
+    if (top->st.entries >= top->opts.max_entries ||
+        top->st.text_bytes + need > top->opts.max_text_bytes || tlen > TOP_TITLE_MAX ||
+        wlen > FR_PROC_WIKI_MAX) {
+        return 1;
+    }
+    int rc;
+    if (!pane->index || (uint64_t)(pane->n + 1) * 2 > (uint64_t)pane->index_mask + 1) {
+        if ((rc = top_index_grow(top, pane)) < 0) {
+            return rc;
+        }
+    }
+    if (pane->n == pane->alloc) {
+        uint32_t n = pane->alloc ? pane->alloc * 2 : 32;
+        struct top_entry *entries = realloc(pane->entries, (size_t)n * sizeof *entries);
+        if (!entries) {
+            return FR_ENOMEM;
+        }
+        top->st.bytes += (uint64_t)(n - pane->alloc) * sizeof *entries;
+        pane->entries = entries;
+        pane->alloc = n;
+    }
+    if (pane->text_len + need > pane->text_alloc) {
+        size_t n = pane->text_alloc ? pane->text_alloc : 1024;
+        while (n < pane->text_len + need) {
+            n *= 2;
+        }
+        char *text = realloc(pane->text, n);
+        if (!text) {
+            return FR_ENOMEM;
+        }
+        top->st.bytes += n - pane->text_alloc;
+        pane->text = text;
+        pane->text_alloc = n;
+    }
+    struct top_entry *e = &pane->entries[pane->n];
+    *e = (struct top_entry){h, count, (uint32_t)pane->text_len, wlen, tlen};
+    memcpy(pane->text + pane->text_len, wiki, wlen);
+    if (tlen) {
+        memcpy(pane->text + pane->text_len + wlen, title, tlen);
+    }
+    pane->text_len += need;
+    uint32_t i = (uint32_t)h & pane->index_mask;
+    while (pane->index[i]) {
+        i = (i + 1) & pane->index_mask;
+    }
+    pane->index[i] = ++pane->n;
+    top->st.entries++;
+    top->st.text_bytes += need;
+    return FR_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Combining panes                                                            */
+/* ------------------------------------------------------------------------ */
+
+/* Order for ranks: count descending, wiki, title ascending. */
+static int top_before(const struct top_slot *a, const struct top_slot *b)
+{
+    if (a->count != b->count) {
+        return a->count > b->count;
+    }
+    int c = fr_proc_strcmp(a->text, a->wiki_len, b->text, b->wiki_len);
+    if (c) {
+        return c < 0;
+    }
+    return fr_proc_strcmp(a->text + a->wiki_len, a->title_len, b->text + b->wiki_len,
+                          b->title_len) < 0;
+}
+
+static int top_scratch_reserve(struct fr_top *top, uint64_t entries)
+{
+    uint64_t want = 64;
+    while (want < entries * 2) {
+        want *= 2;
+    }
+    if (top->scratch && want <= (uint64_t)top->scratch_mask + 1 && entries <= top->used_alloc) {
+        return FR_OK;
+    }
+    if (want > ((uint64_t)1 << 31)) {
+        return FR_ENOMEM;
+    }
+    struct top_slot *scratch = calloc((size_t)want, sizeof *scratch);
+    struct top_slot **used = malloc((size_t)want * sizeof *used);
+    if (!scratch || !used) {
+        free(scratch);
+        free(used);
+        return FR_ENOMEM;
+    }
+    top->st.bytes -= (top->scratch ? ((uint64_t)top->scratch_mask + 1) * sizeof *scratch : 0) +
+                     (uint64_t)top->used_alloc * sizeof *used;
+    top->st.bytes += want * (sizeof *scratch + sizeof *used);
+    free(top->scratch);
+    free(top->used);
+    top->scratch = scratch;
+    top->scratch_mask = (uint32_t)(want - 1);
+    top->used = used;
+    top->used_alloc = (uint32_t)want;
+    top->gen = 0;
+    return FR_OK;
+}
+
+/* Sum the panes [first, last) into the scratch map and leave the best
+ * FR_TOP_N slots in best[0..*n), in rank order. */
+static int top_combine(struct fr_top *top, uint32_t first, uint32_t last,
+                       struct top_slot *best[FR_TOP_N], uint32_t *n)
+{
+    uint64_t total = 0;
+    for (uint32_t k = first; k < last; k++) {
+        total += top->panes[k].n;
+    }
+    int rc = top_scratch_reserve(top, total);
+    if (rc < 0) {
+        return rc;
+    }
+    if (++top->gen == 0) {
+        for (uint32_t i = 0; i <= top->scratch_mask; i++) {
+            top->scratch[i].gen = 0;
+        }
+        top->gen = 1;
+    }
+    top->n_used = 0;
+    for (uint32_t k = first; k < last; k++) {
+        const struct top_pane *pane = &top->panes[k];
+        for (uint32_t j = 0; j < pane->n; j++) {
+            const struct top_entry *e = &pane->entries[j];
+            const char *text = pane->text + e->off;
+            uint32_t i = (uint32_t)e->hash & top->scratch_mask;
+            for (;; i = (i + 1) & top->scratch_mask) {
+                struct top_slot *s = &top->scratch[i];
+                if (s->gen != top->gen) {
+                    *s = (struct top_slot){e->hash,     e->count,     text,
+                                           e->wiki_len, e->title_len, top->gen};
+                    top->used[top->n_used++] = s;
+                    break;
+                }
+                if (s->hash == e->hash && s->wiki_len == e->wiki_len &&
+                    s->title_len == e->title_len &&
+                    memcmp(s->text, text, (size_t)e->wiki_len + e->title_len) == 0) {
+                    s->count = fr_proc_sat_add(s->count, e->count);
+                    break;
+                }
+            }
+        }
+    }
+    *n = 0;
+    for (uint32_t u = 0; u < top->n_used; u++) {
+        struct top_slot *s = top->used[u];
+        if (*n == FR_TOP_N && !top_before(s, best[FR_TOP_N - 1])) {
+            continue;
+        }
+        uint32_t i = *n < FR_TOP_N ? (*n)++ : FR_TOP_N - 1;
+        while (i > 0 && top_before(s, best[i - 1])) {
+            best[i] = best[i - 1];
+            i--;
+        }
+        best[i] = s;
+    }
+    return FR_OK;
+}
+
+/* Panes [first, last) that fall in the window starting at s. */
+static void top_window_panes(const struct fr_top *top, int64_t s, uint32_t *first, uint32_t *last)
+{
+    uint32_t a = 0;
+    while (a < top->n_panes && top->panes[a].start < s) {
+        a++;
+    }
+    uint32_t b = a;
+    while (b < top->n_panes && top->panes[b].start < s + FR_TOP_WINDOW_US) {
+        b++;
+    }
+    *first = a;
+    *last = b;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Public API                                                                 */
+/* ------------------------------------------------------------------------ */
+
+int fr_win_top_create(const struct fr_top_opts *opts, struct fr_top **out)
+{
+    *out = NULL;
+    if (!opts || opts->max_entries < 1 || opts->max_entries > ((uint64_t)1 << 30) ||
+        opts->max_text_bytes < 1) {
+        return FR_EINVAL;
+    }
+    struct fr_top *top = calloc(1, sizeof *top);
+    if (!top) {
+        return FR_ENOMEM;
+    }
+    top->opts = *opts;
+    top->next_start = INT64_MIN;
+    top->st.bytes = sizeof *top;
+    *out = top;
+    return FR_OK;
+}
+
+void fr_win_top_destroy(struct fr_top *top)
+{
+    if (!top) {
+        return;
+    }
+    for (uint32_t i = 0; i < top->n_panes; i++) {
+        top_pane_free(top, &top->panes[i]);
+    }
+    free(top->panes);
+    free(top->scratch);
+    free(top->used);
+    free(top);
+}
+
+int fr_win_top_add(struct fr_top *top, const struct fr_row *row)
+{
+    if ((row->type != FR_TYPE_EDIT && row->type != FR_TYPE_NEW) || !(row->has & FR_ROW_TITLE)) {
+        return FR_OK;
+    }
+    if (!FR_PROC_TIME_OK(row->event_us)) {
+        return FR_EINVAL;
+    }
+    int64_t start = fr_proc_floor(row->event_us, FR_PROC_MINUTE_US);
+    if (top->next_start != INT64_MIN &&
+        start - (TOP_PANES_PER_WINDOW - 1) * FR_PROC_MINUTE_US < top->next_start) {
+        top->st.dropped_closed++;
+        return FR_OK;
+    }
+    struct top_pane *pane = top_pane_get(top, start);
+    if (!pane) {
+        return FR_ENOMEM;
+    }
+    int rc = top_pane_add(top, pane, row->wiki.s, row->wiki.len, row->title.s, row->title.len, 1);
+    if (pane->n == 0) {
+        top_pane_free(top, pane);
+        uint32_t i = (uint32_t)(pane - top->panes);
+        memmove(pane, pane + 1, (size_t)(top->n_panes - i - 1) * sizeof *pane);
+        top->n_panes--;
+    }
+    if (rc == 1) {
+        top->st.dropped_keys++;
+        return FR_OK;
+    }
+    return rc;
+}
+
+int fr_win_top_advance(struct fr_top *top, int64_t watermark_us, fr_top_emit_fn emit, void *arg)
+{
+    if (watermark_us == FR_PROC_WM_NONE) {
+        return FR_OK;
+    }
+    /* The last window start that is settled at this watermark. */
+    int64_t s_max = fr_proc_floor(watermark_us - FR_TOP_WINDOW_US, FR_PROC_MINUTE_US);
+    int64_t s = top->next_start;
+    while (top->n_panes) {
+        int64_t lo = top->panes[0].start - (TOP_PANES_PER_WINDOW - 1) * FR_PROC_MINUTE_US;
+        if (s > lo) {
+            lo = s;
+        }
+        if (lo > s_max) {
+            break;
+        }
+        uint32_t first, last, n;
+        struct top_slot *best[FR_TOP_N];
+        top_window_panes(top, lo, &first, &last);
+        int rc = top_combine(top, first, last, best, &n);
+        if (rc < 0) {
+            return rc;
+        }
+        top->st.windows++;
+        for (uint32_t r = 0; r < n; r++) {
+            const struct top_slot *b = best[r];
+            struct fr_top_row row = {.window_start_us = lo,
+                                     .window_end_us = lo + FR_TOP_WINDOW_US,
+                                     .rank = r + 1,
+                                     .wiki = {b->text, b->wiki_len},
+                                     .title = {b->text + b->wiki_len, b->title_len},
+                                     .count = b->count};
+            top->st.rows++;
+            rc = emit ? emit(arg, &row) : 0;
+            if (rc != 0) {
+                return rc;
+            }
+        }
+        s = lo + FR_PROC_MINUTE_US;
+        top->next_start = s;
+        uint32_t done = 0;
+        while (done < top->n_panes && top->panes[done].start < s) {
+            done++;
+        }
+        top_drop_front(top, done);
+    }
+    if (top->next_start == INT64_MIN || top->next_start < s_max + FR_PROC_MINUTE_US) {
+        top->next_start = s_max + FR_PROC_MINUTE_US;
+    }
+    uint32_t done = 0;
+    while (done < top->n_panes && top->panes[done].start < top->next_start) {
+        done++;
+    }
+    top_drop_front(top, done);
+    return FR_OK;
+}
+
+void fr_win_top_stats(const struct fr_top *top, struct fr_top_stats *stats)
+{
+    *stats = top->st;
+}
+
+void fr_win_top_view(struct fr_top *top, struct fr_proc_view *view)
+{
+    view->n_top = 0;
+    view->top_start_us = view->top_end_us = 0;
+    if (!top->n_panes) {
+        return;
+    }
+    int64_t end = top->panes[top->n_panes - 1].start + FR_PROC_MINUTE_US;
+    int64_t s = end - FR_TOP_WINDOW_US;
+    view->top_start_us = s;
+    view->top_end_us = end;
+    /* Uses the scratch map, which is not part of the state. */
+    uint32_t first, last, n;
+    struct top_slot *best[FR_TOP_N];
+    top_window_panes(top, s, &first, &last);
+    if (top_combine(top, first, last, best, &n) < 0) {
+        view->truncated = 1;
+        return;
+    }
+    for (uint32_t r = 0; r < n; r++) {
+        struct fr_top_row *row = &view->top[view->n_top];
+        const char *w = fr_proc_view_text(view, best[r]->text, best[r]->wiki_len);
+        const char *t =
+            fr_proc_view_text(view, best[r]->text + best[r]->wiki_len, best[r]->title_len);
+        if (!w || !t) {
+            view->truncated = 1;
+            return;
+        }
+        *row = (struct fr_top_row){
+            s, end, r + 1, {w, best[r]->wiki_len}, {t, best[r]->title_len}, best[r]->count};
+        view->n_top++;
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Save / load                                                                */
+/* ------------------------------------------------------------------------ */
+
+struct top_ref {
+    const char *text;
+    uint32_t wiki_len, title_len;
+    uint64_t count;
+};
+
+static int top_cmp_ref(const void *x, const void *y)
+{
+    const struct top_ref *a = x, *b = y;
+    int c = fr_proc_strcmp(a->text, a->wiki_len, b->text, b->wiki_len);
+    if (c) {
+        return c;
+    }
+    return fr_proc_strcmp(a->text + a->wiki_len, a->title_len, b->text + b->wiki_len, b->title_len);
+}
+
+int fr_win_top_save(const struct fr_top *top, struct fr_buf *out)
+{
+    struct fr_proc_enc enc;
+    struct top_ref *refs = NULL;
+    fr_proc_enc_begin(&enc, out, TOP_MAGIC, TOP_VERSION);
+    fr_proc_enc_i64(&enc, top->next_start);
+    fr_proc_enc_u64(&enc, top->st.windows);
+    fr_proc_enc_u64(&enc, top->st.rows);
+    fr_proc_enc_u64(&enc, top->st.dropped_keys);
+    fr_proc_enc_u64(&enc, top->st.dropped_closed);
+    fr_proc_enc_u32(&enc, top->n_panes);
+    for (uint32_t k = 0; k < top->n_panes && enc.err == FR_OK; k++) {
+        const struct top_pane *pane = &top->panes[k];
+        free(refs);
+        refs = malloc((size_t)pane->n * sizeof *refs + 1);
+        if (!refs) {
+            enc.err = FR_ENOMEM;
+            break;
+        }
+        for (uint32_t j = 0; j < pane->n; j++) {
+            const struct top_entry *e = &pane->entries[j];
+            refs[j] = (struct top_ref){pane->text + e->off, e->wiki_len, e->title_len, e->count};
+        }
+        qsort(refs, pane->n, sizeof *refs, top_cmp_ref);
+        fr_proc_enc_i64(&enc, pane->start);
+        fr_proc_enc_u32(&enc, pane->n);
+        for (uint32_t j = 0; j < pane->n; j++) {
+            fr_proc_enc_str(&enc, refs[j].text, refs[j].wiki_len);
+            fr_proc_enc_str(&enc, refs[j].text + refs[j].wiki_len, refs[j].title_len);
+            fr_proc_enc_u64(&enc, refs[j].count);
+        }
+    }
+    free(refs);
+    return fr_proc_enc_end(&enc);
+}
+
+int fr_win_top_load(struct fr_top *top, const void *bytes, size_t len)
+{
+    struct fr_top *fresh = NULL;
+    struct fr_proc_dec dec;
+    int rc = fr_proc_dec_begin(&dec, bytes, len, TOP_MAGIC, TOP_VERSION);
+    if (rc < 0) {
+        return rc;
+    }
+    rc = fr_win_top_create(&top->opts, &fresh);
+    if (rc < 0) {
+        return rc;
+    }
+    fresh->next_start = fr_proc_dec_i64(&dec);
+    struct fr_top_stats saved = {0};
+    saved.windows = fr_proc_dec_u64(&dec);
+    saved.rows = fr_proc_dec_u64(&dec);
+    saved.dropped_keys = fr_proc_dec_u64(&dec);
+    saved.dropped_closed = fr_proc_dec_u64(&dec);
+    uint32_t np = fr_proc_dec_count(&dec, UINT32_MAX, 12);
+    rc = FR_ECORRUPT;
+    if (dec.err == FR_OK && fresh->next_start != INT64_MIN &&
+        (!FR_PROC_TIME_OK(fresh->next_start) ||
+         fr_proc_floor(fresh->next_start, FR_PROC_MINUTE_US) != fresh->next_start)) {
+        goto cleanup;
+    }
+    for (uint32_t k = 0; k < np && dec.err == FR_OK; k++) {
+        int64_t start = fr_proc_dec_i64(&dec);
+        uint32_t ne = fr_proc_dec_count(&dec, top->opts.max_entries, 16);
+        if (dec.err != FR_OK || ne == 0 || !FR_PROC_TIME_OK(start) ||
+            fr_proc_floor(start, FR_PROC_MINUTE_US) != start ||
+            (k > 0 && start <= fresh->panes[fresh->n_panes - 1].start) ||
+            (fresh->next_start != INT64_MIN && start < fresh->next_start)) {
+            goto cleanup;
+        }
+        struct top_pane *pane = top_pane_get(fresh, start);
+        if (!pane) {
+            rc = FR_ENOMEM;
+            goto cleanup;
+        }
+        struct top_ref prev = {0};
+        for (uint32_t j = 0; j < ne; j++) {
+            uint32_t wlen, tlen;
+            const char *wiki = fr_proc_dec_str(&dec, FR_PROC_WIKI_MAX, &wlen);
+            const char *title = fr_proc_dec_str(&dec, TOP_TITLE_MAX, &tlen);
+            uint64_t count = fr_proc_dec_u64(&dec);
+            if (dec.err != FR_OK || count == 0) {
+                goto cleanup;
+            }
+            /* Strictly ascending (wiki, title): compare against the last. */
+            if (j > 0) {
+                int c = fr_proc_strcmp(prev.text, prev.wiki_len, wiki, wlen);
+                if (c > 0 || (c == 0 && fr_proc_strcmp(prev.text + prev.wiki_len, prev.title_len,
+                                                       title, tlen) >= 0)) {
+                    goto cleanup;
+                }
+            }
+            rc = top_pane_add(fresh, pane, wiki, wlen, title, tlen, count);
+            if (rc != FR_OK) {
+                rc = rc < 0 ? rc : FR_ETOOBIG;
+                goto cleanup;
+            }
+            const struct top_entry *e = &pane->entries[pane->n - 1];
+            prev = (struct top_ref){pane->text + e->off, wlen, tlen, count};
+            rc = FR_ECORRUPT;
+        }
+    }
+    rc = fr_proc_dec_end(&dec);
+    if (rc < 0) {
+        goto cleanup;
+    }
+    fresh->st.windows = saved.windows;
+    fresh->st.rows = saved.rows;
+    fresh->st.dropped_keys = saved.dropped_keys;
+    fresh->st.dropped_closed = saved.dropped_closed;
+    struct fr_top tmp = *top;
+    *top = *fresh;
+    *fresh = tmp;
+    rc = FR_OK;
+cleanup:
+    fr_win_top_destroy(fresh);
+    return rc;
+}
