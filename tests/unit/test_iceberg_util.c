@@ -9,6 +9,9 @@
  * delta = id % 3 == 0 ? NULL : id * 2 - 5 (int). Tables partition by
  * day(ts) when asked; every test file stays within one day.
  */
+/* Included by several programs, each using a part of it. */
+#pragma GCC diagnostic ignored "-Wunused-function"
+
 #include "iceberg/iceberg.h"
 #include "parquet/parquet.h"
 
@@ -197,4 +200,4 @@ static int ti_read_table(struct fr_ice_catalog *cat, const char *name, struct ti
     return rc;
 }
 
-__attribute__((unused)) static int64_t ti_expected_sum(int64_t first, int64_t n) { return n * first + n * (n - 1) / 2; }
+static int64_t ti_expected_sum(int64_t first, int64_t n) { return n * first + n * (n - 1) / 2; }
