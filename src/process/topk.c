@@ -606,7 +606,7 @@ int fr_win_top_load(struct fr_top *top, const void *bytes, size_t len)
     }
     for (uint32_t k = 0; k < np && dec.err == FR_OK; k++) {
         int64_t start = fr_proc_dec_i64(&dec);
-        uint32_t ne = fr_proc_dec_count(&dec, top->opts.max_entries, 16);
+        uint32_t ne = fr_proc_dec_count(&dec, UINT32_MAX, 16);
         if (dec.err != FR_OK || ne == 0 || !FR_PROC_TIME_OK(start) ||
             fr_proc_floor(start, FR_PROC_MINUTE_US) != start ||
             (k > 0 && start <= fresh->panes[fresh->n_panes - 1].start) ||

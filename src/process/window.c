@@ -568,7 +568,7 @@ int fr_win_load(struct fr_win *win, const void *bytes, size_t len)
     rc = FR_ECORRUPT;
     for (uint32_t k = 0; k < nm && dec.err == FR_OK; k++) {
         int64_t start = fr_proc_dec_i64(&dec);
-        uint32_t ng = fr_proc_dec_count(&dec, win->opts.max_groups, 4 + 49 + 4);
+        uint32_t ng = fr_proc_dec_count(&dec, UINT32_MAX, 4 + 49 + 4);
         if (dec.err != FR_OK || !FR_PROC_TIME_OK(start) ||
             fr_proc_floor(start, FR_PROC_MINUTE_US) != start ||
             (k > 0 && start <= fresh->minutes[fresh->n_minutes - 1].start) ||
@@ -604,7 +604,7 @@ int fr_win_load(struct fr_win *win, const void *bytes, size_t len)
             g->c.bytes_added = fr_proc_dec_u64(&dec);
             g->c.bytes_removed = fr_proc_dec_u64(&dec);
             uint8_t exact = fr_proc_dec_u8(&dec);
-            uint32_t nu = fr_proc_dec_count(&dec, win->opts.max_users, 4);
+            uint32_t nu = fr_proc_dec_count(&dec, UINT32_MAX, 4);
             if (dec.err != FR_OK || exact > 1) {
                 goto cleanup;
             }

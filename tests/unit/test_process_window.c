@@ -1,0 +1,510 @@
+/*
+ * test_process_window.c — the gold operators on hand-built rows:
+ * gold_edits_per_minute (src/process/window.c: every counter, the bytes
+ * rule, distinct users, emission exactly at window end, order, caps) and
+ * gold_top_pages (src/process/topk.c: ranks, the three tie-breakers, the
+ * 20-row limit, sliding windows from panes, skipped empty windows, caps),
+ * their provisional views and save/load, including hostile re-checksummed
+ * blobs.
+ */
+#include "check.h"
+
+#include "core/buf.h"
+#include "core/crc32c.h"
+#include "core/err.h"
+#include "process/process.h"
+
+#define MIN INT64_C(60000000)
+#define T0 (INT64_C(29000000) * MIN) /* a minute boundary in 2025 */
+
+static struct fr_row mk(int64_t t, const char *wiki, enum fr_proc_type type, const char *title,
+                        const char *user)
+{
+    struct fr_row row;
+    memset(&row, 0, sizeof row);
+    row.event_us = t;
+    row.wiki = (struct fr_proc_str){wiki, (uint32_t)strlen(wiki)};
+    row.type = type;
+    if (title) {
+        row.has |= FR_ROW_TITLE;
+        row.title = (struct fr_proc_str){title, (uint32_t)strlen(title)};
+    }
+    if (user) {
+        row.has |= FR_ROW_USER;
+        row.user = (struct fr_proc_str){user, (uint32_t)strlen(user)};
+    }
+    return row;
+}
+
+static void set_len(struct fr_row *row, int has_old, int64_t old, int has_new, int64_t nw)
+{
+    if (has_old) {
+        row->has |= FR_ROW_LENGTH_OLD;
+        row->length_old = old;
+    }
+    if (has_new) {
+        row->has |= FR_ROW_LENGTH_NEW;
+        row->length_new = nw;
+    }
+}
+
+/* Collected rows, as text. */
+static char got[1 << 16];
+static size_t got_len;
+
+static int on_minute(void *arg, const struct fr_win_row *r)
+{
+    (void)arg;
+    got_len += (size_t)snprintf(
+        got + got_len, sizeof got - got_len,
+        "%lld %.*s ev=%llu ed=%llu np=%llu bot=%llu +%llu -%llu du=%llu%s\n",
+        (long long)((r->window_start_us - T0) / MIN), (int)r->wiki.len, r->wiki.s,
+        (unsigned long long)r->counts.events, (unsigned long long)r->counts.edits,
+        (unsigned long long)r->counts.new_pages, (unsigned long long)r->counts.bot_events,
+        (unsigned long long)r->counts.bytes_added, (unsigned long long)r->counts.bytes_removed,
+        (unsigned long long)r->counts.distinct_users, r->users_exact ? "" : " floor");
+    return 0;
+}
+
+static int on_top(void *arg, const struct fr_top_row *r)
+{
+    (void)arg;
+    got_len +=
+        (size_t)snprintf(got + got_len, sizeof got - got_len, "%lld #%u %.*s|%.*s %llu\n",
+                         (long long)((r->window_start_us - T0) / MIN), r->rank, (int)r->wiki.len,
+                         r->wiki.s, (int)r->title.len, r->title.s, (unsigned long long)r->count);
+    return 0;
+}
+
+static struct fr_win *win_new(uint64_t groups, uint64_t users, uint64_t text)
+{
+    struct fr_win_opts o = {groups, users, text};
+    struct fr_win *win = NULL;
+    if (fr_win_create(&o, &win) != FR_OK) {
+        exit(1);
+    }
+    return win;
+}
+
+static struct fr_top *top_new(uint64_t entries, uint64_t text)
+{
+    struct fr_top_opts o = {entries, text};
+    struct fr_top *top = NULL;
+    if (fr_win_top_create(&o, &top) != FR_OK) {
+        exit(1);
+    }
+    return top;
+}
+
+static void reseal(uint8_t *b, size_t len)
+{
+    uint32_t crc = fr_crc32c(0, b, len - 4);
+    for (int i = 0; i < 4; i++) {
+        b[len - 4 + (size_t)i] = (uint8_t)(crc >> (8 * i));
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* gold_edits_per_minute                                                      */
+/* ------------------------------------------------------------------------ */
+
+static void test_minute_counts(void)
+{
+    struct fr_win *win = win_new(1000, 1000, 1 << 20);
+    struct fr_row r;
+    got_len = 0;
+    /* minute 0, enwiki */
+    r = mk(T0, "enwiki", FR_TYPE_EDIT, "A", "alice");
+    set_len(&r, 1, 100, 1, 150); /* +50 */
+    r.has |= FR_ROW_BOT;
+    r.bot = 1;
+    CHECK_EQ_INT(fr_win_add(win, &r), FR_OK);
+    r = mk(T0 + 1, "enwiki", FR_TYPE_EDIT, "A", "bob");
+    set_len(&r, 1, 100, 1, 70); /* -30 */
+    CHECK_EQ_INT(fr_win_add(win, &r), FR_OK);
+    r = mk(T0 + 2, "enwiki", FR_TYPE_NEW, "B", "alice");
+    set_len(&r, 0, 0, 1, 40); /* missing old counts as 0: +40 */
+    CHECK_EQ_INT(fr_win_add(win, &r), FR_OK);
+    r = mk(T0 + 3, "enwiki", FR_TYPE_EDIT, "A", NULL); /* no user, no new length */
+    set_len(&r, 1, 5, 0, 0);
+    r.has |= FR_ROW_BOT; /* bot present but false */
+    CHECK_EQ_INT(fr_win_add(win, &r), FR_OK);
+    r = mk(T0 + 4, "enwiki", FR_TYPE_LOG, "C", "");
+    set_len(&r, 0, 0, 1, 999); /* log rows never count bytes */
+    CHECK_EQ_INT(fr_win_add(win, &r), FR_OK);
+    r = mk(T0 + MIN - 1, "enwiki", FR_TYPE_CATEGORIZE, "D", "carol");
+    CHECK_EQ_INT(fr_win_add(win, &r), FR_OK);
+    /* same minute, other wikis, shorter name sorts first */
+    r = mk(T0 + 5, "en", FR_TYPE_EDIT, "A", "x");
+    CHECK_EQ_INT(fr_win_add(win, &r), FR_OK);
+    r = mk(T0 + 5, "dewiki", FR_TYPE_EXTERNAL, NULL, "x");
+    CHECK_EQ_INT(fr_win_add(win, &r), FR_OK);
+    /* minute 1 */
+    r = mk(T0 + MIN, "enwiki", FR_TYPE_EDIT, "A", "alice");
+    CHECK_EQ_INT(fr_win_add(win, &r), FR_OK);
+
+    /* Not yet: the window end is T0 + MIN. */
+    CHECK_EQ_INT(fr_win_advance(win, T0 + MIN - 1, on_minute, NULL), FR_OK);
+    CHECK_EQ_INT(got_len, 0);
+    struct fr_win_stats st;
+    fr_win_stats(win, &st);
+    CHECK_EQ_INT(st.groups, 4);
+    CHECK_EQ_INT(st.users, 7); /* alice, bob, "", carol; x; x; alice */
+    CHECK_EQ_INT(fr_win_advance(win, T0 + MIN, on_minute, NULL), FR_OK);
+    CHECK_EQ_STR(got, "0 dewiki ev=1 ed=0 np=0 bot=0 +0 -0 du=1\n"
+                      "0 en ev=1 ed=1 np=0 bot=0 +0 -0 du=1\n"
+                      "0 enwiki ev=6 ed=3 np=1 bot=1 +90 -30 du=4\n");
+    /* Emitted once: a second advance emits nothing new; rows for an
+     * emitted window are dropped and counted. */
+    got_len = 0;
+    CHECK_EQ_INT(fr_win_advance(win, T0 + MIN, on_minute, NULL), FR_OK);
+    CHECK_EQ_INT(got_len, 0);
+    r = mk(T0 + 7, "enwiki", FR_TYPE_EDIT, "A", "zed");
+    CHECK_EQ_INT(fr_win_add(win, &r), FR_OK);
+    fr_win_stats(win, &st);
+    CHECK_EQ_INT(st.dropped_closed, 1);
+    CHECK_EQ_INT(st.groups, 1);
+    CHECK_EQ_INT(st.rows, 3);
+    CHECK_EQ_INT(fr_win_advance(win, T0 + 100 * MIN, on_minute, NULL), FR_OK);
+    CHECK_EQ_STR(got, "1 enwiki ev=1 ed=1 np=0 bot=0 +0 -0 du=1\n");
+    fr_win_stats(win, &st);
+    CHECK_EQ_INT(st.groups, 0);
+    CHECK_EQ_INT(st.users, 0);
+    CHECK_EQ_INT(st.text_bytes, 0);
+    fr_win_destroy(win);
+    fr_win_destroy(NULL);
+}
+
+static void test_minute_extremes(void)
+{
+    struct fr_win *win = win_new(1000, 1000, 1 << 20);
+    struct fr_row r = mk(-MIN / 2, "w", FR_TYPE_EDIT, NULL, NULL); /* 1969: floor, not trunc */
+    set_len(&r, 1, INT64_MIN, 1, INT64_MAX);                       /* saturates */
+    CHECK_EQ_INT(fr_win_add(win, &r), FR_OK);
+    set_len(&r, 1, INT64_MAX, 1, INT64_MIN);
+    CHECK_EQ_INT(fr_win_add(win, &r), FR_OK);
+    CHECK_EQ_INT(fr_win_add(win, &r), FR_OK);
+    got_len = 0;
+    CHECK_EQ_INT(fr_win_advance(win, -1, on_minute, NULL), FR_OK);
+    CHECK_EQ_INT(got_len, 0);
+    CHECK_EQ_INT(fr_win_advance(win, 0, on_minute, NULL), FR_OK);
+    char want[200];
+    snprintf(want, sizeof want, "%lld w ev=3 ed=3 np=0 bot=0 +%llu -%llu du=0\n",
+             (long long)((-MIN - T0) / MIN), (unsigned long long)INT64_MAX,
+             (unsigned long long)UINT64_MAX);
+    CHECK_EQ_STR(got, want);
+    r = mk(INT64_MAX, "w", FR_TYPE_EDIT, NULL, NULL);
+    CHECK_EQ_INT(fr_win_add(win, &r), FR_EINVAL);
+    char wiki[300];
+    memset(wiki, 'w', sizeof wiki);
+    r = mk(T0, "w", FR_TYPE_EDIT, NULL, NULL);
+    r.wiki = (struct fr_proc_str){wiki, 256};
+    CHECK_EQ_INT(fr_win_add(win, &r), FR_EINVAL);
+    fr_win_destroy(win);
+}
+
+static void test_minute_caps(void)
+{
+    /* 2 groups, 3 users, 64 bytes of text. */
+    struct fr_win *win = win_new(2, 3, 300);
+    struct fr_row r;
+    r = mk(T0, "a", FR_TYPE_EDIT, NULL, "u1");
+    fr_win_add(win, &r);
+    r = mk(T0, "b", FR_TYPE_EDIT, NULL, "u1");
+    fr_win_add(win, &r);
+    r = mk(T0, "c", FR_TYPE_EDIT, NULL, "u1"); /* third group: refused */
+    fr_win_add(win, &r);
+    r = mk(T0, "a", FR_TYPE_EDIT, NULL, "u2");
+    fr_win_add(win, &r);
+    r = mk(T0, "a", FR_TYPE_EDIT, NULL, "u3"); /* fourth user: not kept */
+    fr_win_add(win, &r);
+    r = mk(T0, "a", FR_TYPE_EDIT, NULL, "u2"); /* known: still fine */
+    fr_win_add(win, &r);
+    struct fr_win_stats st;
+    fr_win_stats(win, &st);
+    CHECK_EQ_INT(st.groups, 2);
+    CHECK_EQ_INT(st.users, 3);
+    CHECK_EQ_INT(st.dropped_groups, 1);
+    CHECK_EQ_INT(st.dropped_users, 1);
+    /* Save/load keeps the caps' decisions (logical sizes, users_exact). */
+    struct fr_buf a, b;
+    fr_buf_init(&a, 1 << 20);
+    fr_buf_init(&b, 1 << 20);
+    CHECK_EQ_INT(fr_win_save(win, &a), FR_OK);
+    struct fr_win *copy = win_new(2, 3, 300);
+    CHECK_EQ_INT(fr_win_load(copy, a.data, a.len), FR_OK);
+    CHECK_EQ_INT(fr_win_save(copy, &b), FR_OK);
+    CHECK(a.len == b.len && memcmp(a.data, b.data, a.len) == 0);
+    /* A state over the loader's caps does not fit. */
+    struct fr_win *tiny = win_new(1, 3, 300);
+    CHECK_EQ_INT(fr_win_load(tiny, a.data, a.len), FR_ETOOBIG);
+    fr_win_destroy(tiny);
+    got_len = 0;
+    CHECK_EQ_INT(fr_win_advance(copy, T0 + MIN, on_minute, NULL), FR_OK);
+    CHECK_EQ_STR(got, "0 a ev=4 ed=4 np=0 bot=0 +0 -0 du=2 floor\n"
+                      "0 b ev=1 ed=1 np=0 bot=0 +0 -0 du=1\n");
+    /* Every group of an open minute shows in the view. */
+    static struct fr_proc_view view;
+    memset(&view, 0, sizeof view);
+    fr_win_view(win, &view);
+    CHECK_EQ_INT(view.n_groups, 2);
+    CHECK_EQ_INT(view.groups[0].counts.distinct_users, 2);
+    CHECK_EQ_INT(view.groups[0].users_exact, 0);
+    fr_buf_free(&a);
+    fr_buf_free(&b);
+    fr_win_destroy(copy);
+    fr_win_destroy(win);
+
+    /* The view truncates past FR_VIEW_MAX_GROUPS, dropping the oldest. */
+    win = win_new(100000, 1000, 1 << 20);
+    char name[16];
+    for (int m = 0; m < 3; m++) {
+        for (int w = 0; w < 300; w++) {
+            snprintf(name, sizeof name, "w%03d", w);
+            r = mk(T0 + m * MIN, name, FR_TYPE_EDIT, NULL, NULL);
+            CHECK_EQ_INT(fr_win_add(win, &r), FR_OK);
+        }
+    }
+    memset(&view, 0, sizeof view);
+    fr_win_view(win, &view);
+    CHECK_EQ_INT(view.n_groups, FR_VIEW_MAX_GROUPS);
+    CHECK_EQ_INT(view.truncated, 1);
+    CHECK_EQ_INT(view.groups[0].window_start_us, T0 + 2 * MIN);
+    CHECK_EQ_INT(view.groups[299].window_start_us, T0 + 2 * MIN);
+    CHECK_EQ_INT(view.groups[300].window_start_us, T0 + MIN);
+    fr_win_destroy(win);
+}
+
+/* ------------------------------------------------------------------------ */
+/* gold_top_pages                                                             */
+/* ------------------------------------------------------------------------ */
+
+static void add_n(struct fr_top *top, int64_t t, const char *wiki, const char *title, int n,
+                  enum fr_proc_type type)
+{
+    for (int i = 0; i < n; i++) {
+        struct fr_row r = mk(t, wiki, type, title, NULL);
+        CHECK_EQ_INT(fr_win_top_add(top, &r), FR_OK);
+    }
+}
+
+static void test_top_ranks_and_ties(void)
+{
+    struct fr_top *top = top_new(1000, 1 << 20);
+    /* One pane (minute 9): ties on count broken by wiki, then title. */
+    int64_t t = T0 + 9 * MIN;
+    add_n(top, t, "enwiki", "B", 3, FR_TYPE_EDIT);
+    add_n(top, t, "enwiki", "A", 3, FR_TYPE_NEW);
+    add_n(top, t, "dewiki", "Z", 3, FR_TYPE_EDIT);
+    add_n(top, t, "en", "Z", 3, FR_TYPE_EDIT);
+    add_n(top, t, "enwiki", "AA", 3, FR_TYPE_EDIT);
+    add_n(top, t, "enwiki", "", 3, FR_TYPE_EDIT);
+    add_n(top, t, "zz", "top", 5, FR_TYPE_EDIT);
+    add_n(top, t, "zz", "log", 9, FR_TYPE_LOG);        /* not counted */
+    add_n(top, t, "zz", "cat", 9, FR_TYPE_CATEGORIZE); /* not counted */
+    struct fr_row untitled = mk(t, "zz", FR_TYPE_EDIT, NULL, NULL);
+    CHECK_EQ_INT(fr_win_top_add(top, &untitled), FR_OK); /* not counted */
+    got_len = 0;
+    /* The first window holding minute 9 starts at minute 0 and ends at 10. */
+    CHECK_EQ_INT(fr_win_top_advance(top, T0 + 10 * MIN - 1, on_top, NULL), FR_OK);
+    CHECK_EQ_INT(got_len, 0);
+    CHECK_EQ_INT(fr_win_top_advance(top, T0 + 10 * MIN, on_top, NULL), FR_OK);
+    CHECK_EQ_STR(got, "0 #1 zz|top 5\n"
+                      "0 #2 dewiki|Z 3\n"
+                      "0 #3 en|Z 3\n"
+                      "0 #4 enwiki| 3\n"
+                      "0 #5 enwiki|A 3\n"
+                      "0 #6 enwiki|AA 3\n"
+                      "0 #7 enwiki|B 3\n");
+    /* Windows 1..9 hold the pane too; window 10 does not. */
+    got_len = 0;
+    CHECK_EQ_INT(fr_win_top_advance(top, T0 + 30 * MIN, on_top, NULL), FR_OK);
+    int windows = 0;
+    for (size_t i = 0; i < got_len; i++) {
+        windows += got[i] == '#' && got[i + 1] == '1' && got[i + 2] == ' ';
+    }
+    CHECK_EQ_INT(windows, 9);
+    CHECK(strstr(got, "\n9 #7 enwiki|B 3\n") != NULL);
+    struct fr_top_stats st;
+    fr_win_top_stats(top, &st);
+    CHECK_EQ_INT(st.windows, 10);
+    CHECK_EQ_INT(st.rows, 70);
+    CHECK_EQ_INT(st.panes, 0);
+    CHECK_EQ_INT(st.entries, 0);
+    CHECK_EQ_INT(st.text_bytes, 0);
+    fr_win_top_destroy(top);
+    fr_win_top_destroy(NULL);
+}
+
+static void test_top_sliding(void)
+{
+    struct fr_top *top = top_new(1000, 1 << 20);
+    /* 25 pages with distinct counts in minute 0, one page in minute 5, and
+     * one far later (a gap of empty windows that must be skipped). */
+    char title[8];
+    for (int p = 0; p < 25; p++) {
+        snprintf(title, sizeof title, "p%02d", p);
+        add_n(top, T0 + 30 * 1000000, "w", title, p + 1, FR_TYPE_EDIT);
+    }
+    add_n(top, T0 + 5 * MIN, "w", "p00", 100, FR_TYPE_EDIT);
+    add_n(top, T0 + 500 * MIN, "w", "late", 1, FR_TYPE_EDIT);
+    got_len = 0;
+    CHECK_EQ_INT(fr_win_top_advance(top, T0 + 10 * MIN, on_top, NULL), FR_OK);
+    /* Window starting at -9 .. 0 all hold minute 0; the first one emitted
+     * is [-9 min, 1 min), which ends <= 10 min: emitted. */
+    CHECK(strncmp(got, "-9 #1 w|p24 25\n-9 #2 w|p23 24\n", 30) == 0);
+    /* Only 20 rows per window. */
+    CHECK(strstr(got, "-9 #20 w|p05 6\n") != NULL);
+    CHECK(strstr(got, "-9 #21") == NULL);
+    /* Window 0 holds minute 0 and minute 5: p00 is first with 101. */
+    CHECK(strstr(got, "\n0 #1 w|p00 101\n") != NULL);
+    /* Window -4 does not hold minute 5 ([-4, 6) does: minute 5 < 6). */
+    CHECK(strstr(got, "\n-4 #1 w|p00 101\n") != NULL);
+    CHECK(strstr(got, "\n-5 #1 w|p24 25\n") != NULL);
+    struct fr_top_stats st;
+    fr_win_top_stats(top, &st);
+    CHECK_EQ_INT(st.windows, 10); /* starts -9 .. 0 */
+    got_len = 0;
+    CHECK_EQ_INT(fr_win_top_advance(top, T0 + 600 * MIN, on_top, NULL), FR_OK);
+    fr_win_top_stats(top, &st);
+    /* starts 1..5 (minute 5), then 491..500 (minute 500): 15 more. */
+    CHECK_EQ_INT(st.windows, 25);
+    CHECK(strncmp(got, "1 #1 w|p00 100\n", 15) == 0);
+    CHECK(strstr(got, "\n491 #1 w|late 1\n") != NULL);
+    CHECK(strstr(got, "\n500 #1 w|late 1\n") != NULL);
+    CHECK_EQ_INT(st.panes, 0);
+    /* A row for a settled pane is dropped and counted. */
+    add_n(top, T0 + 595 * MIN, "w", "x", 1, FR_TYPE_EDIT);
+    fr_win_top_stats(top, &st);
+    CHECK_EQ_INT(st.dropped_closed, 1);
+    add_n(top, T0 + 600 * MIN, "w", "x", 1, FR_TYPE_EDIT);
+    fr_win_top_stats(top, &st);
+    CHECK_EQ_INT(st.dropped_closed, 1);
+    CHECK_EQ_INT(st.panes, 1);
+    fr_win_top_destroy(top);
+}
+
+static void test_top_caps_view_save(void)
+{
+    struct fr_top *top = top_new(3, 1 << 20);
+    add_n(top, T0, "w", "a", 2, FR_TYPE_EDIT);
+    add_n(top, T0, "w", "b", 1, FR_TYPE_EDIT);
+    add_n(top, T0 + MIN, "w", "a", 1, FR_TYPE_EDIT);
+    add_n(top, T0 + MIN, "w", "c", 5, FR_TYPE_EDIT); /* 4th counter: refused */
+    add_n(top, T0 + MIN, "w", "a", 1, FR_TYPE_EDIT); /* known: counts */
+    struct fr_top_stats st;
+    fr_win_top_stats(top, &st);
+    CHECK_EQ_INT(st.entries, 3);
+    CHECK_EQ_INT(st.dropped_keys, 5);
+    static struct fr_proc_view view;
+    memset(&view, 0, sizeof view);
+    fr_win_top_view(top, &view);
+    CHECK_EQ_INT(view.top_start_us, T0 - 8 * MIN);
+    CHECK_EQ_INT(view.top_end_us, T0 + 2 * MIN);
+    CHECK_EQ_INT(view.n_top, 2);
+    CHECK(view.top[0].count == 4 && view.top[0].title.len == 1 && view.top[0].title.s[0] == 'a');
+    CHECK(view.top[1].count == 1 && view.top[1].title.s[0] == 'b');
+    /* Round trip, then the same output from both. */
+    struct fr_buf a, b;
+    fr_buf_init(&a, 1 << 20);
+    fr_buf_init(&b, 1 << 20);
+    CHECK_EQ_INT(fr_win_top_save(top, &a), FR_OK);
+    struct fr_top *copy = top_new(3, 1 << 20);
+    CHECK_EQ_INT(fr_win_top_load(copy, a.data, a.len), FR_OK);
+    CHECK_EQ_INT(fr_win_top_save(copy, &b), FR_OK);
+    CHECK(a.len == b.len && memcmp(a.data, b.data, a.len) == 0);
+    got_len = 0;
+    fr_win_top_advance(top, T0 + 20 * MIN, on_top, NULL);
+    static char first[1 << 16];
+    memcpy(first, got, got_len + 1);
+    got_len = 0;
+    fr_win_top_advance(copy, T0 + 20 * MIN, on_top, NULL);
+    CHECK_EQ_STR(got, first);
+    struct fr_top *tiny = top_new(2, 1 << 20);
+    CHECK_EQ_INT(fr_win_top_load(tiny, a.data, a.len), FR_ETOOBIG);
+    fr_win_top_destroy(tiny);
+    fr_buf_free(&a);
+    fr_buf_free(&b);
+    fr_win_top_destroy(copy);
+    fr_win_top_destroy(top);
+}
+
+/* Hostile blobs for the window loaders: random bytes with a valid CRC. */
+static void test_hostile_window_blobs(void)
+{
+    struct fr_win *win = win_new(1000, 1000, 1 << 20);
+    struct fr_top *top = top_new(1000, 1 << 20);
+    char wiki[8], title[8], user[8];
+    uint64_t x = 88172645463325252ULL;
+    for (int i = 0; i < 400; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        snprintf(wiki, sizeof wiki, "w%d", (int)(x % 4));
+        snprintf(title, sizeof title, "t%d", (int)(x / 7 % 9));
+        snprintf(user, sizeof user, "u%d", (int)(x / 63 % 11));
+        struct fr_row r = mk(T0 + (int64_t)(x / 999 % 5) * MIN, wiki, FR_TYPE_EDIT, title, user);
+        fr_win_add(win, &r);
+        fr_win_top_add(top, &r);
+    }
+    struct fr_buf wa, ta, m;
+    fr_buf_init(&wa, 1 << 20);
+    fr_buf_init(&ta, 1 << 20);
+    fr_buf_init(&m, 1 << 20);
+    CHECK_EQ_INT(fr_win_save(win, &wa), FR_OK);
+    CHECK_EQ_INT(fr_win_top_save(top, &ta), FR_OK);
+    struct fr_win *wv = win_new(1000, 1000, 1 << 20);
+    struct fr_top *tv = top_new(1000, 1 << 20);
+    int loaded = 0;
+    for (int round = 0; round < 4000; round++) {
+        const struct fr_buf *src = round % 2 ? &wa : &ta;
+        fr_buf_reset(&m);
+        fr_buf_append(&m, src->data, src->len);
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        int flips = 1 + (int)(x % 3);
+        for (int f = 0; f < flips; f++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            size_t at = 16 + x % (m.len - 20);
+            m.data[at] = (uint8_t)(x >> 40 & 1 ? m.data[at] ^ (1u << (x >> 20 & 7)) : x >> 32);
+        }
+        if (x >> 50 & 1) {
+            m.len = 16 + (x >> 24) % (m.len - 16); /* truncated */
+        }
+        reseal(m.data, m.len);
+        int rc = round % 2 ? fr_win_load(wv, m.data, m.len) : fr_win_top_load(tv, m.data, m.len);
+        loaded += rc == FR_OK;
+        CHECK(rc == FR_OK || rc == FR_ECORRUPT || rc == FR_ETOOBIG || rc == FR_ECRC);
+    }
+    /* Whatever loaded is still a consistent state: it emits and frees. */
+    got_len = 0;
+    CHECK_EQ_INT(fr_win_advance(wv, T0 + 100 * MIN, NULL, NULL), FR_OK);
+    CHECK_EQ_INT(fr_win_top_advance(tv, T0 + 100 * MIN, NULL, NULL), FR_OK);
+    struct fr_win_stats ws;
+    fr_win_stats(wv, &ws);
+    CHECK_EQ_INT(ws.groups, 0);
+    CHECK_EQ_INT(ws.users, 0);
+    fprintf(stderr, "  4000 mutated window/top blobs: %d loaded\n", loaded);
+    fr_buf_free(&wa);
+    fr_buf_free(&ta);
+    fr_buf_free(&m);
+    fr_win_destroy(wv);
+    fr_win_top_destroy(tv);
+    fr_win_destroy(win);
+    fr_win_top_destroy(top);
+}
+
+int main(void)
+{
+    RUN(test_minute_counts);
+    RUN(test_minute_extremes);
+    RUN(test_minute_caps);
+    RUN(test_top_ranks_and_ties);
+    RUN(test_top_sliding);
+    RUN(test_top_caps_view_save);
+    RUN(test_hostile_window_blobs);
+    return check_report();
+}
