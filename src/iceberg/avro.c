@@ -348,7 +348,7 @@ static int avro_parse_schema(struct fr_ice_arena *arena, const struct fr_json_va
         s->kind = AV_ENUM;
         return FR_OK;
     }
-    const struct ice_avro_schema *prim;
+    const struct ice_avro_schema *prim = NULL;
     int rc = avro_prim(arena, &type, &prim);
     if (rc == FR_OK) {
         *out = prim;
@@ -551,7 +551,7 @@ static int avro_decode(struct avro_in *in, const struct ice_avro_schema *s, int 
 int ice_avro_read(const uint8_t *data, size_t len, struct ice_avro_file *file)
 {
     memset(file, 0, sizeof *file);
-    file->arena = ice_arena_new((size_t)len * 24 + (1u << 20));
+    file->arena = ice_arena_new((size_t)len * 64 + (1u << 20)); /* decoded trees run ~10-40x the bytes */
     if (!file->arena) {
         return FR_ENOMEM;
     }

@@ -172,7 +172,7 @@ static int txn_run(struct fr_ice_catalog *cat, struct ice_change **cs, uint32_t 
         /* PUBLISH */
         for (uint32_t i = 0; i < n; i++) {
             if (cs[i]->next &&
-                ice_publish(cat, cs[i]->base->dir, cs[i]->next_location, cs[i]->next) == FR_OK) {
+                ice_publish(cat, cs[i]->base->dir, cs[i]->next_location) == FR_OK) {
                 ice_io_step(&cat->io, FR_ICE_STEP_PUBLISHED, cs[i]->next_location);
             }
         }
@@ -296,7 +296,7 @@ void fr_ice_txn_free(struct fr_ice_txn *txn)
 
 int ice_commit_one(struct fr_ice_catalog *cat, struct ice_change *c, int64_t *snapshot_id)
 {
-    struct fr_ice_commit_result res;
+    struct fr_ice_commit_result res = {0};
     int rc = txn_run(cat, &c, 1, &res);
     if (rc == FR_OK && snapshot_id) {
         *snapshot_id = res.snapshot_id[0];
@@ -309,7 +309,7 @@ static int one(struct fr_ice_catalog *cat, enum ice_change_kind kind, const char
                const struct fr_ice_commit_info *info, int64_t *snapshot_id)
 {
     struct fr_ice_txn *txn;
-    struct fr_ice_commit_result res;
+    struct fr_ice_commit_result res = {0};
     int rc = fr_ice_txn_begin(cat, &txn);
     if (rc < 0) {
         return rc;

@@ -9,7 +9,7 @@
  *   <data_dir>/lake/warehouse/<ns>/<table>/data/...         Parquet files (caller writes)
  *   <data_dir>/lake/warehouse/<ns>/<table>/metadata/
  *       NNNNN-<uuid>.metadata.json   table metadata, the version the catalog points at
- *       v<N>.metadata.json           a copy of version N, for catalog-free readers
+ *       v<N>.metadata.json           version N again (a hard link), for catalog-free readers
  *       version-hint.text            "N": the latest published version
  *       snap-<id>-<attempt>-<uuid>.avro, <uuid>-m<k>.avro   manifest lists, manifests
  * Every location inside metadata is an absolute URI: the warehouse root URI
@@ -212,6 +212,9 @@ struct fr_ice_io_ops {
     int (*create)(void *ctx, const char *path, const void *data, size_t len);
     /* Durably replace path (temporary, fsync, rename, fsync the directory). */
     int (*replace)(void *ctx, const char *path, const void *data, size_t len);
+    /* Give the existing file another name (link(2), fsync the directory);
+     * FR_EEXIST when path exists. */
+    int (*link)(void *ctx, const char *existing, const char *path);
     /* Append the whole file to buf (FR_ENOTFOUND when absent). */
     int (*read)(void *ctx, const char *path, struct fr_buf *buf);
     /* Remove a file; FR_ENOTFOUND when absent. */

@@ -100,6 +100,7 @@ bool ice_strset_has(const struct ice_strset *set, const char *s);
 
 int ice_io_create(const struct fr_ice_io *io, const char *path, const void *data, size_t len);
 int ice_io_replace(const struct fr_ice_io *io, const char *path, const void *data, size_t len);
+int ice_io_link(const struct fr_ice_io *io, const char *existing, const char *path);
 int ice_io_read(const struct fr_ice_io *io, const char *path, struct fr_buf *buf);
 int ice_io_remove(const struct fr_ice_io *io, const char *path);
 int ice_io_stat(const struct fr_ice_io *io, const char *path, int64_t *size, int64_t *mtime);
@@ -482,9 +483,9 @@ int ice_change_set_info(struct ice_change *c, const struct fr_ice_commit_info *i
 
 /* Write metadata JSON for next as "NNNNN-<uuid>.metadata.json" (no clobber). */
 int ice_write_metadata(struct ice_change *c);
-/* After the catalog moved: v<N>.metadata.json and version-hint.text. */
-int ice_publish(struct fr_ice_catalog *cat, const char *table_dir, const char *meta_location,
-                const struct ice_meta *meta);
+/* After the catalog moved: v<N>.metadata.json (a hard link to the
+ * metadata file) and version-hint.text. */
+int ice_publish(struct fr_ice_catalog *cat, const char *table_dir, const char *meta_location);
 /* Version number N of a metadata file name "NNNNN-<uuid>.metadata.json"; -1 if none. */
 int64_t ice_meta_version(const char *location);
 

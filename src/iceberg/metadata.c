@@ -388,10 +388,48 @@ static int bad(struct pctx *c, const char *field)
     return ice_err(FR_ECORRUPT, "%s%s%s", c->what ? c->what : "", c->what ? ": " : "", field);
 }
 
+/* The root object's members, indexed once per parse: fr_json_member scans
+ * (and re-validates) the whole object per lookup, and the root holds the
+ * large snapshots array, so ~20 lookups would cost ~20 passes. */
+#define ROOT_MEMBERS 64
+struct root_index {
+    const char *start; /* the indexed object */
+    uint32_t n;
+    struct {
+        struct fr_json_val key, val;
+    } m[ROOT_MEMBERS];
+};
+static _Thread_local struct root_index root_idx;
+
+static void index_root(const struct fr_json_val *root)
+{
+    struct ice_jit it;
+    root_idx.start = NULL;
+    root_idx.n = 0;
+    ice_jit_init(&it, root);
+    while (root_idx.n < ROOT_MEMBERS &&
+           ice_jit_next(&it, &root_idx.m[root_idx.n].key, &root_idx.m[root_idx.n].val) == 1) {
+        root_idx.n++;
+    }
+    if (ice_jit_next(&it, NULL, &(struct fr_json_val){0}) == 0) {
+        root_idx.start = root->start; /* complete: usable */
+    }
+}
+
 static int get_member(const struct fr_json_val *obj, const char *key, struct fr_json_val *out,
                       enum fr_json_type type)
 {
-    int rc = fr_json_member(obj, key, out);
+    int rc = 0;
+    if (obj->start == root_idx.start) {
+        for (uint32_t i = 0; i < root_idx.n && rc == 0; i++) {
+            if (fr_json_str_eq(&root_idx.m[i].key, key)) {
+                *out = root_idx.m[i].val;
+                rc = 1;
+            }
+        }
+    } else {
+        rc = fr_json_member(obj, key, out);
+    }
     if (rc != 1) {
         return rc < 0 ? rc : FR_ENOTFOUND;
     }
@@ -847,7 +885,9 @@ int ice_meta_parse(const char *json, size_t len, struct ice_meta **out)
         root.type != FR_JSON_OBJECT) {
         rc = ice_err(FR_ECORRUPT, "not a JSON object (malformed or truncated)");
     } else {
+        index_root(&root);
         rc = parse_root(&c, &root);
+        root_idx.start = NULL;
         if (rc == FR_ENOMEM) {
             ice_err(rc, "metadata too large for its memory cap");
         }

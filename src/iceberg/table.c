@@ -6,9 +6,10 @@
  * catalog-free readers (v<N>.metadata.json + version-hint.text).
  *
  * Invariants:
- *  1. The catalog row is the truth; v<N>.metadata.json and
- *     version-hint.text are copies written after the catalog moved, never
- *     before, so a catalog-free reader never sees an uncommitted version.
+ *  1. The catalog row is the truth; v<N>.metadata.json (a hard link to
+ *     the committed file) and version-hint.text are written after the
+ *     catalog moved, never before, so a catalog-free reader never sees an
+ *     uncommitted version.
  *  2. The hint never goes backwards: publishing holds flock on the
  *     metadata directory and skips a version older than the hint.
  *  3. A loaded table is immutable; commits load their own base.
@@ -415,7 +416,7 @@ int fr_ice_table_create(struct fr_ice_catalog *cat, const char *ns, const char *
     }
     char dir[ICE_PATH_MAX];
     if (ice_table_dir(cat, ns, name, dir, sizeof dir) == FR_OK) {
-        ice_publish(cat, dir, location, m);
+        ice_publish(cat, dir, location);
     }
     if (table) {
         rc = fr_ice_table_load(cat, ns, name, table);
@@ -428,22 +429,23 @@ cleanup:
 
 /* ---------------------------------------------------------- publishing -- */
 
-int ice_publish(struct fr_ice_catalog *cat, const char *table_dir, const char *meta_location,
-                const struct ice_meta *meta)
+int ice_publish(struct fr_ice_catalog *cat, const char *table_dir, const char *meta_location)
 {
     int64_t version = ice_meta_version(meta_location);
-    if (version < 0) {
+    const char *base = strrchr(meta_location, '/');
+    if (version < 0 || !base) {
         return FR_OK; /* not a freshet-style name: nothing to publish */
     }
-    char mdir[ICE_PATH_MAX - 64], path[ICE_PATH_MAX];
+    char mdir[ICE_PATH_MAX - 64], path[ICE_PATH_MAX], src[ICE_PATH_MAX];
     snprintf(mdir, sizeof mdir, "%s/metadata", table_dir);
+    snprintf(src, sizeof src, "%s%s", mdir, base);
     int dfd = open(mdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd < 0) {
         return ice_err(fr_err_from_errno(errno), "publish: cannot open %s", mdir);
     }
     int rc = FR_OK;
     struct fr_buf b;
-    fr_buf_init(&b, ICE_MAX_METADATA_BYTES);
+    fr_buf_init(&b, 64);
     while (flock(dfd, LOCK_EX) < 0) {
         if (errno != EINTR) {
             rc = fr_err_from_errno(errno);
@@ -457,13 +459,11 @@ int ice_publish(struct fr_ice_catalog *cat, const char *table_dir, const char *m
             goto cleanup; /* a newer version is already published */
         }
     }
-    fr_buf_reset(&b);
-    rc = ice_meta_write(meta, &b);
-    if (rc < 0) {
-        goto cleanup;
-    }
     snprintf(path, sizeof path, "%s/v%" PRId64 ".metadata.json", mdir, version);
-    rc = ice_io_replace(&cat->io, path, b.data, b.len);
+    rc = ice_io_link(&cat->io, src, path);
+    if (rc == FR_EEXIST) {
+        rc = FR_OK; /* published before a crash, hint not yet moved */
+    }
     if (rc == FR_OK) {
         char hint[24];
         int n = snprintf(hint, sizeof hint, "%" PRId64, version);

@@ -298,6 +298,15 @@ static int posix_replace(void *ctx, const char *path, const void *data, size_t l
     return fr_fs_fsync_parent(path);
 }
 
+static int posix_link(void *ctx, const char *existing, const char *path)
+{
+    (void)ctx;
+    if (link(existing, path) < 0) {
+        return errno == EEXIST ? FR_EEXIST : fr_err_from_errno(errno);
+    }
+    return fr_fs_fsync_parent(path);
+}
+
 static int posix_read(void *ctx, const char *path, struct fr_buf *buf)
 {
     (void)ctx;
@@ -380,6 +389,7 @@ static void posix_step(void *ctx, enum fr_ice_step step, const char *detail)
 static const struct fr_ice_io_ops ice_posix_ops = {
     .create = posix_create,
     .replace = posix_replace,
+    .link = posix_link,
     .read = posix_read,
     .remove = posix_remove,
     .stat = posix_stat,
@@ -397,6 +407,11 @@ int ice_io_create(const struct fr_ice_io *io, const char *path, const void *data
 int ice_io_replace(const struct fr_ice_io *io, const char *path, const void *data, size_t len)
 {
     return io->ops->replace(io->ctx, path, data, len);
+}
+
+int ice_io_link(const struct fr_ice_io *io, const char *existing, const char *path)
+{
+    return io->ops->link(io->ctx, existing, path);
 }
 
 int ice_io_read(const struct fr_ice_io *io, const char *path, struct fr_buf *buf)

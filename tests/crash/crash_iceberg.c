@@ -6,7 +6,7 @@
  * Each run: a parent prepares two tables (a, b) with a committed history,
  * then forks a child that writes new data files and commits one epoch to
  * both tables in one transaction, through an io ops table that counts
- * every effect (file create / replace / remove, and the commit steps:
+ * every effect (file create / replace / link / remove, and the commit steps:
  * loaded, manifest, manifest list, metadata, catalog begin, catalog
  * updated, catalog committed, published) and _exit()s at effect number k,
  * before it, after it, or (for creates) after leaving a torn temporary
@@ -86,6 +86,16 @@ static int c_replace(void *ctx, const char *path, const void *data, size_t len)
     crash_point(c, path, data, len, false);
     int rc = fr_ice_io_posix()->replace(NULL, path, data, len);
     crash_point(c, path, data, len, true);
+    return rc;
+}
+
+static int c_link(void *ctx, const char *existing, const char *path)
+{
+    struct crash_io *c = ctx;
+    c->count++;
+    crash_point(c, NULL, NULL, 0, false);
+    int rc = fr_ice_io_posix()->link(NULL, existing, path);
+    crash_point(c, NULL, NULL, 0, true);
     return rc;
 }
 
@@ -268,6 +278,7 @@ static int run_child(const char *dir, uint64_t seed, int64_t epoch, int target, 
         ops.create = c_create;
         ops.replace = c_replace;
         ops.remove = c_remove;
+        ops.link = c_link;
         ops.step = c_step;
         struct fr_ice_io io = {&ops, &c};
         struct fr_ice_catalog *cat = open_cat(dir, &io);
@@ -283,7 +294,7 @@ static int run_child(const char *dir, uint64_t seed, int64_t epoch, int target, 
 
 static void copy_tree(const char *from, const char *to)
 {
-    char cmd[9000];
+    char cmd[16384];
     snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -a '%s' '%s'", to, from, to);
     CHECK(system(cmd) == 0);
 }
