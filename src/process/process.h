@@ -242,7 +242,9 @@ int fr_proc_wm_load(struct fr_proc_wm *wm, const void *bytes, size_t len);
 /* Dedup                                                                      */
 /* ------------------------------------------------------------------------ */
 
-#define FR_DEDUP_DEFAULT_MAX_KEYS ((uint64_t)2000000)
+/* At most ~150 bytes per key (32-byte entry + heap and free-list slots,
+ * 16-64 bytes of table at load 1/8..1/2, allocation slack up to 2x). */
+#define FR_DEDUP_DEFAULT_MAX_KEYS ((uint64_t)1000000)
 
 struct fr_dedup_opts {
     uint64_t max_keys; /* hard cap on live keys, 16 .. 2^28 */
@@ -270,9 +272,11 @@ int fr_dedup_contains(const struct fr_dedup *dedup, const uint8_t key[16]);
 /* Evict every key whose event time is < watermark_us. */
 void fr_dedup_expire(struct fr_dedup *dedup, int64_t watermark_us);
 void fr_dedup_stats(const struct fr_dedup *dedup, struct fr_dedup_stats *stats);
+/* Append the state to out (deterministic bytes; FR_ETOOBIG past out's cap,
+ * FR_ENOMEM). */
 int fr_dedup_save(const struct fr_dedup *dedup, struct fr_buf *out);
-/* FR_ECRC / FR_ECORRUPT, FR_ETOOBIG (more keys than max_keys), FR_ENOMEM;
- * on error the state is unchanged. */
+/* Replace the state with a saved one: FR_ECRC / FR_ECORRUPT, FR_ETOOBIG (more keys than max_keys),
+ * FR_ENOMEM; on error the state is unchanged. */
 int fr_dedup_load(struct fr_dedup *dedup, const void *bytes, size_t len);
 
 /* ------------------------------------------------------------------------ */
@@ -325,6 +329,8 @@ int fr_win_add(struct fr_win *win, const struct fr_row *row);
  * returned; the operator must then be restored from a checkpoint. */
 int fr_win_advance(struct fr_win *win, int64_t watermark_us, fr_win_emit_fn emit, void *arg);
 void fr_win_stats(const struct fr_win *win, struct fr_win_stats *stats);
+/* Save/load as fr_dedup_save/fr_dedup_load (FR_ETOOBIG past this
+ * instance's caps; on error the state is unchanged). */
 int fr_win_save(const struct fr_win *win, struct fr_buf *out);
 int fr_win_load(struct fr_win *win, const void *bytes, size_t len);
 
@@ -373,6 +379,7 @@ int fr_win_top_add(struct fr_top *top, const struct fr_row *row);
  * open window needs. Errors as fr_win_advance. */
 int fr_win_top_advance(struct fr_top *top, int64_t watermark_us, fr_top_emit_fn emit, void *arg);
 void fr_win_top_stats(const struct fr_top *top, struct fr_top_stats *stats);
+/* Save/load as fr_dedup_save/fr_dedup_load. */
 int fr_win_top_save(const struct fr_top *top, struct fr_buf *out);
 int fr_win_top_load(struct fr_top *top, const void *bytes, size_t len);
 
@@ -479,8 +486,9 @@ void fr_proc_view(struct fr_proc *proc, struct fr_proc_view *view);
  * byte-identical for identical histories. FR_ETOOBIG past out's cap. */
 int fr_proc_save(const struct fr_proc *proc, struct fr_buf *out);
 /* Replace the state with a saved one. FR_ECRC / FR_ECORRUPT for damage,
- * FR_ECONFIG when saved with another lateness; on error the state is
- * undefined (destroy it or load again). */
+ * FR_ETOOBIG when it exceeds this instance's caps, FR_ECONFIG when saved
+ * with another lateness; on error the state is unchanged. Rows handed out
+ * by the last fr_proc_record are invalid afterwards either way. */
 int fr_proc_load(struct fr_proc *proc, const void *bytes, size_t len);
 
 #endif
