@@ -53,6 +53,18 @@
       "Subtract this from each timestamp of the stored id before resuming (PROTOCOL.md §4): re-delivers events sharing the last millisecond; downstream dedup removes them.") \
     X(ingest, status_interval_s, INT, "10", 1, 3600, 0,                                   \
       "How often ingest logs its progress line (events, rate, position).")                \
+    X(process, trigger_ms, INT, "1000", 10, 600000, 0,                                    \
+      "Cut an epoch after this long (when records are waiting), or sooner at epoch_max_records.") \
+    X(process, epoch_max_records, INT, "100000", 1, 10000000, 0,                          \
+      "Cut an epoch once this many log records are in it (backfill epochs are this large).") \
+    X(process, lateness_s, INT, "120", 0, 86400, 0,                                       \
+      "Allowed lateness: watermark = largest event time seen - this. Shared by dedup and windows.") \
+    X(process, max_future_s, INT, "600", 0, 31536000, 0,                                  \
+      "An event time further than this ahead of its ingest time is dead-lettered (future_event).") \
+    X(process, max_event_bytes, INT, "1048576", 1 * FR_KiB, 64 * FR_MiB, 0,               \
+      "Larger log records are dead-lettered (oversize).")                                 \
+    X(process, row_group_bytes, INT, "8388608", 1 * FR_MiB, 512 * FR_MiB, 0,              \
+      "Parquet row-group size: bounds each table writer's memory.")                       \
     X(demo, feed_listen, STR, "127.0.0.1:8788", 0, 0, 0,                                 \
       "Where `freshet demo` runs its built-in synthetic feed.")                            \
     X(demo, rate, INT, "200", 1, 1000000, 0,                                              \

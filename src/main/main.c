@@ -14,6 +14,7 @@
 #include "core/diag.h"
 #include "core/err.h"
 #include "ingest/ingest.h"
+#include "pipeline/pipeline.h"
 
 #include <getopt.h>
 #include <limits.h>
@@ -33,6 +34,7 @@ static const struct main_cmd main_cmds[] = {
     {"demo", fr_cmd_demo, "run the pipeline against a built-in synthetic feed (offline)"},
     {"feed", fr_cmd_feed_main, "serve recorded or synthetic events as an SSE stream, with faults"},
     {"ingest", fr_cmd_ingest, "read an SSE stream into the log, resuming where it stopped"},
+    {"process", fr_cmd_process, "the log to the lake, one exactly-once epoch at a time"},
     {"log", fr_cmd_log_main, "list | dump: what the log holds (records as NDJSON)"},
     {"config", fr_cmd_config, "print the effective configuration (--markdown: the docs)"},
 };

@@ -1,0 +1,51 @@
+/*
+ * checkpoint.h — the processor's durable position: the offsets WAL (each
+ * epoch's offset range, written before the epoch is processed) and the
+ * checkpoint (the last epoch committed to the lake, the next offsets, and
+ * the operators' state), both under <data_dir>/process/<pipeline>/.
+ *
+ * Invariant: checkpoint(E) is written only after epoch E is committed to the
+ * lake. On restart, the WAL's entry for E+1 (if any) fixes the range of the
+ * next epoch, so a replay covers exactly the records the crashed attempt
+ * covered, and an epoch already in the lake is recognised by its marker and
+ * not committed twice.
+ */
+#ifndef FR_PIPELINE_CHECKPOINT_H
+#define FR_PIPELINE_CHECKPOINT_H
+
+#include "core/buf.h"
+
+#include <stdint.h>
+
+#define FR_CK_MAX_PARTS 64
+
+struct fr_ck_range {
+    int64_t epoch;
+    uint32_t nparts;
+    int64_t start[FR_CK_MAX_PARTS];
+    int64_t end[FR_CK_MAX_PARTS]; /* exclusive */
+};
+
+struct fr_ck {
+    int64_t epoch; /* last committed epoch, -1: none */
+    uint32_t nparts;
+    int64_t next[FR_CK_MAX_PARTS];
+    struct fr_buf state; /* fr_proc_save bytes; owned */
+};
+
+/* Directory <data_dir>/process/<pipeline> (created). */
+int fr_ck_dir(const char *data_dir, const char *pipeline, char *out, size_t outlen);
+/* Load the checkpoint: FR_OK, FR_ENOTFOUND (start from scratch), FR_ECRC or
+ * FR_ECORRUPT (a damaged checkpoint is never silently ignored). ck->state
+ * must be initialised (fr_buf_init) by the caller. */
+int fr_ck_load(const char *dir, struct fr_ck *ck);
+/* Durably replace the checkpoint (temp, fsync, rename, fsync dir). */
+int fr_ck_save(const char *dir, const struct fr_ck *ck);
+/* Append range to the offsets WAL and fsync it. */
+int fr_ck_wal_append(const char *dir, const struct fr_ck_range *range);
+/* The last complete WAL entry: FR_OK, FR_ENOTFOUND when the WAL is empty.
+ * A torn last entry (crash while appending) is cut from the file, so call
+ * this once at start, before the first fr_ck_wal_append. */
+int fr_ck_wal_last(const char *dir, struct fr_ck_range *range);
+
+#endif

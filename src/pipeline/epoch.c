@@ -1,0 +1,532 @@
+/*
+ * epoch.c — `freshet process`: reads the log from its checkpointed offsets
+ * and runs one epoch at a time through the operators (src/process) into the
+ * six tables (tables.c), committing all of an epoch's snapshots in one
+ * catalog transaction, then the checkpoint.
+ *
+ * One epoch, as a state machine (a crash at any arrow restarts at PLAN
+ * from the last checkpoint):
+ *
+ *   PLAN ──► WAL ──► PROCESS ──► FILES ──► COMMIT ──► CHECKPOINT ──► PLAN
+ *    │        │                             │
+ *    │        └─ range of epoch E+1 durable  └─ one SQLite transaction: every
+ *    │                                          table moves to its snapshot
+ *    │                                          for E+1 (marker: pipeline id,
+ *    │                                          epoch, offsets) or none does
+ *    └─ the WAL already holds E+1 (a crashed attempt): reuse its range
+ *
+ * Invariants:
+ *   1. The checkpoint for E is written only after E is in the lake.
+ *   2. An epoch's range is durable (WAL) before any of its records is
+ *      processed, and a replay of E uses that same range, so the operators
+ *      see the same records and produce the same rows (they are
+ *      deterministic and their state is part of the checkpoint).
+ *   3. If E+1 is already in the lake (bronze carries the marker), it is
+ *      replayed through the operators to rebuild their state but nothing is
+ *      written or committed again: exactly once.
+ *   4. Any failure (catalog, storage, a full disk) ends the process before
+ *      the checkpoint moves; the supervisor restarts it and the epoch is
+ *      replayed (crash-only design).
+ *
+ * Single-threaded. SIGTERM/SIGINT: the current epoch finishes, then exit 0.
+ */
+#include "pipeline/pipeline.h"
+
+#include "core/clock.h"
+#include "core/diag.h"
+#include "core/err.h"
+#include "iceberg/iceberg.h"
+#include "log/log.h"
+#include "pipeline/checkpoint.h"
+#include "pipeline/tables.h"
+#include "process/process.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TOPIC "recentchange"
+#define STATE_CAP ((size_t)1 << 30)
+
+static volatile sig_atomic_t process_stop;
+
+static void process_on_signal(int sig)
+{
+    (void)sig;
+    process_stop = 1;
+}
+
+struct epoch_counts {
+    uint64_t records, bronze, silver, duplicates, late, dlq, gold_epm, gold_top;
+};
+
+struct proc_run {
+    struct fr_conf *conf;
+    char dir[4096]; /* checkpoint directory */
+    struct fr_ice_catalog *cat;
+    struct fr_proc *proc;
+    struct fr_ck ck;
+    uint32_t nparts;
+    struct fr_log_reader *readers[FR_CK_MAX_PARTS];
+    char table_dir[FR_TBL_COUNT][4096];
+    /* the epoch in flight */
+    struct fr_tw tw[FR_TBL_COUNT];
+    int write; /* 0 while replaying an epoch that is already in the lake */
+    int once;  /* --once: no waiting; stop when the log is drained */
+    struct epoch_counts n;
+    int sink_rc;
+};
+
+/* ---------------------------------------------------------------- sinks */
+
+static int sink_minute(void *arg, const struct fr_win_row *row)
+{
+    struct proc_run *run = arg;
+    run->n.gold_epm++;
+    return run->write ? fr_tw_gold_epm(&run->tw[FR_TBL_GOLD_EPM], row) : FR_OK;
+}
+
+static int sink_top(void *arg, const struct fr_top_row *row)
+{
+    struct proc_run *run = arg;
+    run->n.gold_top++;
+    return run->write ? fr_tw_gold_top(&run->tw[FR_TBL_GOLD_TOP], row) : FR_OK;
+}
+
+static const struct fr_proc_sink proc_sink = {sink_minute, sink_top};
+
+/* -------------------------------------------------------------- records */
+
+static int process_record(struct proc_run *run, const struct fr_log_rec *rec, int32_t partition)
+{
+    struct fr_proc_pos pos = {partition, rec->offset, rec->append_time};
+    struct fr_proc_result res;
+    int rc = fr_proc_record(run->proc, &pos, rec->payload, rec->payload_len, &proc_sink, run,
+                            &res);
+    if (rc < 0) {
+        return rc;
+    }
+    run->n.records++;
+    const char *raw = rec->payload;
+    size_t raw_len = rec->payload_len;
+    switch (res.outcome) {
+    case FR_PROC_REJECTED:
+        run->n.dlq++;
+        return run->write ? fr_tw_dlq(&run->tw[FR_TBL_DLQ], &pos, fr_gate_reason_name(res.reason),
+                                      res.detail, raw, raw_len)
+                          : FR_OK;
+    case FR_PROC_LATE:
+        run->n.bronze++;
+        run->n.late++;
+        if (!run->write) {
+            return FR_OK;
+        }
+        rc = fr_tw_bronze(&run->tw[FR_TBL_BRONZE], res.row, raw, raw_len);
+        return rc < 0 ? rc
+                      : fr_tw_late(&run->tw[FR_TBL_LATE], res.row, res.watermark_us,
+                                   res.lateness_us);
+    case FR_PROC_DUPLICATE:
+        run->n.bronze++;
+        run->n.duplicates++;
+        return run->write ? fr_tw_bronze(&run->tw[FR_TBL_BRONZE], res.row, raw, raw_len) : FR_OK;
+    case FR_PROC_SILVER:
+        run->n.bronze++;
+        run->n.silver++;
+        if (!run->write) {
+            return FR_OK;
+        }
+        rc = fr_tw_bronze(&run->tw[FR_TBL_BRONZE], res.row, raw, raw_len);
+        return rc < 0 ? rc : fr_tw_silver(&run->tw[FR_TBL_SILVER], res.row);
+    }
+    return FR_EINVAL;
+}
+
+/* ------------------------------------------------------------- planning */
+
+static int64_t partition_end(struct proc_run *run, uint32_t p)
+{
+    struct fr_log_info info;
+    if (fr_log_stat(run->conf->general_data_dir, TOPIC, (int32_t)p, &info) < 0) {
+        return run->ck.next[p];
+    }
+    return info.end_offset;
+}
+
+/* Discover the topic's partitions (ingest creates them). */
+static int discover_partitions(struct proc_run *run)
+{
+    uint32_t n = 0;
+    struct fr_log_info info;
+    while (n < FR_CK_MAX_PARTS &&
+           fr_log_stat(run->conf->general_data_dir, TOPIC, (int32_t)n, &info) == FR_OK) {
+        n++;
+    }
+    return (int)n;
+}
+
+/* Wait for records and choose the next epoch's range: everything durable
+ * when the trigger fires, at most epoch_max_records. Returns 1 with a
+ * range, 0 when asked to stop with nothing pending. */
+static int plan_epoch(struct proc_run *run, struct fr_ck_range *range)
+{
+    int64_t t0 = fr_mono_ms();
+    int64_t max = run->conf->process_epoch_max_records;
+    for (;;) {
+        int n = discover_partitions(run);
+        if ((uint32_t)n > run->nparts) {
+            for (uint32_t p = run->nparts; p < (uint32_t)n; p++) {
+                run->ck.next[p] = 0;
+            }
+            run->nparts = (uint32_t)n;
+            run->ck.nparts = (uint32_t)n;
+        }
+        int64_t avail = 0;
+        int64_t ends[FR_CK_MAX_PARTS];
+        for (uint32_t p = 0; p < run->nparts; p++) {
+            ends[p] = partition_end(run, p);
+            avail += ends[p] - run->ck.next[p];
+        }
+        int64_t waited = fr_mono_ms() - t0;
+        if (avail >= max || (avail > 0 && (waited >= run->conf->process_trigger_ms ||
+                                           process_stop || run->once))) {
+            range->epoch = run->ck.epoch + 1;
+            range->nparts = run->nparts;
+            int64_t budget = max;
+            for (uint32_t p = 0; p < run->nparts; p++) {
+                int64_t take = ends[p] - run->ck.next[p];
+                if (take > budget) {
+                    take = budget;
+                }
+                budget -= take;
+                range->start[p] = run->ck.next[p];
+                range->end[p] = run->ck.next[p] + take;
+            }
+            return 1;
+        }
+        if (process_stop || run->once) {
+            return 0;
+        }
+        fr_sleep_ms(avail > 0 ? 10 : 20);
+    }
+}
+
+/* "recentchange/0:100-200,recentchange/1:7-9" */
+static void range_text(const struct fr_ck_range *range, char *out, size_t outlen)
+{
+    size_t at = 0;
+    out[0] = 0;
+    for (uint32_t p = 0; p < range->nparts && at < outlen; p++) {
+        int n = snprintf(out + at, outlen - at, "%s%s/%u:%" PRId64 "-%" PRId64, p ? "," : "",
+                         TOPIC, p, range->start[p], range->end[p]);
+        if (n < 0) {
+            break;
+        }
+        at += (size_t)n;
+    }
+}
+
+/* ------------------------------------------------------------ one epoch */
+
+static int open_reader(struct proc_run *run, uint32_t p, int64_t from)
+{
+    fr_log_reader_close(run->readers[p]);
+    run->readers[p] = NULL;
+    return fr_log_reader_open(run->conf->general_data_dir, TOPIC, (int32_t)p, from, NULL,
+                              &run->readers[p]);
+}
+
+static int read_range(struct proc_run *run, const struct fr_ck_range *range)
+{
+    for (uint32_t p = 0; p < range->nparts; p++) {
+        if (range->end[p] <= range->start[p]) {
+            continue;
+        }
+        int rc = open_reader(run, p, range->start[p]);
+        if (rc < 0) {
+            fr_error("process", "cannot read partition %u from offset %" PRId64 ": %s", p,
+                     range->start[p], fr_strerror(rc));
+            return rc;
+        }
+        int64_t expect = range->start[p];
+        while (expect < range->end[p]) {
+            struct fr_log_rec rec;
+            rc = fr_log_reader_next(run->readers[p], &rec, 5000);
+            if (rc == 0) {
+                fr_error("process", "partition %u: offset %" PRId64 " not readable within 5 s",
+                         p, expect);
+                return FR_ETIMEOUT;
+            }
+            if (rc < 0) {
+                return rc;
+            }
+            if (rec.offset != expect) {
+                fr_error("process", "partition %u: expected offset %" PRId64 ", read %" PRId64,
+                         p, expect, rec.offset);
+                return FR_ECORRUPT;
+            }
+            rc = process_record(run, &rec, (int32_t)p);
+            if (rc < 0) {
+                return rc;
+            }
+            expect++;
+        }
+    }
+    return FR_OK;
+}
+
+static int commit_epoch(struct proc_run *run, const struct fr_ck_range *range)
+{
+    char offsets[2048];
+    range_text(range, offsets, sizeof offsets);
+    struct fr_ice_commit_info info = {
+        .pipeline_id = run->conf->general_pipeline_id,
+        .epoch = range->epoch,
+        .source_offsets = offsets,
+    };
+    struct fr_ice_txn *txn = NULL;
+    int rc = fr_ice_txn_begin(run->cat, &txn);
+    for (int t = 0; rc == FR_OK && t < FR_TBL_COUNT; t++) {
+        rc = fr_tw_finish(&run->tw[t]);
+        if (rc < 0) {
+            fr_error("process", "epoch %" PRId64 ": writing %s failed: %s %s", range->epoch,
+                     fr_tbl_name(t), fr_strerror(rc), fr_pq_errmsg());
+            break;
+        }
+        /* Bronze always commits (it carries the epoch marker); the others
+         * only when the epoch gave them rows. */
+        if (run->tw[t].rows == 0 && t != FR_TBL_BRONZE) {
+            continue;
+        }
+        rc = fr_ice_txn_append(txn, FR_NS, fr_tbl_name(t), &run->tw[t].file,
+                               run->tw[t].rows ? 1 : 0, &info);
+    }
+    if (rc == FR_OK) {
+        struct fr_ice_commit_result res;
+        rc = fr_ice_txn_commit(txn, &res);
+    }
+    if (rc < 0) {
+        fr_error("process", "epoch %" PRId64 ": commit failed: %s (%s) %s", range->epoch,
+                 fr_strerror(rc), fr_err_name(rc), fr_ice_errmsg());
+    }
+    fr_ice_txn_free(txn);
+    return rc;
+}
+
+static int epoch_committed(struct proc_run *run, int64_t epoch)
+{
+    struct fr_ice_table *bronze = NULL;
+    int rc = fr_ice_table_load(run->cat, FR_NS, fr_tbl_name(FR_TBL_BRONZE), &bronze);
+    if (rc < 0) {
+        return rc;
+    }
+    rc = fr_ice_find_epoch(bronze, run->conf->general_pipeline_id, epoch);
+    fr_ice_table_free(bronze);
+    return rc;
+}
+
+static int run_epoch(struct proc_run *run, const struct fr_ck_range *range)
+{
+    int64_t t0 = fr_mono_ms();
+    int committed = epoch_committed(run, range->epoch);
+    if (committed < 0) {
+        return committed;
+    }
+    run->write = !committed;
+    memset(&run->n, 0, sizeof run->n);
+    for (int t = 0; t < FR_TBL_COUNT; t++) {
+        fr_tw_init(&run->tw[t], t, run->table_dir[t], run->conf->general_pipeline_id,
+                   range->epoch, (size_t)run->conf->process_row_group_bytes);
+    }
+    int rc = read_range(run, range);
+    int64_t t1 = fr_mono_ms();
+    if (rc == FR_OK && run->write) {
+        rc = commit_epoch(run, range);
+    }
+    for (int t = 0; t < FR_TBL_COUNT; t++) {
+        fr_tw_abort(&run->tw[t]);
+    }
+    if (rc < 0) {
+        return rc;
+    }
+    int64_t t2 = fr_mono_ms();
+    /* The epoch is in the lake: move the checkpoint. */
+    run->ck.epoch = range->epoch;
+    run->ck.nparts = range->nparts;
+    for (uint32_t p = 0; p < range->nparts; p++) {
+        run->ck.next[p] = range->end[p];
+    }
+    fr_buf_reset(&run->ck.state);
+    rc = fr_proc_save(run->proc, &run->ck.state);
+    if (rc == FR_OK) {
+        rc = fr_ck_save(run->dir, &run->ck);
+    }
+    if (rc < 0) {
+        fr_error("process", "epoch %" PRId64 ": checkpoint failed: %s", range->epoch,
+                 fr_strerror(rc));
+        return rc;
+    }
+    struct fr_proc_stats st;
+    fr_proc_stats(run->proc, &st);
+    char wm[32] = "none";
+    if (st.watermark_us != FR_PROC_WM_NONE) {
+        fr_time_format_ms(st.watermark_us, wm);
+    }
+    fr_info("process",
+            "epoch %" PRId64 "%s: %" PRIu64 " records: %" PRIu64 " silver, %" PRIu64
+            " duplicates, %" PRIu64 " late, %" PRIu64 " dlq, %" PRIu64 "+%" PRIu64
+            " gold rows; batch %" PRId64 " ms, commit %" PRId64 " ms; watermark %s; dedup %" PRIu64
+            " keys",
+            range->epoch, committed ? " (already in the lake: state rebuilt)" : "", run->n.records,
+            run->n.silver, run->n.duplicates, run->n.late, run->n.dlq, run->n.gold_epm,
+            run->n.gold_top, t1 - t0, t2 - t1, wm, st.dedup.keys);
+    return FR_OK;
+}
+
+/* -------------------------------------------------------------- command */
+
+static void process_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: freshet process [--once]\n\n"
+            "Read the log topic `recentchange` from the checkpointed offsets and commit one\n"
+            "epoch at a time to the six tables of namespace `wiki` (bronze_recentchange,\n"
+            "silver_recentchange, gold_edits_per_minute, gold_top_pages, late_arrivals, dlq).\n"
+            "An epoch is cut after process.trigger_ms or at process.epoch_max_records.\n"
+            "--once: process what the log holds now, then exit. SIGTERM: finish the\n"
+            "current epoch, then exit 0.\n");
+}
+
+int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"once", no_argument, 0, 'o'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    int once = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "oh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o': once = 1; break;
+        case 'h': process_usage(stdout); return 0;
+        default: process_usage(stderr); return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "freshet process: unexpected argument \"%s\"\n", argv[optind]);
+        return 2;
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = process_on_signal;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+
+    struct proc_run *run = calloc(1, sizeof *run);
+    if (!run) {
+        return 1;
+    }
+    int status = 1;
+    int rc;
+    run->conf = conf;
+    run->once = once;
+    fr_buf_init(&run->ck.state, STATE_CAP);
+    run->ck.epoch = -1;
+
+    rc = fr_ck_dir(conf->general_data_dir, conf->general_pipeline_id, run->dir, sizeof run->dir);
+    if (rc < 0) {
+        fr_error("process", "cannot create %s/process: %s", conf->general_data_dir,
+                 fr_strerror(rc));
+        goto cleanup;
+    }
+    struct fr_ice_catalog_opts copts = {.data_dir = conf->general_data_dir};
+    rc = fr_ice_catalog_open(&copts, &run->cat);
+    if (rc == FR_OK) {
+        rc = fr_tbl_ensure(run->cat);
+    }
+    if (rc < 0) {
+        fr_error("process", "catalog: %s (%s) %s", fr_strerror(rc), fr_err_name(rc),
+                 fr_ice_errmsg());
+        goto cleanup;
+    }
+    for (int t = 0; t < FR_TBL_COUNT; t++) {
+        struct fr_ice_table *table = NULL;
+        rc = fr_ice_table_load(run->cat, FR_NS, fr_tbl_name(t), &table);
+        if (rc < 0) {
+            fr_error("process", "table %s: %s %s", fr_tbl_name(t), fr_strerror(rc),
+                     fr_ice_errmsg());
+            goto cleanup;
+        }
+        snprintf(run->table_dir[t], sizeof run->table_dir[t], "%s", fr_ice_table_dir(table));
+        fr_ice_table_free(table);
+    }
+
+    struct fr_proc_opts popts;
+    fr_proc_opts_default(&popts);
+    popts.lateness_ms = conf->process_lateness_s * 1000;
+    popts.gate.max_future_ms = conf->process_max_future_s * 1000;
+    popts.gate.max_event_bytes = (size_t)conf->process_max_event_bytes;
+    rc = fr_proc_create(&popts, &run->proc);
+    if (rc < 0) {
+        fr_error("process", "operators: %s", fr_strerror(rc));
+        goto cleanup;
+    }
+
+    rc = fr_ck_load(run->dir, &run->ck);
+    if (rc == FR_OK) {
+        rc = fr_proc_load(run->proc, run->ck.state.data, run->ck.state.len);
+        if (rc < 0) {
+            fr_error("process", "checkpoint state in %s is unusable: %s", run->dir,
+                     fr_strerror(rc));
+            goto cleanup;
+        }
+        run->nparts = run->ck.nparts;
+        fr_info("process", "resuming after epoch %" PRId64, run->ck.epoch);
+    } else if (rc == FR_ENOTFOUND) {
+        run->ck.epoch = -1;
+        run->ck.nparts = 0;
+        fr_info("process", "no checkpoint: starting at the beginning of the log");
+    } else {
+        fr_error("process", "checkpoint in %s is damaged: %s (%s); refusing to guess",
+                 run->dir, fr_strerror(rc), fr_err_name(rc));
+        goto cleanup;
+    }
+    /* A planned epoch the last run did not finish fixes the next range. */
+    struct fr_ck_range planned;
+    int have_plan = fr_ck_wal_last(run->dir, &planned) == FR_OK &&
+                    planned.epoch == run->ck.epoch + 1;
+
+    while (!process_stop) {
+        struct fr_ck_range range;
+        if (have_plan) {
+            range = planned;
+            have_plan = 0;
+            fr_info("process", "replaying planned epoch %" PRId64, range.epoch);
+        } else {
+            int got = plan_epoch(run, &range);
+            if (got == 0) {
+                break;
+            }
+            rc = fr_ck_wal_append(run->dir, &range);
+            if (rc < 0) {
+                fr_error("process", "offsets WAL: %s", fr_strerror(rc));
+                goto cleanup;
+            }
+        }
+        rc = run_epoch(run, &range);
+        if (rc < 0) {
+            goto cleanup;
+        }
+    }
+    status = 0;
+
+cleanup:
+    for (uint32_t p = 0; p < FR_CK_MAX_PARTS; p++) {
+        fr_log_reader_close(run->readers[p]);
+    }
+    fr_proc_destroy(run->proc);
+    fr_ice_catalog_close(run->cat);
+    fr_buf_free(&run->ck.state);
+    free(run);
+    return status;
+}

@@ -1,0 +1,451 @@
+/*
+ * tables.c — schemas of the six tables and the per-epoch Parquet writers.
+ *
+ * Each table's columns are declared once (TABLE_COLS below) with their
+ * field id, name, Iceberg type, Parquet type and nullability; the Iceberg
+ * definition and the Parquet schema are both built from that declaration,
+ * so the two can never disagree on an id.
+ */
+#include "pipeline/tables.h"
+
+#include "core/err.h"
+#include "core/fsutil.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+struct tbl_col {
+    int32_t id;
+    const char *name;
+    enum fr_ice_type ice;
+    enum fr_pq_type pq;
+    bool required;
+};
+
+#define TSTZ FR_ICE_TIMESTAMPTZ, FR_PQ_TIMESTAMP
+#define STR FR_ICE_STRING, FR_PQ_STRING
+#define LONG FR_ICE_LONG, FR_PQ_INT64
+#define INT FR_ICE_INT, FR_PQ_INT32
+#define BOOL FR_ICE_BOOLEAN, FR_PQ_BOOL
+
+static const struct tbl_col bronze_cols[] = {
+    {1, "log_partition", INT, true}, {2, "log_offset", LONG, true},
+    {3, "ingest_time", TSTZ, true},  {4, "event_time", TSTZ, true},
+    {5, "meta_id", STR, true},       {6, "wiki", STR, true},
+    {7, "type", STR, true},          {8, "raw", STR, true},
+};
+
+/* silver and late_arrivals share their first 23 columns. */
+#define SILVER_COLS                                                                           \
+    {1, "meta_id", STR, true}, {2, "event_time", TSTZ, true}, {3, "wiki", STR, true},         \
+        {4, "type", STR, true}, {5, "namespace", INT, false}, {6, "title", STR, false},       \
+        {7, "user", STR, false}, {8, "bot", BOOL, false}, {9, "minor", BOOL, false},          \
+        {10, "patrolled", BOOL, false}, {11, "length_old", LONG, false},                      \
+        {12, "length_new", LONG, false}, {13, "revision_old", LONG, false},                   \
+        {14, "revision_new", LONG, false}, {15, "server_name", STR, false},                   \
+        {16, "comment", STR, false}, {17, "log_type", STR, false},                            \
+        {18, "log_action", STR, false}, {19, "rc_id", LONG, false}, {20, "log_id", LONG, false}, \
+        {21, "log_partition", INT, true}, {22, "log_offset", LONG, true},                     \
+        {23, "ingest_time", TSTZ, true}
+
+static const struct tbl_col silver_cols[] = {SILVER_COLS};
+static const struct tbl_col late_cols[] = {
+    SILVER_COLS, {24, "watermark", TSTZ, true}, {25, "lateness_ms", LONG, true}};
+
+static const struct tbl_col epm_cols[] = {
+    {1, "window_start", TSTZ, true}, {2, "window_end", TSTZ, true},
+    {3, "wiki", STR, true},          {4, "events", LONG, true},
+    {5, "edits", LONG, true},        {6, "new_pages", LONG, true},
+    {7, "bot_events", LONG, true},   {8, "bytes_added", LONG, true},
+    {9, "bytes_removed", LONG, true}, {10, "distinct_users", LONG, true},
+    {11, "distinct_users_exact", BOOL, true},
+};
+
+static const struct tbl_col top_cols[] = {
+    {1, "window_start", TSTZ, true}, {2, "window_end", TSTZ, true}, {3, "rank", INT, true},
+    {4, "wiki", STR, true},          {5, "title", STR, true},       {6, "edits", LONG, true},
+};
+
+static const struct tbl_col dlq_cols[] = {
+    {1, "log_partition", INT, true}, {2, "log_offset", LONG, true},
+    {3, "ingest_time", TSTZ, true},  {4, "reason", STR, true},
+    {5, "detail", STR, true},        {6, "raw", STR, false},
+    {7, "raw_base64", STR, false},
+};
+
+struct tbl_info {
+    const char *name;
+    const struct tbl_col *cols;
+    uint32_t ncols;
+    struct fr_ice_field ice[32];
+    struct fr_pq_column pq[32];
+    struct fr_ice_table_def def;
+    struct fr_pq_schema schema;
+};
+
+#define TBL(name, cols) {name, cols, sizeof cols / sizeof cols[0], {{0}}, {{0}}, {0}, {0}}
+static struct tbl_info tbl_infos[FR_TBL_COUNT] = {
+    TBL("bronze_recentchange", bronze_cols),     TBL("silver_recentchange", silver_cols),
+    TBL("gold_edits_per_minute", epm_cols),      TBL("gold_top_pages", top_cols),
+    TBL("late_arrivals", late_cols),             TBL("dlq", dlq_cols),
+};
+static int tbl_built;
+
+static const struct fr_ice_kv tbl_props[] = {
+    {"write.format.default", "parquet"},
+    {"write.parquet.compression-codec", "zstd"},
+    {"freshet.owner", "freshet process"},
+};
+
+static void tbl_build(void)
+{
+    if (tbl_built) {
+        return;
+    }
+    for (int t = 0; t < FR_TBL_COUNT; t++) {
+        struct tbl_info *info = &tbl_infos[t];
+        for (uint32_t i = 0; i < info->ncols; i++) {
+            const struct tbl_col *col = &info->cols[i];
+            info->ice[i] = (struct fr_ice_field){col->id, col->name, col->ice, col->required, NULL};
+            info->pq[i] = (struct fr_pq_column){col->name, col->pq, !col->required, col->id};
+        }
+        info->def = (struct fr_ice_table_def){info->ice, info->ncols, NULL, 0, tbl_props,
+                                              sizeof tbl_props / sizeof tbl_props[0]};
+        info->schema = (struct fr_pq_schema){info->pq, info->ncols};
+    }
+    tbl_built = 1;
+}
+
+const char *fr_tbl_name(enum fr_tbl tbl) { return tbl_infos[tbl].name; }
+
+const struct fr_ice_table_def *fr_tbl_def(enum fr_tbl tbl)
+{
+    tbl_build();
+    return &tbl_infos[tbl].def;
+}
+
+const struct fr_pq_schema *fr_tbl_pq_schema(enum fr_tbl tbl)
+{
+    tbl_build();
+    return &tbl_infos[tbl].schema;
+}
+
+int fr_tbl_ensure(struct fr_ice_catalog *cat)
+{
+    tbl_build();
+    for (int t = 0; t < FR_TBL_COUNT; t++) {
+        struct fr_ice_table *table = NULL;
+        int rc = fr_ice_table_load(cat, FR_NS, tbl_infos[t].name, &table);
+        if (rc == FR_ENOTFOUND) {
+            rc = fr_ice_table_create(cat, FR_NS, tbl_infos[t].name, &tbl_infos[t].def, &table);
+            if (rc == FR_EEXIST) { /* created by a racing process */
+                rc = fr_ice_table_load(cat, FR_NS, tbl_infos[t].name, &table);
+            }
+        }
+        fr_ice_table_free(table);
+        if (rc < 0) {
+            return rc;
+        }
+    }
+    return FR_OK;
+}
+
+/* ------------------------------------------------------------------ writers */
+
+void fr_tw_init(struct fr_tw *tw, enum fr_tbl tbl, const char *table_dir, const char *pipeline,
+                int64_t epoch, size_t row_group_bytes)
+{
+    memset(tw, 0, sizeof *tw);
+    tw->tbl = tbl;
+    tw->row_group_bytes = row_group_bytes;
+    snprintf(tw->rel, sizeof tw->rel, "data/%s-e%012lld.parquet", pipeline, (long long)epoch);
+    snprintf(tw->path, sizeof tw->path, "%s/%s", table_dir, tw->rel);
+}
+
+static int tw_open(struct fr_tw *tw)
+{
+    if (tw->pq) {
+        return FR_OK;
+    }
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s", tw->path);
+    char *slash = strrchr(dir, '/');
+    if (slash) {
+        *slash = 0;
+        int rc = fr_fs_mkdirs(dir, 0755);
+        if (rc < 0) {
+            return rc;
+        }
+    }
+    struct fr_pq_opts opts;
+    fr_pq_opts_default(&opts);
+    opts.codec = FR_PQ_ZSTD;
+    opts.zstd_level = 1;
+    opts.row_group_bytes = tw->row_group_bytes;
+    struct fr_pq_out out;
+    int rc = fr_pq_out_file(tw->path, &out);
+    if (rc < 0) {
+        return rc;
+    }
+    return fr_pq_writer_open(fr_tbl_pq_schema(tw->tbl), &opts, &out, &tw->pq);
+}
+
+#define TRY(expr)                                                                             \
+    do {                                                                                      \
+        int try_rc_ = (expr);                                                                 \
+        if (try_rc_ < 0) {                                                                    \
+            return try_rc_;                                                                   \
+        }                                                                                     \
+    } while (0)
+
+static int put_str(struct fr_pq_writer *w, uint32_t col, struct fr_proc_str s)
+{
+    return fr_pq_write_str(w, col, s.s, s.len);
+}
+
+static int put_opt_str(struct fr_pq_writer *w, uint32_t col, uint32_t has, uint32_t bit,
+                       struct fr_proc_str s)
+{
+    return (has & bit) ? fr_pq_write_str(w, col, s.s, s.len) : fr_pq_write_null(w, col);
+}
+
+static int put_opt_i64(struct fr_pq_writer *w, uint32_t col, uint32_t has, uint32_t bit,
+                       int64_t v)
+{
+    return (has & bit) ? fr_pq_write_int64(w, col, v) : fr_pq_write_null(w, col);
+}
+
+static int put_opt_bool(struct fr_pq_writer *w, uint32_t col, uint32_t has, uint32_t bit,
+                        uint8_t v)
+{
+    return (has & bit) ? fr_pq_write_bool(w, col, v != 0) : fr_pq_write_null(w, col);
+}
+
+/* The 23 columns silver and late_arrivals share. */
+static int put_silver(struct fr_pq_writer *w, const struct fr_row *r)
+{
+    const char *type = fr_proc_type_name(r->type);
+    TRY(put_str(w, 0, r->meta_id));
+    TRY(fr_pq_write_int64(w, 1, r->event_us));
+    TRY(put_str(w, 2, r->wiki));
+    TRY(fr_pq_write_str(w, 3, type, strlen(type)));
+    TRY((r->has & FR_ROW_NAMESPACE) ? fr_pq_write_int32(w, 4, r->ns) : fr_pq_write_null(w, 4));
+    TRY(put_opt_str(w, 5, r->has, FR_ROW_TITLE, r->title));
+    TRY(put_opt_str(w, 6, r->has, FR_ROW_USER, r->user));
+    TRY(put_opt_bool(w, 7, r->has, FR_ROW_BOT, r->bot));
+    TRY(put_opt_bool(w, 8, r->has, FR_ROW_MINOR, r->minor));
+    TRY(put_opt_bool(w, 9, r->has, FR_ROW_PATROLLED, r->patrolled));
+    TRY(put_opt_i64(w, 10, r->has, FR_ROW_LENGTH_OLD, r->length_old));
+    TRY(put_opt_i64(w, 11, r->has, FR_ROW_LENGTH_NEW, r->length_new));
+    TRY(put_opt_i64(w, 12, r->has, FR_ROW_REVISION_OLD, r->revision_old));
+    TRY(put_opt_i64(w, 13, r->has, FR_ROW_REVISION_NEW, r->revision_new));
+    TRY(put_opt_str(w, 14, r->has, FR_ROW_SERVER_NAME, r->server_name));
+    TRY(put_opt_str(w, 15, r->has, FR_ROW_COMMENT, r->comment));
+    TRY(put_opt_str(w, 16, r->has, FR_ROW_LOG_TYPE, r->log_type));
+    TRY(put_opt_str(w, 17, r->has, FR_ROW_LOG_ACTION, r->log_action));
+    TRY(put_opt_i64(w, 18, r->has, FR_ROW_RC_ID, r->rc_id));
+    TRY(put_opt_i64(w, 19, r->has, FR_ROW_LOG_ID, r->log_id));
+    TRY(fr_pq_write_int32(w, 20, r->partition));
+    TRY(fr_pq_write_int64(w, 21, r->offset));
+    TRY(fr_pq_write_int64(w, 22, r->ingest_ms * 1000));
+    return FR_OK;
+}
+
+int fr_tw_bronze(struct fr_tw *tw, const struct fr_row *r, const char *raw, size_t raw_len)
+{
+    TRY(tw_open(tw));
+    struct fr_pq_writer *w = tw->pq;
+    const char *type = fr_proc_type_name(r->type);
+    TRY(fr_pq_write_int32(w, 0, r->partition));
+    TRY(fr_pq_write_int64(w, 1, r->offset));
+    TRY(fr_pq_write_int64(w, 2, r->ingest_ms * 1000));
+    TRY(fr_pq_write_int64(w, 3, r->event_us));
+    TRY(put_str(w, 4, r->meta_id));
+    TRY(put_str(w, 5, r->wiki));
+    TRY(fr_pq_write_str(w, 6, type, strlen(type)));
+    TRY(fr_pq_write_str(w, 7, raw, raw_len));
+    TRY(fr_pq_row_end(w));
+    tw->rows++;
+    return FR_OK;
+}
+
+int fr_tw_silver(struct fr_tw *tw, const struct fr_row *r)
+{
+    TRY(tw_open(tw));
+    TRY(put_silver(tw->pq, r));
+    TRY(fr_pq_row_end(tw->pq));
+    tw->rows++;
+    return FR_OK;
+}
+
+int fr_tw_late(struct fr_tw *tw, const struct fr_row *r, int64_t watermark_us,
+               int64_t lateness_us)
+{
+    TRY(tw_open(tw));
+    TRY(put_silver(tw->pq, r));
+    TRY(fr_pq_write_int64(tw->pq, 23, watermark_us));
+    TRY(fr_pq_write_int64(tw->pq, 24, lateness_us / 1000));
+    TRY(fr_pq_row_end(tw->pq));
+    tw->rows++;
+    return FR_OK;
+}
+
+/* Valid UTF-8 (no overlongs, no surrogates, at most U+10FFFF)? */
+static int utf8_valid(const unsigned char *s, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        unsigned char c = s[i];
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        size_t n;
+        uint32_t cp;
+        if (c >= 0xC2 && c <= 0xDF) {
+            n = 2;
+            cp = c & 0x1F;
+        } else if (c >= 0xE0 && c <= 0xEF) {
+            n = 3;
+            cp = c & 0x0F;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            n = 4;
+            cp = c & 0x07;
+        } else {
+            return 0;
+        }
+        if (i + n > len) {
+            return 0;
+        }
+        for (size_t k = 1; k < n; k++) {
+            if ((s[i + k] & 0xC0) != 0x80) {
+                return 0;
+            }
+            cp = cp << 6 | (s[i + k] & 0x3F);
+        }
+        if ((n == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
+            (n == 4 && (cp < 0x10000 || cp > 0x10FFFF))) {
+            return 0;
+        }
+        i += n;
+    }
+    return 1;
+}
+
+/* Standard base64 of raw (dead letters whose bytes are not UTF-8). */
+static int put_base64(struct fr_pq_writer *w, uint32_t col, const char *raw, size_t len)
+{
+    static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    struct fr_buf out;
+    fr_buf_init(&out, (len + 2) / 3 * 4 + 1);
+    int rc = fr_buf_reserve(&out, (len + 2) / 3 * 4);
+    if (rc < 0) {
+        return rc;
+    }
+    const unsigned char *p = (const unsigned char *)raw;
+    for (size_t i = 0; i < len; i += 3) {
+        uint32_t v = (uint32_t)p[i] << 16;
+        if (i + 1 < len) {
+            v |= (uint32_t)p[i + 1] << 8;
+        }
+        if (i + 2 < len) {
+            v |= p[i + 2];
+        }
+        out.data[out.len++] = (uint8_t)tab[v >> 18];
+        out.data[out.len++] = (uint8_t)tab[(v >> 12) & 63];
+        out.data[out.len++] = (uint8_t)(i + 1 < len ? tab[(v >> 6) & 63] : '=');
+        out.data[out.len++] = (uint8_t)(i + 2 < len ? tab[v & 63] : '=');
+    }
+    rc = fr_pq_write_str(w, col, (const char *)out.data, out.len);
+    fr_buf_free(&out);
+    return rc;
+}
+
+int fr_tw_dlq(struct fr_tw *tw, const struct fr_proc_pos *pos, const char *reason,
+              const char *detail, const char *raw, size_t raw_len)
+{
+    TRY(tw_open(tw));
+    struct fr_pq_writer *w = tw->pq;
+    TRY(fr_pq_write_int32(w, 0, pos->partition));
+    TRY(fr_pq_write_int64(w, 1, pos->offset));
+    TRY(fr_pq_write_int64(w, 2, pos->ingest_ms * 1000));
+    TRY(fr_pq_write_str(w, 3, reason, strlen(reason)));
+    TRY(fr_pq_write_str(w, 4, detail, strlen(detail)));
+    if (utf8_valid((const unsigned char *)raw, raw_len)) {
+        TRY(fr_pq_write_str(w, 5, raw, raw_len));
+        TRY(fr_pq_write_null(w, 6));
+    } else {
+        TRY(fr_pq_write_null(w, 5));
+        TRY(put_base64(w, 6, raw, raw_len));
+    }
+    TRY(fr_pq_row_end(w));
+    tw->rows++;
+    return FR_OK;
+}
+
+int fr_tw_gold_epm(struct fr_tw *tw, const struct fr_win_row *r)
+{
+    TRY(tw_open(tw));
+    struct fr_pq_writer *w = tw->pq;
+    const struct fr_win_counts *c = &r->counts;
+    TRY(fr_pq_write_int64(w, 0, r->window_start_us));
+    TRY(fr_pq_write_int64(w, 1, r->window_end_us));
+    TRY(put_str(w, 2, r->wiki));
+    TRY(fr_pq_write_int64(w, 3, (int64_t)c->events));
+    TRY(fr_pq_write_int64(w, 4, (int64_t)c->edits));
+    TRY(fr_pq_write_int64(w, 5, (int64_t)c->new_pages));
+    TRY(fr_pq_write_int64(w, 6, (int64_t)c->bot_events));
+    TRY(fr_pq_write_int64(w, 7, c->bytes_added > INT64_MAX ? INT64_MAX : (int64_t)c->bytes_added));
+    TRY(fr_pq_write_int64(w, 8,
+                          c->bytes_removed > INT64_MAX ? INT64_MAX : (int64_t)c->bytes_removed));
+    TRY(fr_pq_write_int64(w, 9, (int64_t)c->distinct_users));
+    TRY(fr_pq_write_bool(w, 10, r->users_exact != 0));
+    TRY(fr_pq_row_end(w));
+    tw->rows++;
+    return FR_OK;
+}
+
+int fr_tw_gold_top(struct fr_tw *tw, const struct fr_top_row *r)
+{
+    TRY(tw_open(tw));
+    struct fr_pq_writer *w = tw->pq;
+    TRY(fr_pq_write_int64(w, 0, r->window_start_us));
+    TRY(fr_pq_write_int64(w, 1, r->window_end_us));
+    TRY(fr_pq_write_int32(w, 2, (int32_t)r->rank));
+    TRY(put_str(w, 3, r->wiki));
+    TRY(put_str(w, 4, r->title));
+    TRY(fr_pq_write_int64(w, 5, (int64_t)r->count));
+    TRY(fr_pq_row_end(w));
+    tw->rows++;
+    return FR_OK;
+}
+
+int fr_tw_finish(struct fr_tw *tw)
+{
+    if (tw->finished || !tw->pq) {
+        tw->finished = 1;
+        return FR_OK;
+    }
+    int rc = fr_pq_writer_close(tw->pq, &tw->stats);
+    fr_pq_writer_free(tw->pq);
+    tw->pq = NULL;
+    if (rc < 0) {
+        return rc;
+    }
+    tw->finished = 1;
+    return fr_ice_file_from_pq(tw->rel, fr_tbl_pq_schema(tw->tbl), &tw->stats, &tw->file,
+                               tw->metrics, tw->bounds, sizeof tw->bounds);
+}
+
+void fr_tw_abort(struct fr_tw *tw)
+{
+    if (tw->pq) {
+        fr_pq_writer_free(tw->pq); /* aborts the output: the temporary file is removed */
+        tw->pq = NULL;
+    }
+    if (tw->finished && tw->rows) {
+        fr_pq_file_stats_free(&tw->stats);
+        memset(&tw->stats, 0, sizeof tw->stats);
+    }
+}

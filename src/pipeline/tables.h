@@ -1,0 +1,83 @@
+/*
+ * tables.h — the six tables of namespace `wiki` (names and columns are a
+ * contract: DESIGN.md "Tables"), and per-epoch writers that turn operator
+ * output into Parquet data files ready for an Iceberg commit.
+ *
+ * Every column has the same field id in the Iceberg schema and in the
+ * Parquet files, so engines that map by id and readers that map by name
+ * (icebird) both see the same table. Timestamps are microseconds, UTC
+ * (Iceberg timestamptz, Parquet TIMESTAMP adjusted to UTC).
+ *
+ * One struct fr_tw per table and epoch, owned by the epoch loop's thread.
+ * Data file names are deterministic per (pipeline, epoch, table): a replay
+ * of an uncommitted epoch rewrites the same names with the same bytes, and
+ * a committed epoch is never written again.
+ */
+#ifndef FR_PIPELINE_TABLES_H
+#define FR_PIPELINE_TABLES_H
+
+#include "iceberg/iceberg.h"
+#include "parquet/parquet.h"
+#include "process/process.h"
+
+#include <stdint.h>
+
+#define FR_NS "wiki"
+
+enum fr_tbl {
+    FR_TBL_BRONZE = 0,
+    FR_TBL_SILVER,
+    FR_TBL_GOLD_EPM,
+    FR_TBL_GOLD_TOP,
+    FR_TBL_LATE,
+    FR_TBL_DLQ,
+    FR_TBL_COUNT
+};
+
+/* The table's name in namespace `wiki`. */
+const char *fr_tbl_name(enum fr_tbl tbl);
+/* Its Iceberg definition (schema, unpartitioned). */
+const struct fr_ice_table_def *fr_tbl_def(enum fr_tbl tbl);
+/* Its Parquet schema (same columns and field ids). */
+const struct fr_pq_schema *fr_tbl_pq_schema(enum fr_tbl tbl);
+
+/* Create any of the six tables that does not exist yet. */
+int fr_tbl_ensure(struct fr_ice_catalog *cat);
+
+/* A table's data file being written for one epoch. */
+struct fr_tw {
+    enum fr_tbl tbl;
+    size_t row_group_bytes;
+    char path[4096];         /* local path of the data file */
+    char rel[512];           /* path relative to the table location */
+    struct fr_pq_writer *pq; /* NULL until the first row */
+    struct fr_pq_file_stats stats;
+    uint64_t rows;
+    /* filled by fr_tw_finish for the commit */
+    struct fr_ice_data_file file;
+    struct fr_ice_col_metrics metrics[32];
+    uint8_t bounds[8192];
+    int finished;
+};
+
+/* Prepare tw for table tbl of epoch (nothing is opened until a row comes). */
+void fr_tw_init(struct fr_tw *tw, enum fr_tbl tbl, const char *table_dir, const char *pipeline,
+                int64_t epoch, size_t row_group_bytes);
+/* Rows. Each returns FR_OK or a Parquet error (with fr_pq_errmsg()). */
+int fr_tw_bronze(struct fr_tw *tw, const struct fr_row *row, const char *raw, size_t raw_len);
+int fr_tw_silver(struct fr_tw *tw, const struct fr_row *row);
+int fr_tw_late(struct fr_tw *tw, const struct fr_row *row, int64_t watermark_us,
+               int64_t lateness_us);
+int fr_tw_dlq(struct fr_tw *tw, const struct fr_proc_pos *pos, const char *reason,
+              const char *detail, const char *raw, size_t raw_len);
+int fr_tw_gold_epm(struct fr_tw *tw, const struct fr_win_row *row);
+int fr_tw_gold_top(struct fr_tw *tw, const struct fr_top_row *row);
+/* Close the file (temporary name, fsync, rename) and describe it for
+ * Iceberg in tw->file. A writer with no rows finishes with no file
+ * (tw->rows == 0). */
+int fr_tw_finish(struct fr_tw *tw);
+/* Abort a writer that will not be committed (removes its temporary file).
+ * Accepts a finished or unused writer. */
+void fr_tw_abort(struct fr_tw *tw);
+
+#endif
