@@ -30,7 +30,7 @@ struct main_cmd {
 };
 
 static const struct main_cmd main_cmds[] = {
-    {"up", fr_cmd_up, "run ingest (live Wikimedia) under a supervisor"},
+    {"up", fr_cmd_up, "run ingest and process on the live Wikimedia stream, supervised"},
     {"demo", fr_cmd_demo, "run the pipeline against a built-in synthetic feed (offline)"},
     {"feed", fr_cmd_feed_main, "serve recorded or synthetic events as an SSE stream, with faults"},
     {"ingest", fr_cmd_ingest, "read an SSE stream into the log, resuming where it stopped"},

@@ -187,16 +187,18 @@ static int sup_help(const char *cmd, int argc, char **argv, const char *text)
 int fr_cmd_up(struct fr_conf *conf, int argc, char **argv)
 {
     int rc = sup_help("up", argc, argv,
-                      "Run the pipeline on the live Wikimedia stream (ingest.source_url) as\n"
-                      "supervised child processes; restart any that dies; SIGTERM stops them\n"
+                      "Run the pipeline on the live Wikimedia stream (ingest.source_url): ingest\n"
+                      "and process as supervised child processes; restart any that dies; SIGTERM stops them\n"
                       "cleanly.\n");
     if (rc >= 0) {
         return rc;
     }
     struct sup_child children[SUP_MAX_CHILDREN];
     char *ingest[] = {"ingest", NULL};
+    char *process[] = {"process", NULL};
     sup_child_init(&children[0], "ingest", ingest);
-    return sup_run(conf, children, 1);
+    sup_child_init(&children[1], "process", process);
+    return sup_run(conf, children, 2);
 }
 
 int fr_cmd_demo(struct fr_conf *conf, int argc, char **argv)
@@ -214,7 +216,9 @@ int fr_cmd_demo(struct fr_conf *conf, int argc, char **argv)
     char *feed[] = {"feed", "--listen", conf->demo_feed_listen, "--synthetic", "--rate", rate,
                     "--seed", "1", NULL};
     char *ingest[] = {"ingest", "--source", source, NULL};
+    char *process[] = {"process", NULL};
     sup_child_init(&children[0], "feed", feed);
     sup_child_init(&children[1], "ingest", ingest);
-    return sup_run(conf, children, 2);
+    sup_child_init(&children[2], "process", process);
+    return sup_run(conf, children, 3);
 }

@@ -281,10 +281,20 @@ static int commit_epoch(struct proc_run *run, const struct fr_ck_range *range)
 {
     char offsets[2048];
     range_text(range, offsets, sizeof offsets);
+    /* The watermark after the epoch: gold holds exactly the windows that
+     * end at or before it (verify recomputes them from silver). */
+    struct fr_proc_stats st;
+    fr_proc_stats(run->proc, &st);
+    char wm[32], records[32];
+    snprintf(wm, sizeof wm, "%" PRId64, st.watermark_us);
+    snprintf(records, sizeof records, "%" PRIu64, run->n.records);
+    struct fr_ice_kv props[] = {{FR_SUMMARY_WATERMARK, wm}, {FR_SUMMARY_RECORDS, records}};
     struct fr_ice_commit_info info = {
         .pipeline_id = run->conf->general_pipeline_id,
         .epoch = range->epoch,
         .source_offsets = offsets,
+        .props = props,
+        .nprops = 2,
     };
     struct fr_ice_txn *txn = NULL;
     int rc = fr_ice_txn_begin(run->cat, &txn);

@@ -24,6 +24,12 @@
 
 #define FR_NS "wiki"
 
+/* Snapshot summary keys the processor adds beside the epoch marker:
+ * the watermark (Unix µs, INT64_MIN when none) after the epoch, and the
+ * number of log records the epoch consumed. */
+#define FR_SUMMARY_WATERMARK "freshet.watermark-us"
+#define FR_SUMMARY_RECORDS "freshet.epoch-records"
+
 enum fr_tbl {
     FR_TBL_BRONZE = 0,
     FR_TBL_SILVER,
