@@ -73,7 +73,10 @@ int ice_avro_bytes(struct fr_buf *buf, const void *p, size_t len)
     return rc < 0 ? rc : fr_buf_append(buf, p, len);
 }
 
-int ice_avro_str(struct fr_buf *buf, const char *s) { return ice_avro_bytes(buf, s, strlen(s)); }
+int ice_avro_str(struct fr_buf *buf, const char *s)
+{
+    return ice_avro_bytes(buf, s, strlen(s));
+}
 
 int ice_avro_double(struct fr_buf *buf, double v)
 {
@@ -86,7 +89,10 @@ int ice_avro_double(struct fr_buf *buf, double v)
     return fr_buf_append(buf, b, 8);
 }
 
-int ice_avro_bool(struct fr_buf *buf, bool v) { return fr_buf_putc(buf, v ? 1 : 0); }
+int ice_avro_bool(struct fr_buf *buf, bool v)
+{
+    return fr_buf_putc(buf, v ? 1 : 0);
+}
 
 /* ---------------------------------------------------- container writer -- */
 
@@ -176,18 +182,18 @@ void ice_avro_writer_free(struct ice_avro_writer *w)
 
 struct ice_avro_schema {
     enum ice_avro_kind kind;
-    uint32_t n;                          /* record fields, union branches */
-    const char **names;                  /* record field names */
-    int32_t *ids;                        /* record field ids, -1 when absent */
-    const struct ice_avro_schema **sub;  /* field types / branches / [0] items or values */
-    size_t size;                         /* fixed */
+    uint32_t n;                         /* record fields, union branches */
+    const char **names;                 /* record field names */
+    int32_t *ids;                       /* record field ids, -1 when absent */
+    const struct ice_avro_schema **sub; /* field types / branches / [0] items or values */
+    size_t size;                        /* fixed */
 };
 
 static const struct {
     const char *name;
     enum ice_avro_kind kind;
 } avro_prims[] = {
-    {"null", AV_NULL},   {"boolean", AV_BOOLEAN}, {"int", AV_INT},      {"long", AV_LONG},
+    {"null", AV_NULL},   {"boolean", AV_BOOLEAN}, {"int", AV_INT},     {"long", AV_LONG},
     {"float", AV_FLOAT}, {"double", AV_DOUBLE},   {"bytes", AV_BYTES}, {"string", AV_STRING},
 };
 
@@ -494,8 +500,8 @@ static int avro_decode(struct avro_in *in, const struct ice_avro_schema *s, int 
             return FR_ETRUNC;
         }
         if (w == 4) {
-            uint32_t u = (uint32_t)in->p[0] | (uint32_t)in->p[1] << 8 |
-                         (uint32_t)in->p[2] << 16 | (uint32_t)in->p[3] << 24;
+            uint32_t u = (uint32_t)in->p[0] | (uint32_t)in->p[1] << 8 | (uint32_t)in->p[2] << 16 |
+                         (uint32_t)in->p[3] << 24;
             float f;
             memcpy(&f, &u, 4);
             v->u.d = f;
@@ -551,7 +557,8 @@ static int avro_decode(struct avro_in *in, const struct ice_avro_schema *s, int 
 int ice_avro_read(const uint8_t *data, size_t len, struct ice_avro_file *file)
 {
     memset(file, 0, sizeof *file);
-    file->arena = ice_arena_new((size_t)len * 64 + (1u << 20)); /* decoded trees run ~10-40x the bytes */
+    file->arena =
+        ice_arena_new((size_t)len * 64 + (1u << 20)); /* decoded trees run ~10-40x the bytes */
     if (!file->arena) {
         return FR_ENOMEM;
     }

@@ -34,34 +34,42 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char ddl[] =
-    "CREATE TABLE IF NOT EXISTS iceberg_tables ("
-    " catalog_name VARCHAR(255) NOT NULL,"
-    " table_namespace VARCHAR(255) NOT NULL,"
-    " table_name VARCHAR(255) NOT NULL,"
-    " metadata_location VARCHAR(1000),"
-    " previous_metadata_location VARCHAR(1000),"
-    " iceberg_type VARCHAR(5),"
-    " PRIMARY KEY (catalog_name, table_namespace, table_name));"
-    "CREATE TABLE IF NOT EXISTS iceberg_namespace_properties ("
-    " catalog_name VARCHAR(255) NOT NULL,"
-    " namespace VARCHAR(255) NOT NULL,"
-    " property_key VARCHAR(255) NOT NULL,"
-    " property_value VARCHAR(1000) NOT NULL,"
-    " PRIMARY KEY (catalog_name, namespace, property_key));";
-
+static const char ddl[] = "CREATE TABLE IF NOT EXISTS iceberg_tables ("
+                          " catalog_name VARCHAR(255) NOT NULL,"
+                          " table_namespace VARCHAR(255) NOT NULL,"
+                          " table_name VARCHAR(255) NOT NULL,"
+                          " metadata_location VARCHAR(1000),"
+                          " previous_metadata_location VARCHAR(1000),"
+                          " iceberg_type VARCHAR(5),"
+                          " PRIMARY KEY (catalog_name, table_namespace, table_name));"
+                          "CREATE TABLE IF NOT EXISTS iceberg_namespace_properties ("
+                          " catalog_name VARCHAR(255) NOT NULL,"
+                          " namespace VARCHAR(255) NOT NULL,"
+                          " property_key VARCHAR(255) NOT NULL,"
+                          " property_value VARCHAR(1000) NOT NULL,"
+                          " PRIMARY KEY (catalog_name, namespace, property_key));";
 
 static int sql_err(struct fr_ice_catalog *cat, int src, const char *what)
 {
     int code;
     switch (src & 0xff) {
     case SQLITE_BUSY:
-    case SQLITE_LOCKED: code = FR_EBUSY; break;
-    case SQLITE_FULL: code = FR_ENOSPC; break;
-    case SQLITE_NOMEM: code = FR_ENOMEM; break;
+    case SQLITE_LOCKED:
+        code = FR_EBUSY;
+        break;
+    case SQLITE_FULL:
+        code = FR_ENOSPC;
+        break;
+    case SQLITE_NOMEM:
+        code = FR_ENOMEM;
+        break;
     case SQLITE_CORRUPT:
-    case SQLITE_NOTADB: code = FR_ECORRUPT; break;
-    default: code = FR_EIO; break;
+    case SQLITE_NOTADB:
+        code = FR_ECORRUPT;
+        break;
+    default:
+        code = FR_EIO;
+        break;
     }
     return ice_err(code, "catalog %s/catalog.db: %s: %s", cat->lake_dir, what,
                    cat->db ? sqlite3_errmsg(cat->db) : sqlite3_errstr(src));
@@ -70,17 +78,16 @@ static int sql_err(struct fr_ice_catalog *cat, int src, const char *what)
 static bool cat_has_type(struct fr_ice_catalog *cat)
 {
     sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(cat->db, "SELECT iceberg_type FROM iceberg_tables LIMIT 0", -1,
-                                &st, NULL);
+    int rc = sqlite3_prepare_v2(cat->db, "SELECT iceberg_type FROM iceberg_tables LIMIT 0", -1, &st,
+                                NULL);
     sqlite3_finalize(st);
     return rc == SQLITE_OK;
 }
 
 int ice_cat_open_db(struct fr_ice_catalog *cat, const char *path, int busy_ms)
 {
-    int rc = sqlite3_open_v2(path, &cat->db,
-                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                             NULL);
+    int rc = sqlite3_open_v2(
+        path, &cat->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc != SQLITE_OK) {
         return sql_err(cat, rc, "open");
     }
@@ -107,16 +114,15 @@ static int prep(struct fr_ice_catalog *cat, const char *sql, sqlite3_stmt **st)
     return rc == SQLITE_OK ? FR_OK : sql_err(cat, rc, "prepare");
 }
 
-int ice_cat_get(struct fr_ice_catalog *cat, const char *ns, const char *name, char *buf,
-                size_t cap)
+int ice_cat_get(struct fr_ice_catalog *cat, const char *ns, const char *name, char *buf, size_t cap)
 {
     sqlite3_stmt *st = NULL;
     int rc = prep(cat,
                   cat->v1 ? "SELECT metadata_location FROM iceberg_tables WHERE catalog_name=? AND "
-                           "table_namespace=? AND table_name=? AND (iceberg_type='TABLE' OR "
-                           "iceberg_type IS NULL)"
-                         : "SELECT metadata_location FROM iceberg_tables WHERE catalog_name=? AND "
-                           "table_namespace=? AND table_name=?",
+                            "table_namespace=? AND table_name=? AND (iceberg_type='TABLE' OR "
+                            "iceberg_type IS NULL)"
+                          : "SELECT metadata_location FROM iceberg_tables WHERE catalog_name=? AND "
+                            "table_namespace=? AND table_name=?",
                   &st);
     if (rc < 0) {
         return rc;
@@ -128,16 +134,15 @@ int ice_cat_get(struct fr_ice_catalog *cat, const char *ns, const char *name, ch
     if (s == SQLITE_ROW) {
         const unsigned char *loc = sqlite3_column_text(st, 0);
         if (!loc) {
-            rc = ice_err(FR_ECORRUPT, "table %s.%s: catalog row has no metadata_location", ns,
-                         name);
+            rc =
+                ice_err(FR_ECORRUPT, "table %s.%s: catalog row has no metadata_location", ns, name);
         } else if (strlen((const char *)loc) >= cap) {
             rc = ice_err(FR_ETOOBIG, "table %s.%s: metadata_location too long", ns, name);
         } else {
             snprintf(buf, cap, "%s", (const char *)loc);
         }
     } else if (s == SQLITE_DONE) {
-        rc = ice_err(FR_ENOTFOUND, "table %s.%s: not in catalog %s", ns, name,
-                     cat->catalog_name);
+        rc = ice_err(FR_ENOTFOUND, "table %s.%s: not in catalog %s", ns, name, cat->catalog_name);
     } else {
         rc = sql_err(cat, s, "read table row");
     }
@@ -174,10 +179,10 @@ int ice_cat_insert(struct fr_ice_catalog *cat, const char *ns, const char *name,
     }
     rc = prep(cat,
               cat->v1 ? "INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, "
-                       "metadata_location, previous_metadata_location, iceberg_type) VALUES "
-                       "(?, ?, ?, ?, NULL, 'TABLE')"
-                     : "INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, "
-                       "metadata_location, previous_metadata_location) VALUES (?, ?, ?, ?, NULL)",
+                        "metadata_location, previous_metadata_location, iceberg_type) VALUES "
+                        "(?, ?, ?, ?, NULL, 'TABLE')"
+                      : "INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, "
+                        "metadata_location, previous_metadata_location) VALUES (?, ?, ?, ?, NULL)",
               &st);
     if (rc < 0) {
         goto cleanup;
@@ -216,12 +221,12 @@ int ice_cat_swap(struct fr_ice_catalog *cat, const struct ice_cat_update *update
     ice_io_step(&cat->io, FR_ICE_STEP_CATALOG_BEGIN, cat->lake_dir);
     int rc = prep(cat,
                   cat->v1 ? "UPDATE iceberg_tables SET metadata_location = ?, "
-                           "previous_metadata_location = ? WHERE catalog_name = ? AND "
-                           "table_namespace = ? AND table_name = ? AND metadata_location = ? AND "
-                           "(iceberg_type = 'TABLE' OR iceberg_type IS NULL)"
-                         : "UPDATE iceberg_tables SET metadata_location = ?, "
-                           "previous_metadata_location = ? WHERE catalog_name = ? AND "
-                           "table_namespace = ? AND table_name = ? AND metadata_location = ?",
+                            "previous_metadata_location = ? WHERE catalog_name = ? AND "
+                            "table_namespace = ? AND table_name = ? AND metadata_location = ? AND "
+                            "(iceberg_type = 'TABLE' OR iceberg_type IS NULL)"
+                          : "UPDATE iceberg_tables SET metadata_location = ?, "
+                            "previous_metadata_location = ? WHERE catalog_name = ? AND "
+                            "table_namespace = ? AND table_name = ? AND metadata_location = ?",
                   &st);
     for (uint32_t i = 0; rc == FR_OK && i < n; i++) {
         const struct ice_cat_update *u = &updates[i];
@@ -237,8 +242,8 @@ int ice_cat_swap(struct fr_ice_catalog *cat, const struct ice_cat_update *update
             rc = sql_err(cat, s, "compare-and-swap");
         } else if (sqlite3_changes(cat->db) != 1) {
             rc = ice_err(FR_ECONFLICT,
-                         "table %s.%s: metadata_location moved past %s (concurrent commit)",
-                         u->ns, u->name, u->old_location);
+                         "table %s.%s: metadata_location moved past %s (concurrent commit)", u->ns,
+                         u->name, u->old_location);
         } else {
             snprintf(detail, sizeof detail, "%s.%s", u->ns, u->name);
             ice_io_step(&cat->io, FR_ICE_STEP_CATALOG_UPDATED, detail);
@@ -292,10 +297,10 @@ int fr_ice_list_tables(struct fr_ice_catalog *cat, struct fr_ice_ident **idents,
     *count = 0;
     int rc = prep(cat,
                   cat->v1 ? "SELECT table_namespace, table_name FROM iceberg_tables WHERE "
-                           "catalog_name=? AND (iceberg_type='TABLE' OR iceberg_type IS NULL) "
-                           "ORDER BY 1, 2"
-                         : "SELECT table_namespace, table_name FROM iceberg_tables WHERE "
-                           "catalog_name=? ORDER BY 1, 2",
+                            "catalog_name=? AND (iceberg_type='TABLE' OR iceberg_type IS NULL) "
+                            "ORDER BY 1, 2"
+                          : "SELECT table_namespace, table_name FROM iceberg_tables WHERE "
+                            "catalog_name=? ORDER BY 1, 2",
                   &st);
     if (rc < 0) {
         return rc;
@@ -409,7 +414,10 @@ void fr_ice_catalog_close(struct fr_ice_catalog *cat)
     free(cat);
 }
 
-const char *fr_ice_catalog_warehouse(const struct fr_ice_catalog *cat) { return cat->warehouse; }
+const char *fr_ice_catalog_warehouse(const struct fr_ice_catalog *cat)
+{
+    return cat->warehouse;
+}
 
 const char *fr_ice_catalog_warehouse_uri(const struct fr_ice_catalog *cat)
 {

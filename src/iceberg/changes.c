@@ -226,12 +226,12 @@ int ice_change_set_info(struct ice_change *c, const struct fr_ice_commit_info *i
             return ice_err(FR_EINVAL, "table %s.%s: an epoch needs a pipeline id", c->ns, c->name);
         }
         c->epoch = info->epoch;
-        c->summary[c->nsummary++] = (struct fr_ice_kv){
-            FR_ICE_SUMMARY_EPOCH, ice_sprintf(a, "%" PRId64, info->epoch)};
+        c->summary[c->nsummary++] =
+            (struct fr_ice_kv){FR_ICE_SUMMARY_EPOCH, ice_sprintf(a, "%" PRId64, info->epoch)};
     }
     if (info->source_offsets) {
-        c->summary[c->nsummary++] = (struct fr_ice_kv){FR_ICE_SUMMARY_OFFSETS,
-                                                       ice_strdup(a, info->source_offsets)};
+        c->summary[c->nsummary++] =
+            (struct fr_ice_kv){FR_ICE_SUMMARY_OFFSETS, ice_strdup(a, info->source_offsets)};
     }
     for (uint32_t i = 0; i < info->nprops; i++) {
         if (!info->props[i].key || !info->props[i].value ||
@@ -544,8 +544,8 @@ static int add_snapshot(struct ice_change *c, const char *op, struct snap_build 
     int rc = ice_mlist_write(c->snapshot_id, parent, seq, sb->list, sb->n, &b);
     if (rc == FR_OK) {
         ice_uuid(uuid);
-        snprintf(fname, sizeof fname, "snap-%" PRId64 "-%d-%s.avro", c->snapshot_id,
-                 c->attempt + 1, uuid);
+        snprintf(fname, sizeof fname, "snap-%" PRId64 "-%d-%s.avro", c->snapshot_id, c->attempt + 1,
+                 uuid);
         rc = write_meta_file(c, fname, &b, true, &uri, local, sizeof local);
     }
     fr_buf_free(&b);
@@ -969,8 +969,8 @@ static int expire_keep(struct ice_change *c, bool *keep)
         uint32_t newer = 0;
         for (uint32_t j = 0; j < n; j++) {
             const struct fr_ice_snapshot *o = &m->snapshots[j].pub;
-            newer += o->timestamp_ms > s->timestamp_ms ||
-                     (o->timestamp_ms == s->timestamp_ms && o->sequence_number > s->sequence_number);
+            newer += o->timestamp_ms > s->timestamp_ms || (o->timestamp_ms == s->timestamp_ms &&
+                                                           o->sequence_number > s->sequence_number);
         }
         keep[i] = keep[i] || newer < c->retain_last;
         for (uint32_t r = 0; r < m->nrefs; r++) {
@@ -1052,7 +1052,8 @@ static int expire_files(struct ice_change *c, const bool *keep)
             rc = add_doomed(c, local);
         }
         for (uint32_t k = 0; rc == FR_OK && k < n; k++) {
-            if (ice_strset_has(&manifests, mfs[k].path) || ice_strset_add(&lists, mfs[k].path) != 1) {
+            if (ice_strset_has(&manifests, mfs[k].path) ||
+                ice_strset_add(&lists, mfs[k].path) != 1) {
                 continue;
             }
             struct ice_entry *e;
@@ -1141,11 +1142,16 @@ int ice_change_apply(struct ice_change *c)
         c->snapshot_id = ice_snapshot_id();
     } while (ice_meta_snapshot(bm, c->snapshot_id));
     switch (c->kind) {
-    case ICE_CH_APPEND: return apply_append(c);
-    case ICE_CH_OVERWRITE: return apply_overwrite(c);
-    case ICE_CH_REWRITE: return apply_rewrite(c);
-    case ICE_CH_ADD_COLUMN: return apply_add_column(c);
-    case ICE_CH_EXPIRE: return apply_expire(c);
+    case ICE_CH_APPEND:
+        return apply_append(c);
+    case ICE_CH_OVERWRITE:
+        return apply_overwrite(c);
+    case ICE_CH_REWRITE:
+        return apply_rewrite(c);
+    case ICE_CH_ADD_COLUMN:
+        return apply_add_column(c);
+    case ICE_CH_EXPIRE:
+        return apply_expire(c);
     }
     return FR_EINVAL;
 }
@@ -1166,8 +1172,8 @@ int ice_write_metadata(struct ice_change *c)
     if (m->nmetadata_log) {
         memcpy(log, m->metadata_log, sizeof *log * m->nmetadata_log);
     }
-    log[m->nmetadata_log] =
-        (struct ice_log_entry){t->meta->last_updated_ms, -1, ice_strdup(m->arena, t->meta_location)};
+    log[m->nmetadata_log] = (struct ice_log_entry){t->meta->last_updated_ms, -1,
+                                                   ice_strdup(m->arena, t->meta_location)};
     m->nmetadata_log++;
     if (m->nmetadata_log > keep) {
         log += m->nmetadata_log - keep;

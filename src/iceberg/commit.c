@@ -130,9 +130,8 @@ static int txn_run(struct fr_ice_catalog *cat, struct ice_change **cs, uint32_t 
                 rc = ice_write_metadata(cs[i]);
             }
             if (rc == FR_OK && cs[i]->next) {
-                ups[nups++] = (struct ice_cat_update){cs[i]->ns, cs[i]->name,
-                                                      cs[i]->base->meta_location,
-                                                      cs[i]->next_location};
+                ups[nups++] = (struct ice_cat_update){
+                    cs[i]->ns, cs[i]->name, cs[i]->base->meta_location, cs[i]->next_location};
             }
         }
         if (rc < 0) {
@@ -171,8 +170,7 @@ static int txn_run(struct fr_ice_catalog *cat, struct ice_change **cs, uint32_t 
         }
         /* PUBLISH */
         for (uint32_t i = 0; i < n; i++) {
-            if (cs[i]->next &&
-                ice_publish(cat, cs[i]->base->dir, cs[i]->next_location) == FR_OK) {
+            if (cs[i]->next && ice_publish(cat, cs[i]->base->dir, cs[i]->next_location) == FR_OK) {
                 ice_io_step(&cat->io, FR_ICE_STEP_PUBLISHED, cs[i]->next_location);
             }
         }
@@ -194,10 +192,10 @@ finish:
     for (uint32_t i = 0; i < n; i++) {
         struct ice_change *c = cs[i];
         if (res && i < ICE_MAX_CHANGES) {
-            res->snapshot_id[i] = c->next ? c->next->current_snapshot_id
-                                          : c->base->meta->current_snapshot_id;
-            res->sequence_number[i] = c->next ? c->next->last_sequence_number
-                                              : c->base->meta->last_sequence_number;
+            res->snapshot_id[i] =
+                c->next ? c->next->current_snapshot_id : c->base->meta->current_snapshot_id;
+            res->sequence_number[i] =
+                c->next ? c->next->last_sequence_number : c->base->meta->last_sequence_number;
         }
         for (uint32_t k = 0; k < c->ndoomed; k++) {
             if (ice_io_remove(&cat->io, c->doomed[k]) == FR_OK) {
@@ -345,8 +343,7 @@ int fr_ice_rewrite(struct fr_ice_catalog *cat, const char *ns, const char *name,
 {
     ice_err_clear();
     if (nremove == 0 || !remove_paths) {
-        return ice_err(FR_EINVAL, "table %s.%s: a rewrite must remove at least one file", ns,
-                       name);
+        return ice_err(FR_EINVAL, "table %s.%s: a rewrite must remove at least one file", ns, name);
     }
     struct ice_change *c;
     int rc = ice_change_new(cat, ICE_CH_REWRITE, ns, name, &c);
@@ -370,8 +367,7 @@ int fr_ice_rewrite(struct fr_ice_catalog *cat, const char *ns, const char *name,
 }
 
 int fr_ice_add_column(struct fr_ice_catalog *cat, const char *ns, const char *name,
-                      const char *column, enum fr_ice_type type, const char *doc,
-                      int32_t *field_id)
+                      const char *column, enum fr_ice_type type, const char *doc, int32_t *field_id)
 {
     ice_err_clear();
     if (!ice_name_ok(column) || type < FR_ICE_BOOLEAN || type > FR_ICE_TIMESTAMPTZ) {

@@ -33,14 +33,22 @@
 static enum fr_pq_type pq_type(enum fr_ice_type t)
 {
     switch (t) {
-    case FR_ICE_BOOLEAN: return FR_PQ_BOOL;
-    case FR_ICE_INT: return FR_PQ_INT32;
-    case FR_ICE_LONG: return FR_PQ_INT64;
-    case FR_ICE_DOUBLE: return FR_PQ_DOUBLE;
-    case FR_ICE_STRING: return FR_PQ_STRING;
-    case FR_ICE_DATE: return FR_PQ_DATE;
-    case FR_ICE_TIMESTAMP: return FR_PQ_TIMESTAMP_NTZ;
-    case FR_ICE_TIMESTAMPTZ: return FR_PQ_TIMESTAMP;
+    case FR_ICE_BOOLEAN:
+        return FR_PQ_BOOL;
+    case FR_ICE_INT:
+        return FR_PQ_INT32;
+    case FR_ICE_LONG:
+        return FR_PQ_INT64;
+    case FR_ICE_DOUBLE:
+        return FR_PQ_DOUBLE;
+    case FR_ICE_STRING:
+        return FR_PQ_STRING;
+    case FR_ICE_DATE:
+        return FR_PQ_DATE;
+    case FR_ICE_TIMESTAMP:
+        return FR_PQ_TIMESTAMP_NTZ;
+    case FR_ICE_TIMESTAMPTZ:
+        return FR_PQ_TIMESTAMP;
     }
     return 0;
 }
@@ -49,19 +57,32 @@ static int pq_bound(const struct fr_pq_value *v, uint8_t *out, size_t cap, uint3
 {
     struct fr_ice_value iv = {0};
     switch (v->type) {
-    case FR_PQ_BOOL: iv.type = FR_ICE_BOOLEAN; iv.v.b = v->v.b; break;
+    case FR_PQ_BOOL:
+        iv.type = FR_ICE_BOOLEAN;
+        iv.v.b = v->v.b;
+        break;
     case FR_PQ_INT32:
-    case FR_PQ_DATE: iv.type = FR_ICE_INT; iv.v.i32 = v->v.i32; break;
+    case FR_PQ_DATE:
+        iv.type = FR_ICE_INT;
+        iv.v.i32 = v->v.i32;
+        break;
     case FR_PQ_INT64:
     case FR_PQ_TIMESTAMP:
-    case FR_PQ_TIMESTAMP_NTZ: iv.type = FR_ICE_LONG; iv.v.i64 = v->v.i64; break;
-    case FR_PQ_DOUBLE: iv.type = FR_ICE_DOUBLE; iv.v.f64 = v->v.f64; break;
+    case FR_PQ_TIMESTAMP_NTZ:
+        iv.type = FR_ICE_LONG;
+        iv.v.i64 = v->v.i64;
+        break;
+    case FR_PQ_DOUBLE:
+        iv.type = FR_ICE_DOUBLE;
+        iv.v.f64 = v->v.f64;
+        break;
     case FR_PQ_STRING:
         iv.type = FR_ICE_STRING;
         iv.v.str.ptr = v->v.str.ptr;
         iv.v.str.len = v->v.str.len;
         break;
-    default: return FR_EINVAL;
+    default:
+        return FR_EINVAL;
     }
     return ice_value_bin(&iv, out, cap > UINT32_MAX ? UINT32_MAX : (uint32_t)cap, len);
 }
@@ -176,7 +197,8 @@ static int rewrite_bin(const struct fr_ice_table *t, const struct fr_ice_file *c
                 }
             }
             for (uint32_t j = 0; j < fs->ncolumns && found < 0; j++) {
-                if (fs->columns[j].field_id < 0 && strcmp(fs->columns[j].name, fields[i].name) == 0) {
+                if (fs->columns[j].field_id < 0 &&
+                    strcmp(fs->columns[j].name, fields[i].name) == 0) {
                     found = (int)j;
                 }
             }
@@ -232,7 +254,8 @@ static int rewrite_bin(const struct fr_ice_table *t, const struct fr_ice_file *c
             rc = FR_OK;
         }
         if (rc == FR_OK && (int64_t)rows != in[f]->record_count) {
-            rc = ice_err(FR_ECORRUPT, "table %s.%s: %s holds %" PRIu64 " rows, the manifest says %" PRId64,
+            rc = ice_err(FR_ECORRUPT,
+                         "table %s.%s: %s holds %" PRIu64 " rows, the manifest says %" PRId64,
                          t->ns, t->name, in[f]->local_path, rows, in[f]->record_count);
         }
         if (rc < 0 && !*fr_ice_errmsg()) {

@@ -58,8 +58,8 @@ struct fr_ice_arena;   /* memory owned by a result (opaque) */
 /* Column types (Iceberg primitive types freshet writes). */
 enum fr_ice_type {
     FR_ICE_BOOLEAN = 1,
-    FR_ICE_INT,         /* 32-bit */
-    FR_ICE_LONG,        /* 64-bit */
+    FR_ICE_INT,  /* 32-bit */
+    FR_ICE_LONG, /* 64-bit */
     FR_ICE_DOUBLE,
     FR_ICE_STRING,      /* UTF-8 */
     FR_ICE_DATE,        /* days since 1970-01-01, in i32 */
@@ -129,7 +129,7 @@ struct fr_ice_col_metrics {
     int64_t column_size; /* bytes on disk */
     int64_t value_count; /* including NULLs */
     int64_t null_count;
-    int64_t nan_count;   /* doubles only; -1 otherwise */
+    int64_t nan_count; /* doubles only; -1 otherwise */
     const uint8_t *lower;
     uint32_t lower_len;
     const uint8_t *upper;
@@ -176,8 +176,8 @@ int fr_ice_file_from_pq(const char *path, const struct fr_pq_schema *schema,
 /* What a commit records about itself. All fields optional (NULL / -1). */
 struct fr_ice_commit_info {
     const char *pipeline_id;
-    int64_t epoch;              /* >= 0, or -1 for none */
-    const char *source_offsets; /* free text, e.g. "recentchange/0:100-200" */
+    int64_t epoch;                 /* >= 0, or -1 for none */
+    const char *source_offsets;    /* free text, e.g. "recentchange/0:100-200" */
     const struct fr_ice_kv *props; /* more summary keys; may be NULL */
     uint32_t nprops;
 };
@@ -187,14 +187,14 @@ struct fr_ice_commit_info {
 /* Commit steps reported to fr_ice_io_ops.step, in order. The crash tests
  * stop the writer at each one. */
 enum fr_ice_step {
-    FR_ICE_STEP_LOADED = 1,         /* base metadata read */
-    FR_ICE_STEP_MANIFEST,           /* a manifest written */
-    FR_ICE_STEP_MANIFEST_LIST,      /* the manifest list written */
-    FR_ICE_STEP_METADATA,           /* the new metadata file written */
-    FR_ICE_STEP_CATALOG_BEGIN,      /* catalog write transaction open */
-    FR_ICE_STEP_CATALOG_UPDATED,    /* one table's row swapped, not yet committed */
-    FR_ICE_STEP_CATALOG_COMMITTED,  /* the catalog transaction is durable */
-    FR_ICE_STEP_PUBLISHED,          /* v<N>.metadata.json + version-hint.text written */
+    FR_ICE_STEP_LOADED = 1,        /* base metadata read */
+    FR_ICE_STEP_MANIFEST,          /* a manifest written */
+    FR_ICE_STEP_MANIFEST_LIST,     /* the manifest list written */
+    FR_ICE_STEP_METADATA,          /* the new metadata file written */
+    FR_ICE_STEP_CATALOG_BEGIN,     /* catalog write transaction open */
+    FR_ICE_STEP_CATALOG_UPDATED,   /* one table's row swapped, not yet committed */
+    FR_ICE_STEP_CATALOG_COMMITTED, /* the catalog transaction is durable */
+    FR_ICE_STEP_PUBLISHED,         /* v<N>.metadata.json + version-hint.text written */
 };
 
 const char *fr_ice_step_name(enum fr_ice_step step);
@@ -239,11 +239,11 @@ const struct fr_ice_io_ops *fr_ice_io_posix(void);
 /* ------------------------------------------------------------- catalog -- */
 
 struct fr_ice_catalog_opts {
-    const char *data_dir;      /* the lake lives in <data_dir>/lake */
-    const char *warehouse_uri; /* NULL: "file://<abs data_dir>/lake/warehouse" */
-    const char *catalog_name;  /* catalog_name column; NULL: "freshet" */
-    int busy_timeout_ms;       /* wait for a locked catalog; 0: 5000 */
-    int max_retries;           /* commit attempts after a lost race; 0: 4, -1: none */
+    const char *data_dir;       /* the lake lives in <data_dir>/lake */
+    const char *warehouse_uri;  /* NULL: "file://<abs data_dir>/lake/warehouse" */
+    const char *catalog_name;   /* catalog_name column; NULL: "freshet" */
+    int busy_timeout_ms;        /* wait for a locked catalog; 0: 5000 */
+    int max_retries;            /* commit attempts after a lost race; 0: 4, -1: none */
     const struct fr_ice_io *io; /* NULL: POSIX; copied */
 };
 
@@ -287,16 +287,15 @@ void fr_ice_table_free(struct fr_ice_table *table);
 /* Facts about a loaded table (strings live as long as table). */
 const char *fr_ice_table_ns(const struct fr_ice_table *table);
 const char *fr_ice_table_name(const struct fr_ice_table *table);
-const char *fr_ice_table_location(const struct fr_ice_table *table);     /* URI */
-const char *fr_ice_table_dir(const struct fr_ice_table *table);          /* local */
+const char *fr_ice_table_location(const struct fr_ice_table *table);      /* URI */
+const char *fr_ice_table_dir(const struct fr_ice_table *table);           /* local */
 const char *fr_ice_table_metadata_file(const struct fr_ice_table *table); /* URI */
-int64_t fr_ice_table_snapshot_id(const struct fr_ice_table *table);      /* -1: none */
+int64_t fr_ice_table_snapshot_id(const struct fr_ice_table *table);       /* -1: none */
 int64_t fr_ice_table_sequence(const struct fr_ice_table *table);
 /* The current schema's fields (names live as long as table). */
 const struct fr_ice_field *fr_ice_table_fields(const struct fr_ice_table *table, uint32_t *n);
 /* The default spec's fields (source ids, transforms, names). */
-const struct fr_ice_part_field *fr_ice_table_parts(const struct fr_ice_table *table,
-                                                   uint32_t *n);
+const struct fr_ice_part_field *fr_ice_table_parts(const struct fr_ice_table *table, uint32_t *n);
 /* The current schema as Iceberg JSON, for a Parquet file's iceberg.schema key. */
 const char *fr_ice_table_schema_json(const struct fr_ice_table *table);
 
@@ -317,8 +316,7 @@ struct fr_ice_snapshot {
     uint32_t nsummary;
 };
 
-const struct fr_ice_snapshot *fr_ice_table_snapshots(const struct fr_ice_table *table,
-                                                     uint32_t *n);
+const struct fr_ice_snapshot *fr_ice_table_snapshots(const struct fr_ice_table *table, uint32_t *n);
 /* The snapshot that was current at timestamp_ms (time travel), from the
  * snapshot log. FR_ENOTFOUND when the table had none then. */
 int fr_ice_snapshot_at(const struct fr_ice_table *table, int64_t timestamp_ms,
@@ -330,8 +328,8 @@ int fr_ice_snapshot_at(const struct fr_ice_table *table, int64_t timestamp_ms,
 int fr_ice_find_epoch(const struct fr_ice_table *table, const char *pipeline_id, int64_t epoch);
 /* The newest epoch committed by pipeline_id and its snapshot;
  * FR_ENOTFOUND when none. */
-int fr_ice_last_epoch(const struct fr_ice_table *table, const char *pipeline_id,
-                      int64_t *epoch, int64_t *snapshot_id);
+int fr_ice_last_epoch(const struct fr_ice_table *table, const char *pipeline_id, int64_t *epoch,
+                      int64_t *snapshot_id);
 
 /* ------------------------------------------------------------ reading -- */
 
@@ -363,8 +361,8 @@ struct fr_ice_file_list {
  * manifest order. Checks each file against the manifest when check_files
  * is true: a missing file or a size mismatch is FR_ECORRUPT naming both the
  * table and the file. An empty table gives an empty list. */
-int fr_ice_files(struct fr_ice_catalog *cat, const struct fr_ice_table *table,
-                 int64_t snapshot_id, bool check_files, struct fr_ice_file_list *list);
+int fr_ice_files(struct fr_ice_catalog *cat, const struct fr_ice_table *table, int64_t snapshot_id,
+                 bool check_files, struct fr_ice_file_list *list);
 void fr_ice_file_list_free(struct fr_ice_file_list *list);
 
 /* ------------------------------------------------------------- commits -- */
@@ -440,8 +438,8 @@ int fr_ice_expire(struct fr_ice_catalog *cat, const char *ns, const char *name,
 
 struct fr_ice_orphan_stats {
     uint32_t files_seen;
-    uint32_t orphans;  /* not reachable from the metadata */
-    uint32_t removed;  /* orphans older than the cutoff, removed */
+    uint32_t orphans; /* not reachable from the metadata */
+    uint32_t removed; /* orphans older than the cutoff, removed */
     int64_t bytes_removed;
 };
 
@@ -455,9 +453,9 @@ int fr_ice_remove_orphans(struct fr_ice_catalog *cat, const char *ns, const char
                           int64_t older_than_ms, bool dry_run, struct fr_ice_orphan_stats *stats);
 
 struct fr_ice_compact_opts {
-    int64_t target_bytes;  /* output file size; 0: 128 MiB */
-    uint32_t min_inputs;   /* smallest group worth rewriting; 0: 2 */
-    bool uncompressed;     /* outputs without compression; default ZSTD */
+    int64_t target_bytes; /* output file size; 0: 128 MiB */
+    uint32_t min_inputs;  /* smallest group worth rewriting; 0: 2 */
+    bool uncompressed;    /* outputs without compression; default ZSTD */
 };
 
 struct fr_ice_compact_stats {

@@ -41,7 +41,7 @@
 /* A bump allocator: many small allocations, one free. Capped. */
 struct fr_ice_arena {
     struct ice_chunk *head;
-    size_t used;  /* bytes handed out, for the cap */
+    size_t used; /* bytes handed out, for the cap */
     size_t cap;
 };
 
@@ -63,9 +63,9 @@ void ice_err_clear(void);
 
 /* ----------------------------------------------------- ids and names -- */
 
-void ice_uuid(char out[37]);         /* random (v4) UUID text */
-int64_t ice_snapshot_id(void);       /* random, positive, < 2^53 (exact in JSON readers) */
-bool ice_name_ok(const char *name);  /* [A-Za-z_][A-Za-z0-9_]*, <= 127 bytes */
+void ice_uuid(char out[37]);        /* random (v4) UUID text */
+int64_t ice_snapshot_id(void);      /* random, positive, < 2^53 (exact in JSON readers) */
+bool ice_name_ok(const char *name); /* [A-Za-z_][A-Za-z0-9_]*, <= 127 bytes */
 
 /* -------------------------------------------------------------- JSON -- */
 
@@ -119,7 +119,7 @@ struct ice_pfield {
     int32_t source_id;
     int32_t field_id;
     const char *name;
-    const char *transform; /* text as written ("identity", "day", ...) */
+    const char *transform;    /* text as written ("identity", "day", ...) */
     enum fr_ice_transform tf; /* 0 when the transform is not one freshet writes */
 };
 
@@ -136,8 +136,8 @@ struct ice_snapshot {
 
 struct ice_log_entry {
     int64_t timestamp_ms;
-    int64_t snapshot_id;  /* snapshot-log */
-    const char *file;     /* metadata-log */
+    int64_t snapshot_id; /* snapshot-log */
+    const char *file;    /* metadata-log */
 };
 
 struct ice_ref {
@@ -210,8 +210,8 @@ int ice_avro_bool(struct fr_buf *buf, bool v);
 
 /* Object container writer: header, then blocks of records. */
 struct ice_avro_writer {
-    struct fr_buf *out;     /* the whole file */
-    struct fr_buf block;    /* records of the open block */
+    struct fr_buf *out;  /* the whole file */
+    struct fr_buf block; /* records of the open block */
     uint8_t sync[16];
     uint32_t block_count;
 };
@@ -221,7 +221,10 @@ struct ice_avro_writer {
 int ice_avro_begin(struct ice_avro_writer *w, struct fr_buf *out, const char *schema_json,
                    const struct fr_ice_kv *meta, uint32_t nmeta);
 /* The buffer to encode the next record into; then call ice_avro_record_end. */
-static inline struct fr_buf *ice_avro_record(struct ice_avro_writer *w) { return &w->block; }
+static inline struct fr_buf *ice_avro_record(struct ice_avro_writer *w)
+{
+    return &w->block;
+}
 int ice_avro_record_end(struct ice_avro_writer *w);
 /* Flush the last block; releases the writer's block buffer. */
 int ice_avro_finish(struct ice_avro_writer *w);
@@ -229,8 +232,20 @@ void ice_avro_writer_free(struct ice_avro_writer *w);
 
 /* Decoded values (schema-driven; every record type inline). */
 enum ice_avro_kind {
-    AV_NULL = 1, AV_BOOLEAN, AV_INT, AV_LONG, AV_FLOAT, AV_DOUBLE, AV_BYTES, AV_STRING,
-    AV_FIXED, AV_ENUM, AV_RECORD, AV_ARRAY, AV_MAP, AV_UNION
+    AV_NULL = 1,
+    AV_BOOLEAN,
+    AV_INT,
+    AV_LONG,
+    AV_FLOAT,
+    AV_DOUBLE,
+    AV_BYTES,
+    AV_STRING,
+    AV_FIXED,
+    AV_ENUM,
+    AV_RECORD,
+    AV_ARRAY,
+    AV_MAP,
+    AV_UNION
 };
 
 struct ice_avro_schema;
@@ -295,7 +310,7 @@ enum { ICE_EXISTING = 0, ICE_ADDED = 1, ICE_DELETED = 2 };
 
 struct ice_entry {
     int32_t status;
-    int64_t snapshot_id;   /* -1: null (inherited) */
+    int64_t snapshot_id;          /* -1: null (inherited) */
     int64_t sequence_number;      /* -1: null */
     int64_t file_sequence_number; /* -1: null */
     struct ice_dfile file;
@@ -389,7 +404,7 @@ struct fr_ice_table {
     struct fr_ice_catalog *cat;
     char ns[128];
     char name[128];
-    char *dir;          /* local table directory */
+    char *dir;           /* local table directory */
     char *meta_location; /* URI of the metadata file the catalog points at */
     struct ice_meta *meta;
     char *schema_json;
@@ -430,9 +445,9 @@ struct ice_change {
     struct fr_ice_arena *arena; /* owns the inputs below, lives as long as the txn */
     struct ice_dfile *files;    /* to add */
     uint32_t nfiles;
-    const char **remove;        /* rewrite: URIs that must be live */
+    const char **remove; /* rewrite: URIs that must be live */
     uint32_t nremove;
-    struct fr_ice_kv *summary;  /* caller's summary keys (freshet.* and extra) */
+    struct fr_ice_kv *summary; /* caller's summary keys (freshet.* and extra) */
     uint32_t nsummary;
     const char *pipeline_id;
     int64_t epoch;
@@ -446,14 +461,14 @@ struct ice_change {
     uint32_t retain_last;
     /* per attempt */
     struct fr_ice_table *base;
-    struct ice_meta *next;      /* the new version */
-    char *next_location;        /* its URI */
+    struct ice_meta *next; /* the new version */
+    char *next_location;   /* its URI */
     int64_t snapshot_id;
     /* files written by this change, for cleanup: the append manifest is
      * kept across attempts (it does not depend on the base) */
-    char *kept_manifest;        /* local path, may be NULL */
+    char *kept_manifest; /* local path, may be NULL */
     struct ice_mfile kept_mf;
-    char **attempt_files;       /* local paths written by the current attempt */
+    char **attempt_files; /* local paths written by the current attempt */
     uint32_t nattempt_files;
     uint32_t attempt_cap;
     int attempt;

@@ -87,8 +87,8 @@ static int reach(const struct fr_ice_table *t, struct fr_ice_arena *a, struct ic
 }
 
 /* The published copy v<K>.metadata.json of a retained metadata file. */
-static int reach_copy(const struct fr_ice_table *t, struct fr_ice_arena *a,
-                      struct ice_strset *set, const char *uri)
+static int reach_copy(const struct fr_ice_table *t, struct fr_ice_arena *a, struct ice_strset *set,
+                      const char *uri)
 {
     int64_t k = ice_meta_version(uri);
     if (k < 0) {
@@ -161,8 +161,8 @@ int fr_ice_remove_orphans(struct fr_ice_catalog *cat, const char *ns, const char
     }
     /* the hint names the published copy to keep; bring it up to date first */
     ice_publish(cat, t->dir, t->meta_location);
-    struct orphan_walk w = {t, &set, older_than_ms, dry_run, stats,
-                            ice_meta_version(t->meta_location)};
+    struct orphan_walk w = {t,       &set,  older_than_ms,
+                            dry_run, stats, ice_meta_version(t->meta_location)};
     rc = cat->io.ops->list(cat->io.ctx, t->dir, orphan_visit, &w);
 cleanup:
     ice_strset_free(&set);

@@ -168,12 +168,18 @@ int ice_value_cmp(const struct fr_ice_value *a, const struct fr_ice_value *b)
 static int avro_type_json(struct fr_buf *b, enum fr_ice_type t)
 {
     switch (t) {
-    case FR_ICE_BOOLEAN: return fr_buf_puts(b, "\"boolean\"");
-    case FR_ICE_INT: return fr_buf_puts(b, "\"int\"");
-    case FR_ICE_LONG: return fr_buf_puts(b, "\"long\"");
-    case FR_ICE_DOUBLE: return fr_buf_puts(b, "\"double\"");
-    case FR_ICE_STRING: return fr_buf_puts(b, "\"string\"");
-    case FR_ICE_DATE: return fr_buf_puts(b, "{\"type\":\"int\",\"logicalType\":\"date\"}");
+    case FR_ICE_BOOLEAN:
+        return fr_buf_puts(b, "\"boolean\"");
+    case FR_ICE_INT:
+        return fr_buf_puts(b, "\"int\"");
+    case FR_ICE_LONG:
+        return fr_buf_puts(b, "\"long\"");
+    case FR_ICE_DOUBLE:
+        return fr_buf_puts(b, "\"double\"");
+    case FR_ICE_STRING:
+        return fr_buf_puts(b, "\"string\"");
+    case FR_ICE_DATE:
+        return fr_buf_puts(b, "{\"type\":\"int\",\"logicalType\":\"date\"}");
     case FR_ICE_TIMESTAMP:
         return fr_buf_puts(b, "{\"type\":\"long\",\"logicalType\":\"timestamp-micros\","
                               "\"adjust-to-utc\":false}");
@@ -198,22 +204,22 @@ static int map_field_json(struct fr_buf *b, const char *name, int id, int kid, i
 static int manifest_schema_json(const struct ice_meta *meta, const struct ice_spec *spec,
                                 struct fr_buf *b)
 {
-    int rc = fr_buf_puts(b,
-                         "{\"type\":\"record\",\"name\":\"manifest_entry\",\"fields\":["
-                         "{\"name\":\"status\",\"type\":\"int\",\"field-id\":0},"
-                         "{\"name\":\"snapshot_id\",\"type\":[\"null\",\"long\"],\"default\":null,"
-                         "\"field-id\":1},"
-                         "{\"name\":\"sequence_number\",\"type\":[\"null\",\"long\"],\"default\":"
-                         "null,\"field-id\":3},"
-                         "{\"name\":\"file_sequence_number\",\"type\":[\"null\",\"long\"],"
-                         "\"default\":null,\"field-id\":4},"
-                         "{\"name\":\"data_file\",\"type\":{\"type\":\"record\",\"name\":\"r2\","
-                         "\"fields\":["
-                         "{\"name\":\"content\",\"type\":\"int\",\"field-id\":134},"
-                         "{\"name\":\"file_path\",\"type\":\"string\",\"field-id\":100},"
-                         "{\"name\":\"file_format\",\"type\":\"string\",\"field-id\":101},"
-                         "{\"name\":\"partition\",\"type\":{\"type\":\"record\",\"name\":\"r102\","
-                         "\"fields\":[");
+    int rc =
+        fr_buf_puts(b, "{\"type\":\"record\",\"name\":\"manifest_entry\",\"fields\":["
+                       "{\"name\":\"status\",\"type\":\"int\",\"field-id\":0},"
+                       "{\"name\":\"snapshot_id\",\"type\":[\"null\",\"long\"],\"default\":null,"
+                       "\"field-id\":1},"
+                       "{\"name\":\"sequence_number\",\"type\":[\"null\",\"long\"],\"default\":"
+                       "null,\"field-id\":3},"
+                       "{\"name\":\"file_sequence_number\",\"type\":[\"null\",\"long\"],"
+                       "\"default\":null,\"field-id\":4},"
+                       "{\"name\":\"data_file\",\"type\":{\"type\":\"record\",\"name\":\"r2\","
+                       "\"fields\":["
+                       "{\"name\":\"content\",\"type\":\"int\",\"field-id\":134},"
+                       "{\"name\":\"file_path\",\"type\":\"string\",\"field-id\":100},"
+                       "{\"name\":\"file_format\",\"type\":\"string\",\"field-id\":101},"
+                       "{\"name\":\"partition\",\"type\":{\"type\":\"record\",\"name\":\"r102\","
+                       "\"fields\":[");
     for (uint32_t i = 0; rc == FR_OK && i < spec->nfields; i++) {
         const struct ice_pfield *pf = &spec->fields[i];
         enum fr_ice_type t = ice_pfield_type(meta, pf);
@@ -259,18 +265,17 @@ static int manifest_schema_json(const struct ice_meta *meta, const struct ice_sp
         rc = map_field_json(b, "upper_bounds", 128, 129, 130, "bytes");
     }
     if (rc == FR_OK) {
-        rc = fr_buf_puts(b,
-                         ",{\"name\":\"key_metadata\",\"type\":[\"null\",\"bytes\"],\"default\":"
-                         "null,\"field-id\":131},"
-                         "{\"name\":\"split_offsets\",\"type\":[\"null\",{\"type\":\"array\","
-                         "\"items\":\"long\",\"element-id\":133}],\"default\":null,\"field-id\":"
-                         "132},"
-                         "{\"name\":\"equality_ids\",\"type\":[\"null\",{\"type\":\"array\","
-                         "\"items\":\"int\",\"element-id\":136}],\"default\":null,\"field-id\":"
-                         "135},"
-                         "{\"name\":\"sort_order_id\",\"type\":[\"null\",\"int\"],\"default\":"
-                         "null,\"field-id\":140}"
-                         "]},\"field-id\":2}]}");
+        rc = fr_buf_puts(b, ",{\"name\":\"key_metadata\",\"type\":[\"null\",\"bytes\"],\"default\":"
+                            "null,\"field-id\":131},"
+                            "{\"name\":\"split_offsets\",\"type\":[\"null\",{\"type\":\"array\","
+                            "\"items\":\"long\",\"element-id\":133}],\"default\":null,\"field-id\":"
+                            "132},"
+                            "{\"name\":\"equality_ids\",\"type\":[\"null\",{\"type\":\"array\","
+                            "\"items\":\"int\",\"element-id\":136}],\"default\":null,\"field-id\":"
+                            "135},"
+                            "{\"name\":\"sort_order_id\",\"type\":[\"null\",\"int\"],\"default\":"
+                            "null,\"field-id\":140}"
+                            "]},\"field-id\":2}]}");
     }
     return rc;
 }
@@ -314,12 +319,18 @@ enum metric_kind { M_SIZE, M_VALUES, M_NULLS, M_NANS, M_LOWER, M_UPPER };
 static bool metric_present(const struct fr_ice_col_metrics *m, enum metric_kind k)
 {
     switch (k) {
-    case M_SIZE: return m->column_size >= 0;
-    case M_VALUES: return m->value_count >= 0;
-    case M_NULLS: return m->null_count >= 0;
-    case M_NANS: return m->nan_count >= 0;
-    case M_LOWER: return m->lower != NULL;
-    case M_UPPER: return m->upper != NULL;
+    case M_SIZE:
+        return m->column_size >= 0;
+    case M_VALUES:
+        return m->value_count >= 0;
+    case M_NULLS:
+        return m->null_count >= 0;
+    case M_NANS:
+        return m->nan_count >= 0;
+    case M_LOWER:
+        return m->lower != NULL;
+    case M_UPPER:
+        return m->upper != NULL;
     }
     return false;
 }
@@ -347,12 +358,24 @@ static int put_metric_map(struct fr_buf *b, const struct ice_dfile *f, enum metr
             break;
         }
         switch (k) {
-        case M_SIZE: rc = ice_avro_long(b, m->column_size); break;
-        case M_VALUES: rc = ice_avro_long(b, m->value_count); break;
-        case M_NULLS: rc = ice_avro_long(b, m->null_count); break;
-        case M_NANS: rc = ice_avro_long(b, m->nan_count); break;
-        case M_LOWER: rc = ice_avro_bytes(b, m->lower, m->lower_len); break;
-        case M_UPPER: rc = ice_avro_bytes(b, m->upper, m->upper_len); break;
+        case M_SIZE:
+            rc = ice_avro_long(b, m->column_size);
+            break;
+        case M_VALUES:
+            rc = ice_avro_long(b, m->value_count);
+            break;
+        case M_NULLS:
+            rc = ice_avro_long(b, m->null_count);
+            break;
+        case M_NANS:
+            rc = ice_avro_long(b, m->nan_count);
+            break;
+        case M_LOWER:
+            rc = ice_avro_bytes(b, m->lower, m->lower_len);
+            break;
+        case M_UPPER:
+            rc = ice_avro_bytes(b, m->upper, m->upper_len);
+            break;
         }
     }
     return rc == FR_OK ? ice_avro_long(b, 0) : rc;
@@ -361,13 +384,17 @@ static int put_metric_map(struct fr_buf *b, const struct ice_dfile *f, enum metr
 static int put_value(struct fr_buf *b, const struct fr_ice_value *v)
 {
     switch (v->type) {
-    case FR_ICE_BOOLEAN: return ice_avro_bool(b, v->v.b);
+    case FR_ICE_BOOLEAN:
+        return ice_avro_bool(b, v->v.b);
     case FR_ICE_INT:
-    case FR_ICE_DATE: return ice_avro_long(b, v->v.i32);
+    case FR_ICE_DATE:
+        return ice_avro_long(b, v->v.i32);
     case FR_ICE_LONG:
     case FR_ICE_TIMESTAMP:
-    case FR_ICE_TIMESTAMPTZ: return ice_avro_long(b, v->v.i64);
-    case FR_ICE_DOUBLE: return ice_avro_double(b, v->v.f64);
+    case FR_ICE_TIMESTAMPTZ:
+        return ice_avro_long(b, v->v.i64);
+    case FR_ICE_DOUBLE:
+        return ice_avro_double(b, v->v.f64);
     case FR_ICE_STRING:
         return ice_avro_bytes(b, v->v.str.ptr, v->v.str.len);
     }
@@ -455,8 +482,8 @@ static int put_entry(struct fr_buf *b, const struct ice_spec *spec, const struct
 }
 
 /* Partition summaries of the live-or-deleted entries, one per spec field. */
-static int summarize_parts(const struct ice_spec *spec, const struct ice_entry *entries,
-                           uint32_t n, struct ice_mfile *mf, struct fr_ice_arena *arena)
+static int summarize_parts(const struct ice_spec *spec, const struct ice_entry *entries, uint32_t n,
+                           struct ice_mfile *mf, struct fr_ice_arena *arena)
 {
     mf->nparts = spec->nfields;
     if (spec->nfields == 0) {
@@ -731,10 +758,18 @@ static int read_metric_map(struct ice_dfile *f, const struct ice_avro_val *map, 
             continue;
         }
         switch (k) {
-        case M_SIZE: m->column_size = val->u.l; break;
-        case M_VALUES: m->value_count = val->u.l; break;
-        case M_NULLS: m->null_count = val->u.l; break;
-        case M_NANS: m->nan_count = val->u.l; break;
+        case M_SIZE:
+            m->column_size = val->u.l;
+            break;
+        case M_VALUES:
+            m->value_count = val->u.l;
+            break;
+        case M_NULLS:
+            m->null_count = val->u.l;
+            break;
+        case M_NANS:
+            m->nan_count = val->u.l;
+            break;
         case M_LOWER:
         case M_UPPER: {
             uint8_t *p = ice_memdup(arena, val->u.bytes.p, val->u.bytes.n);
@@ -764,11 +799,23 @@ static int read_part_value(const struct ice_avro_val *v, struct fr_ice_value *ou
         return FR_OK;
     }
     switch (v->kind) {
-    case AV_BOOLEAN: out->type = FR_ICE_BOOLEAN; out->v.b = v->u.b; return FR_OK;
-    case AV_INT: out->type = FR_ICE_INT; out->v.i32 = (int32_t)v->u.l; return FR_OK;
-    case AV_LONG: out->type = FR_ICE_LONG; out->v.i64 = v->u.l; return FR_OK;
+    case AV_BOOLEAN:
+        out->type = FR_ICE_BOOLEAN;
+        out->v.b = v->u.b;
+        return FR_OK;
+    case AV_INT:
+        out->type = FR_ICE_INT;
+        out->v.i32 = (int32_t)v->u.l;
+        return FR_OK;
+    case AV_LONG:
+        out->type = FR_ICE_LONG;
+        out->v.i64 = v->u.l;
+        return FR_OK;
     case AV_FLOAT:
-    case AV_DOUBLE: out->type = FR_ICE_DOUBLE; out->v.f64 = v->u.d; return FR_OK;
+    case AV_DOUBLE:
+        out->type = FR_ICE_DOUBLE;
+        out->v.f64 = v->u.d;
+        return FR_OK;
     case AV_STRING:
         out->type = FR_ICE_STRING;
         out->v.str.ptr = ice_strndup(arena, (const char *)v->u.bytes.p, v->u.bytes.n);
@@ -819,8 +866,8 @@ int ice_manifest_read(const uint8_t *data, size_t len, const struct ice_mfile *m
             e->sequence_number = mf->sequence_number;
         }
         if (e->file_sequence_number < 0) {
-            e->file_sequence_number = e->status == ICE_ADDED ? mf->sequence_number
-                                                              : e->sequence_number;
+            e->file_sequence_number =
+                e->status == ICE_ADDED ? mf->sequence_number : e->sequence_number;
         }
         const struct ice_avro_val *df = ice_avro_field(rec, 2);
         struct ice_dfile *f = &e->file;

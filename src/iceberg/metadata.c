@@ -34,8 +34,9 @@
 /* ------------------------------------------------------------- names -- */
 
 static const char *const type_names[] = {
-    [FR_ICE_BOOLEAN] = "boolean", [FR_ICE_INT] = "int",       [FR_ICE_LONG] = "long",
-    [FR_ICE_DOUBLE] = "double",   [FR_ICE_STRING] = "string", [FR_ICE_DATE] = "date",
+    [FR_ICE_BOOLEAN] = "boolean",     [FR_ICE_INT] = "int",
+    [FR_ICE_LONG] = "long",           [FR_ICE_DOUBLE] = "double",
+    [FR_ICE_STRING] = "string",       [FR_ICE_DATE] = "date",
     [FR_ICE_TIMESTAMP] = "timestamp", [FR_ICE_TIMESTAMPTZ] = "timestamptz",
 };
 
@@ -57,9 +58,12 @@ enum fr_ice_type ice_type_parse(const char *name)
 const char *ice_transform_name(enum fr_ice_transform tf)
 {
     switch (tf) {
-    case FR_ICE_IDENTITY: return "identity";
-    case FR_ICE_DAY: return "day";
-    case FR_ICE_HOUR: return "hour";
+    case FR_ICE_IDENTITY:
+        return "identity";
+    case FR_ICE_DAY:
+        return "day";
+    case FR_ICE_HOUR:
+        return "hour";
     }
     return "unknown";
 }
@@ -163,7 +167,10 @@ enum fr_ice_type ice_pfield_type(const struct ice_meta *meta, const struct ice_p
 
 /* ------------------------------------------------------------ writing -- */
 
-static int put_str(struct fr_buf *b, const char *s) { return fr_buf_json_str(b, s, strlen(s)); }
+static int put_str(struct fr_buf *b, const char *s)
+{
+    return fr_buf_json_str(b, s, strlen(s));
+}
 
 int ice_schema_json(const struct ice_schema *schema, struct fr_buf *b)
 {
@@ -244,9 +251,9 @@ static int put_snapshot(struct fr_buf *b, const struct ice_snapshot *s)
         rc = fr_buf_printf(b, ",\"parent-snapshot-id\":%" PRId64, s->pub.parent_id);
     }
     if (rc == FR_OK) {
-        rc = fr_buf_printf(b, ",\"sequence-number\":%" PRId64 ",\"timestamp-ms\":%" PRId64
-                              ",\"manifest-list\":",
-                           s->pub.sequence_number, s->pub.timestamp_ms);
+        rc = fr_buf_printf(
+            b, ",\"sequence-number\":%" PRId64 ",\"timestamp-ms\":%" PRId64 ",\"manifest-list\":",
+            s->pub.sequence_number, s->pub.timestamp_ms);
     }
     if (rc == FR_OK) {
         rc = put_str(b, s->pub.manifest_list);
@@ -300,8 +307,9 @@ int ice_meta_write(const struct ice_meta *m, struct fr_buf *b)
         }
     }
     if (rc == FR_OK) {
-        rc = fr_buf_printf(b, "],\"last-partition-id\":%d,\"default-sort-order-id\":%d,"
-                              "\"sort-orders\":%s,\"properties\":",
+        rc = fr_buf_printf(b,
+                           "],\"last-partition-id\":%d,\"default-sort-order-id\":%d,"
+                           "\"sort-orders\":%s,\"properties\":",
                            (int)m->last_partition_id, (int)m->default_sort_order_id,
                            m->sort_orders_raw ? m->sort_orders_raw
                                               : "[{\"order-id\":0,\"fields\":[]}]");
@@ -599,8 +607,8 @@ static int parse_snapshot(struct pctx *c, const struct fr_json_val *obj, struct 
     int rc;
     while ((rc = ice_jit_next(&it, &key, &val)) == 1 && i < n) {
         kv[i].key = ice_json_str(c->m->arena, &key);
-        kv[i].value = val.type == FR_JSON_STRING ? ice_json_str(c->m->arena, &val)
-                                                 : raw_text(c, &val);
+        kv[i].value =
+            val.type == FR_JSON_STRING ? ice_json_str(c->m->arena, &val) : raw_text(c, &val);
         if (!kv[i].key || !kv[i].value) {
             return bad(c, "snapshot summary entry");
         }
@@ -712,8 +720,8 @@ static int parse_props(struct pctx *c, const struct fr_json_val *root)
     while (c->m->nprops < n && ice_jit_next(&it, &key, &val) == 1) {
         struct fr_ice_kv *kv = &c->m->props[c->m->nprops++];
         kv->key = ice_json_str(c->m->arena, &key);
-        kv->value = val.type == FR_JSON_STRING ? ice_json_str(c->m->arena, &val)
-                                               : raw_text(c, &val);
+        kv->value =
+            val.type == FR_JSON_STRING ? ice_json_str(c->m->arena, &val) : raw_text(c, &val);
         if (!kv->key || !kv->value) {
             return bad(c, "properties");
         }

@@ -28,8 +28,8 @@ static int read_avro(const struct fr_ice_table *table, const char *uri, const ch
     }
     rc = ice_io_read(&table->cat->io, local, b);
     if (rc == FR_ENOTFOUND) {
-        return ice_err(FR_ENOTFOUND, "table %s.%s: %s %s is missing", table->ns, table->name,
-                       what, local);
+        return ice_err(FR_ENOTFOUND, "table %s.%s: %s %s is missing", table->ns, table->name, what,
+                       local);
     }
     if (rc < 0) {
         return ice_err(rc, "table %s.%s: cannot read %s %s: %s", table->ns, table->name, what,
@@ -79,8 +79,8 @@ int ice_read_manifest(const struct fr_ice_table *table, const struct ice_mfile *
     return rc;
 }
 
-int fr_ice_files(struct fr_ice_catalog *cat, const struct fr_ice_table *table,
-                 int64_t snapshot_id, bool check_files, struct fr_ice_file_list *list)
+int fr_ice_files(struct fr_ice_catalog *cat, const struct fr_ice_table *table, int64_t snapshot_id,
+                 bool check_files, struct fr_ice_file_list *list)
 {
     (void)cat;
     ice_err_clear();
@@ -120,7 +120,8 @@ int fr_ice_files(struct fr_ice_catalog *cat, const struct fr_ice_table *table,
                 continue;
             }
             if (ice_strset_add(&seen, e[k].file.path) != 1) {
-                rc = ice_err(FR_ECORRUPT, "table %s.%s: data file %s is live twice in snapshot %" PRId64,
+                rc = ice_err(FR_ECORRUPT,
+                             "table %s.%s: data file %s is live twice in snapshot %" PRId64,
                              table->ns, table->name, e[k].file.path, snapshot_id);
                 break;
             }
@@ -155,10 +156,11 @@ int fr_ice_files(struct fr_ice_catalog *cat, const struct fr_ice_table *table,
             for (uint32_t p = 0; spec && p < d->npart && p < spec->nfields; p++) {
                 enum fr_ice_type want = ice_pfield_type(m, &spec->fields[p]);
                 struct fr_ice_value *pv = &d->part[p];
-                bool same_width = ((want == FR_ICE_INT || want == FR_ICE_DATE) &&
-                                   pv->type == FR_ICE_INT) ||
-                                  ((want == FR_ICE_LONG || want == FR_ICE_TIMESTAMP ||
-                                    want == FR_ICE_TIMESTAMPTZ) && pv->type == FR_ICE_LONG);
+                bool same_width =
+                    ((want == FR_ICE_INT || want == FR_ICE_DATE) && pv->type == FR_ICE_INT) ||
+                    ((want == FR_ICE_LONG || want == FR_ICE_TIMESTAMP ||
+                      want == FR_ICE_TIMESTAMPTZ) &&
+                     pv->type == FR_ICE_LONG);
                 if (!pv->is_null && same_width) {
                     pv->type = want;
                 }
@@ -211,8 +213,7 @@ void fr_ice_file_list_free(struct fr_ice_file_list *list)
     }
 }
 
-int fr_ice_snapshot_at(const struct fr_ice_table *table, int64_t timestamp_ms,
-                       int64_t *snapshot_id)
+int fr_ice_snapshot_at(const struct fr_ice_table *table, int64_t timestamp_ms, int64_t *snapshot_id)
 {
     const struct ice_meta *m = table->meta;
     int64_t best = -1, best_ts = INT64_MIN;

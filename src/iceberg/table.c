@@ -190,8 +190,9 @@ int ice_table_load_at(struct fr_ice_catalog *cat, const char *ns, const char *na
     }
     rc = ice_io_read(&cat->io, path, &b);
     if (rc == FR_ENOTFOUND) {
-        rc = ice_err(FR_ENOTFOUND, "table %s.%s: the catalog points at metadata file %s, which is "
-                                   "missing",
+        rc = ice_err(FR_ENOTFOUND,
+                     "table %s.%s: the catalog points at metadata file %s, which is "
+                     "missing",
                      ns, name, path);
         goto cleanup;
     }
@@ -481,13 +482,22 @@ cleanup:
 
 /* ---------------------------------------------------------- accessors -- */
 
-const char *fr_ice_table_ns(const struct fr_ice_table *table) { return table->ns; }
-const char *fr_ice_table_name(const struct fr_ice_table *table) { return table->name; }
+const char *fr_ice_table_ns(const struct fr_ice_table *table)
+{
+    return table->ns;
+}
+const char *fr_ice_table_name(const struct fr_ice_table *table)
+{
+    return table->name;
+}
 const char *fr_ice_table_location(const struct fr_ice_table *table)
 {
     return table->meta->location;
 }
-const char *fr_ice_table_dir(const struct fr_ice_table *table) { return table->dir; }
+const char *fr_ice_table_dir(const struct fr_ice_table *table)
+{
+    return table->dir;
+}
 const char *fr_ice_table_metadata_file(const struct fr_ice_table *table)
 {
     return table->meta_location;
@@ -519,8 +529,7 @@ const char *fr_ice_table_schema_json(const struct fr_ice_table *table)
     return table->schema_json;
 }
 
-const struct fr_ice_snapshot *fr_ice_table_snapshots(const struct fr_ice_table *table,
-                                                     uint32_t *n)
+const struct fr_ice_snapshot *fr_ice_table_snapshots(const struct fr_ice_table *table, uint32_t *n)
 {
     *n = table->meta->nsnapshots;
     return table->pub_snaps;

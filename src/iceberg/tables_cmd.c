@@ -82,17 +82,25 @@ static void put_value(FILE *out, const struct fr_ice_value *v)
         return;
     }
     switch (v->type) {
-    case FR_ICE_BOOLEAN: fputs(v->v.b ? "true" : "false", out); break;
+    case FR_ICE_BOOLEAN:
+        fputs(v->v.b ? "true" : "false", out);
+        break;
     case FR_ICE_INT:
-    case FR_ICE_DATE: fprintf(out, "%d", (int)v->v.i32); break;
-    case FR_ICE_DOUBLE: fprintf(out, "%.17g", v->v.f64); break;
+    case FR_ICE_DATE:
+        fprintf(out, "%d", (int)v->v.i32);
+        break;
+    case FR_ICE_DOUBLE:
+        fprintf(out, "%.17g", v->v.f64);
+        break;
     case FR_ICE_STRING: {
         char tmp[1024];
         snprintf(tmp, sizeof tmp, "%.*s", (int)v->v.str.len, v->v.str.ptr);
         put_json_str(out, tmp);
         break;
     }
-    default: fprintf(out, "%" PRId64, v->v.i64); break;
+    default:
+        fprintf(out, "%" PRId64, v->v.i64);
+        break;
     }
 }
 
@@ -143,8 +151,7 @@ static int show_table(struct fr_ice_catalog *cat, const char *ns, const char *na
             const struct fr_ice_snapshot *s = &snaps[i];
             fprintf(out,
                     "%s{\"snapshot_id\":%" PRId64 ",\"parent_id\":%" PRId64
-                    ",\"sequence_number\":%" PRId64 ",\"timestamp_ms\":%" PRId64
-                    ",\"operation\":",
+                    ",\"sequence_number\":%" PRId64 ",\"timestamp_ms\":%" PRId64 ",\"operation\":",
                     i ? "," : "", s->snapshot_id, s->parent_id, s->sequence_number,
                     s->timestamp_ms);
             put_json_str(out, s->operation);
@@ -166,9 +173,9 @@ static int show_table(struct fr_ice_catalog *cat, const char *ns, const char *na
                 put_json_str(out, f->path);
                 fputs(",\"local_path\":", out);
                 put_json_str(out, f->local_path);
-                fprintf(out, ",\"bytes\":%" PRId64 ",\"records\":%" PRId64
-                             ",\"snapshot_id\":%" PRId64 ",\"sequence_number\":%" PRId64
-                             ",\"partition\":[",
+                fprintf(out,
+                        ",\"bytes\":%" PRId64 ",\"records\":%" PRId64 ",\"snapshot_id\":%" PRId64
+                        ",\"sequence_number\":%" PRId64 ",\"partition\":[",
                         f->file_size, f->record_count, f->snapshot_id, f->sequence_number);
                 for (uint32_t p = 0; p < f->npartition; p++) {
                     fputs(p ? "," : "", out);
@@ -180,8 +187,9 @@ static int show_table(struct fr_ice_catalog *cat, const char *ns, const char *na
         }
         fputc('}', out);
     } else {
-        fprintf(out, "%s.%s  snapshot %" PRId64 "  seq %" PRId64 "  files %zu  records %" PRId64
-                     "  bytes %" PRId64 "  snapshots kept %u\n",
+        fprintf(out,
+                "%s.%s  snapshot %" PRId64 "  seq %" PRId64 "  files %zu  records %" PRId64
+                "  bytes %" PRId64 "  snapshots kept %u\n",
                 ns, name, list.snapshot_id, fr_ice_table_sequence(t), list.nfiles,
                 list.total_records, list.total_bytes, nsnap);
         fprintf(out, "  location %s\n  metadata %s\n", fr_ice_table_location(t),
@@ -202,13 +210,14 @@ static int show_table(struct fr_ice_catalog *cat, const char *ns, const char *na
             }
             fprintf(out, "  %c %-20" PRId64 " seq %-6" PRId64 " %s  %-9s +%s rows, %s total%s%s\n",
                     s->snapshot_id == fr_ice_table_snapshot_id(t) ? '*' : ' ', s->snapshot_id,
-                    s->sequence_number, when, s->operation, added, total,
-                    epoch ? ", epoch " : "", epoch ? epoch : "");
+                    s->sequence_number, when, s->operation, added, total, epoch ? ", epoch " : "",
+                    epoch ? epoch : "");
         }
         if (o->files) {
             for (size_t i = 0; i < list.nfiles; i++) {
-                fprintf(out, "    %12" PRId64 " B %10" PRId64 " rows  %s\n", list.files[i].file_size,
-                        list.files[i].record_count, list.files[i].local_path);
+                fprintf(out, "    %12" PRId64 " B %10" PRId64 " rows  %s\n",
+                        list.files[i].file_size, list.files[i].record_count,
+                        list.files[i].local_path);
             }
         }
     }
@@ -359,8 +368,12 @@ static int maintain(struct fr_ice_catalog *cat, const char *ns, const char *name
 
 int fr_cmd_compact(const char *data_dir, int argc, char **argv)
 {
-    struct compact_opts o = {.compact = true, .expire = true, .orphans = true,
-                             .expire_s = 86400, .orphan_s = 3600, .retain = 50};
+    struct compact_opts o = {.compact = true,
+                             .expire = true,
+                             .orphans = true,
+                             .expire_s = 86400,
+                             .orphan_s = 3600,
+                             .retain = 50};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int64_t v = 0;

@@ -142,21 +142,35 @@ int ice_err(int code, const char *fmt, ...)
     return code;
 }
 
-void ice_err_clear(void) { ice_errbuf[0] = 0; }
+void ice_err_clear(void)
+{
+    ice_errbuf[0] = 0;
+}
 
-const char *fr_ice_errmsg(void) { return ice_errbuf; }
+const char *fr_ice_errmsg(void)
+{
+    return ice_errbuf;
+}
 
 const char *fr_ice_step_name(enum fr_ice_step step)
 {
     switch (step) {
-    case FR_ICE_STEP_LOADED: return "loaded";
-    case FR_ICE_STEP_MANIFEST: return "manifest";
-    case FR_ICE_STEP_MANIFEST_LIST: return "manifest-list";
-    case FR_ICE_STEP_METADATA: return "metadata";
-    case FR_ICE_STEP_CATALOG_BEGIN: return "catalog-begin";
-    case FR_ICE_STEP_CATALOG_UPDATED: return "catalog-updated";
-    case FR_ICE_STEP_CATALOG_COMMITTED: return "catalog-committed";
-    case FR_ICE_STEP_PUBLISHED: return "published";
+    case FR_ICE_STEP_LOADED:
+        return "loaded";
+    case FR_ICE_STEP_MANIFEST:
+        return "manifest";
+    case FR_ICE_STEP_MANIFEST_LIST:
+        return "manifest-list";
+    case FR_ICE_STEP_METADATA:
+        return "metadata";
+    case FR_ICE_STEP_CATALOG_BEGIN:
+        return "catalog-begin";
+    case FR_ICE_STEP_CATALOG_UPDATED:
+        return "catalog-updated";
+    case FR_ICE_STEP_CATALOG_COMMITTED:
+        return "catalog-committed";
+    case FR_ICE_STEP_PUBLISHED:
+        return "published";
     }
     return "unknown";
 }
@@ -190,10 +204,9 @@ void ice_uuid(char out[37])
     ice_random(b, sizeof b);
     b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
     b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
-    snprintf(out, 37,
-             "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
-             b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
-             b[15]);
+    snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+             b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+             b[14], b[15]);
 }
 
 int64_t ice_snapshot_id(void)
@@ -227,8 +240,7 @@ bool ice_name_ok(const char *name)
 
 static atomic_uint ice_tmp_counter;
 
-static int posix_write_tmp(const char *path, const void *data, size_t len, char *tmp,
-                           size_t tmpcap)
+static int posix_write_tmp(const char *path, const void *data, size_t len, char *tmp, size_t tmpcap)
 {
     unsigned n = atomic_fetch_add(&ice_tmp_counter, 1);
     int w = snprintf(tmp, tmpcap, "%s.tmp-%ld-%u", path, (long)getpid(), n);
@@ -397,7 +409,10 @@ static const struct fr_ice_io_ops ice_posix_ops = {
     .step = posix_step,
 };
 
-const struct fr_ice_io_ops *fr_ice_io_posix(void) { return &ice_posix_ops; }
+const struct fr_ice_io_ops *fr_ice_io_posix(void)
+{
+    return &ice_posix_ops;
+}
 
 int ice_io_create(const struct fr_ice_io *io, const char *path, const void *data, size_t len)
 {

@@ -125,7 +125,9 @@ static struct fr_ice_catalog *open_cat(const char *dir, struct fr_ice_io *io)
     /* A fixed warehouse URI: locations in metadata do not name the
      * directory, so a copied lake (each crash run starts from a copy of
      * the same prepared lake) maps to its own files. */
-    struct fr_ice_catalog_opts o = {.data_dir = dir, .io = io, .busy_timeout_ms = 10000,
+    struct fr_ice_catalog_opts o = {.data_dir = dir,
+                                    .io = io,
+                                    .busy_timeout_ms = 10000,
                                     .warehouse_uri = "http://127.0.0.1:9/lake"};
     if (fr_ice_catalog_open(&o, &cat) < 0) {
         fprintf(stderr, "open %s: %s\n", dir, fr_ice_errmsg());
@@ -135,8 +137,14 @@ static struct fr_ice_catalog *open_cat(const char *dir, struct fr_ice_io *io)
 }
 
 /* The rows epoch e adds to each table: ids [e*1000, e*1000 + rows_of(e)). */
-static int rows_of(uint64_t seed, int64_t epoch) { return 5 + (int)((seed * 31 + (uint64_t)epoch * 17) % 40); }
-static int files_of(uint64_t seed, int64_t epoch) { return 1 + (int)((seed + (uint64_t)epoch) % 3); }
+static int rows_of(uint64_t seed, int64_t epoch)
+{
+    return 5 + (int)((seed * 31 + (uint64_t)epoch * 17) % 40);
+}
+static int files_of(uint64_t seed, int64_t epoch)
+{
+    return 1 + (int)((seed + (uint64_t)epoch) % 3);
+}
 
 /* Write epoch e's data files for both tables and commit them in one
  * transaction. Returns the commit's result. */
@@ -322,8 +330,8 @@ static void crash_steps(uint64_t seed)
             check_case_failed = 0;
             run_child(dir, seed, epochs, k, mode);
             char what[64];
-            snprintf(what, sizeof what, "seed %llu effect %d mode %d", (unsigned long long)seed,
-                     k, mode);
+            snprintf(what, sizeof what, "seed %llu effect %d mode %d", (unsigned long long)seed, k,
+                     mode);
             int64_t last = verify(dir, seed, epochs - 1, what);
             resume(dir, seed, last, epochs - 1);
             if (check_case_failed) {
@@ -334,8 +342,8 @@ static void crash_steps(uint64_t seed)
             runs++;
         }
     }
-    fprintf(stderr, "seed %llu: %d effects per commit, %d crash runs\n",
-            (unsigned long long)seed, effects, runs);
+    fprintf(stderr, "seed %llu: %d effects per commit, %d crash runs\n", (unsigned long long)seed,
+            effects, runs);
 }
 
 /* Real SIGKILLs at random times into a child committing epoch after epoch. */
@@ -380,8 +388,8 @@ static void crash_kills(uint64_t seed, int kills)
         CHECK(got >= done);
         done = got;
     }
-    fprintf(stderr, "seed %llu: %d kills, %" PRId64 " epochs committed\n",
-            (unsigned long long)seed, kills, done);
+    fprintf(stderr, "seed %llu: %d kills, %" PRId64 " epochs committed\n", (unsigned long long)seed,
+            kills, done);
 }
 
 static int nseeds = 6, nkills = 30;

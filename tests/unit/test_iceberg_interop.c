@@ -29,8 +29,7 @@ static int failures;
 
 static void die(const char *what, int rc)
 {
-    fprintf(stderr, "test_iceberg_interop: %s: %s (%s)\n", what, fr_strerror(rc),
-            fr_ice_errmsg());
+    fprintf(stderr, "test_iceberg_interop: %s: %s (%s)\n", what, fr_strerror(rc), fr_ice_errmsg());
     exit(1);
 }
 
@@ -50,15 +49,15 @@ static void write_file(struct fr_ice_catalog *cat, const char *table, const stru
                        uint8_t *bounds, struct fr_ice_value *parts, uint32_t nparts)
 {
     static struct fr_pq_column cols[5];
-    static const struct fr_pq_column all[5] = {
-        {"id", FR_PQ_INT64, false, 1},    {"wiki", FR_PQ_STRING, true, 2},
-        {"ts", FR_PQ_TIMESTAMP, true, 3}, {"delta", FR_PQ_INT32, true, 4},
-        {"extra", FR_PQ_STRING, true, 5}};
+    static const struct fr_pq_column all[5] = {{"id", FR_PQ_INT64, false, 1},
+                                               {"wiki", FR_PQ_STRING, true, 2},
+                                               {"ts", FR_PQ_TIMESTAMP, true, 3},
+                                               {"delta", FR_PQ_INT32, true, 4},
+                                               {"extra", FR_PQ_STRING, true, 5}};
     memcpy(cols, all, sizeof cols);
     struct fr_pq_schema schema = {cols, rs->extra ? 5u : 4u};
     char path[4096];
-    snprintf(path, sizeof path, "%s/wiki/%s/data/%s", fr_ice_catalog_warehouse(cat), table,
-             fname);
+    snprintf(path, sizeof path, "%s/wiki/%s/data/%s", fr_ice_catalog_warehouse(cat), table, fname);
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", path);
     *strrchr(dir, '/') = 0;
@@ -84,7 +83,8 @@ static void write_file(struct fr_ice_catalog *cat, const char *table, const stru
             rc = fr_pq_write_int64(w, 2, rs->ts_base + id * 1000);
         }
         if (rc == FR_OK) {
-            rc = id % 3 == 0 ? fr_pq_write_null(w, 3) : fr_pq_write_int32(w, 3, (int32_t)(id * 2 - 5));
+            rc = id % 3 == 0 ? fr_pq_write_null(w, 3)
+                             : fr_pq_write_int32(w, 3, (int32_t)(id * 2 - 5));
         }
         if (rc == FR_OK && rs->extra) {
             snprintf(extra, sizeof extra, "x%" PRId64, id);
@@ -201,8 +201,9 @@ static void expect_table(FILE *out, struct fr_ice_catalog *cat, const char *tabl
     if (rc < 0) {
         die(table, rc);
     }
-    fprintf(out, "%s\"%s\":{\"location\":\"%s\",\"columns\":[\"id\",\"wiki\",\"ts\",\"delta\"%s],"
-                 "\"rows\":[",
+    fprintf(out,
+            "%s\"%s\":{\"location\":\"%s\",\"columns\":[\"id\",\"wiki\",\"ts\",\"delta\"%s],"
+            "\"rows\":[",
             first ? "" : ",", table, fr_ice_table_location(t), has_extra ? ",\"extra\"" : "");
     expect_rows(out, specs, nspecs, has_extra);
     fputs("],\"files\":[", out);

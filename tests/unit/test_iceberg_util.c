@@ -38,8 +38,8 @@ static const struct fr_ice_part_field ti_parts[] = {{3, FR_ICE_DAY, NULL}};
 static struct fr_ice_table_def ti_def(bool partitioned, const struct fr_ice_kv *props,
                                       uint32_t nprops)
 {
-    struct fr_ice_table_def def = {ti_fields, 4, partitioned ? ti_parts : NULL,
-                                   partitioned ? 1u : 0u, props, nprops};
+    struct fr_ice_table_def def = {
+        ti_fields, 4, partitioned ? ti_parts : NULL, partitioned ? 1u : 0u, props, nprops};
     return def;
 }
 
@@ -55,7 +55,10 @@ struct ti_file {
     struct fr_ice_data_file df;
 };
 
-static int64_t ti_ts(int64_t id) { return TI_DAY0 + id * 1000; }
+static int64_t ti_ts(int64_t id)
+{
+    return TI_DAY0 + id * 1000;
+}
 
 /* Write rows [first, first+n) to path (all of one day) and describe it. */
 static int ti_write(struct ti_file *f, const char *path, int64_t first, int n, bool partitioned)
@@ -96,7 +99,8 @@ static int ti_write(struct ti_file *f, const char *path, int64_t first, int n, b
             rc = fr_pq_write_int64(w, 2, ti_ts(id));
         }
         if (rc == FR_OK) {
-            rc = id % 3 == 0 ? fr_pq_write_null(w, 3) : fr_pq_write_int32(w, 3, (int32_t)(id * 2 - 5));
+            rc = id % 3 == 0 ? fr_pq_write_null(w, 3)
+                             : fr_pq_write_int32(w, 3, (int32_t)(id * 2 - 5));
         }
         if (rc == FR_OK) {
             rc = fr_pq_row_end(w);
@@ -121,7 +125,10 @@ static int ti_write(struct ti_file *f, const char *path, int64_t first, int n, b
     return rc;
 }
 
-static void ti_free(struct ti_file *f) { fr_pq_file_stats_free(&f->stats); }
+static void ti_free(struct ti_file *f)
+{
+    fr_pq_file_stats_free(&f->stats);
+}
 
 /* Sum of ids, row count and count of ids seen twice over a list of files
  * (ids must be < max_id). Reads with src/parquet. */
@@ -200,4 +207,7 @@ static int ti_read_table(struct fr_ice_catalog *cat, const char *name, struct ti
     return rc;
 }
 
-static int64_t ti_expected_sum(int64_t first, int64_t n) { return n * first + n * (n - 1) / 2; }
+static int64_t ti_expected_sum(int64_t first, int64_t n)
+{
+    return n * first + n * (n - 1) / 2;
+}
