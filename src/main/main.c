@@ -36,6 +36,8 @@ static const struct main_cmd main_cmds[] = {
     {"ingest", fr_cmd_ingest, "read an SSE stream into the log, resuming where it stopped"},
     {"process", fr_cmd_process, "the log to the lake, one exactly-once epoch at a time"},
     {"log", fr_cmd_log_main, "list | dump: what the log holds (records as NDJSON)"},
+    {"tables", fr_cmd_tables_main, "tables, snapshots, files and sizes (--json)"},
+    {"compact", fr_cmd_compact_main, "table maintenance: compaction, snapshot expiry, orphans"},
     {"config", fr_cmd_config, "print the effective configuration (--markdown: the docs)"},
 };
 

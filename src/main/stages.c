@@ -6,6 +6,7 @@
 #include "main/cmd.h"
 
 #include "feed/feed_cmd.h"
+#include "iceberg/iceberg_cmd.h"
 #include "log/log_cmd.h"
 
 int fr_cmd_log_main(struct fr_conf *conf, int argc, char **argv)
@@ -16,4 +17,14 @@ int fr_cmd_log_main(struct fr_conf *conf, int argc, char **argv)
 int fr_cmd_feed_main(struct fr_conf *conf, int argc, char **argv)
 {
     return fr_cmd_feed(conf->general_data_dir, argc, argv);
+}
+
+int fr_cmd_tables_main(struct fr_conf *conf, int argc, char **argv)
+{
+    return fr_cmd_tables(conf->general_data_dir, argc, argv);
+}
+
+int fr_cmd_compact_main(struct fr_conf *conf, int argc, char **argv)
+{
+    return fr_cmd_compact(conf->general_data_dir, argc, argv);
 }
