@@ -10,7 +10,7 @@ PREFIX ?= /usr/local
 DATA ?= ./freshet-data
 JOBS ?= $(shell nproc)
 
-.PHONY: setup setup-test build release test test-unit demo run bench install clean
+.PHONY: setup setup-test build release test test-unit chaos-long demo run bench install clean
 
 setup:
 	bash scripts/setup.sh
@@ -35,6 +35,11 @@ test-unit: setup-test
 	cmake --preset asan-ubsan >/dev/null
 	cmake --build build/asan-ubsan -j $(JOBS)
 	ctest --preset asan-ubsan -L unit
+
+# The long chaos run: 220 SIGKILLs of the processor over 60,000 events.
+chaos-long: release setup-test
+	FR_BINARY=$(CURDIR)/build/release/freshet FR_SOURCE_DIR=$(CURDIR) \
+	  bash tests/integration/process_chaos.sh 11 220 60000
 
 demo: release
 	./build/release/freshet --data $(DATA) demo

@@ -1,0 +1,4 @@
+# The processor's exactly-once proof: 24 SIGKILLs of process (and some of
+# ingest) against a faulty feed; ground truth, a control run and DuckDB.
+fr_add_script_test(NAME chaos_process LABELS "chaos;integration" TIMEOUT 900
+    COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/process_chaos.sh 5 24 20000)
