@@ -31,7 +31,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -48,6 +50,33 @@ int fr_ck_dir(const char *data_dir, const char *pipeline, char *out, size_t outl
         return FR_EINVAL;
     }
     return fr_fs_mkdirs(out, 0755);
+}
+
+int fr_ck_lock(const char *dir, long *holder)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/lock", dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        return fr_err_from_errno(errno);
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+        int err = errno;
+        char text[32] = "";
+        ssize_t n = pread(fd, text, sizeof text - 1, 0);
+        text[n > 0 ? n : 0] = 0;
+        *holder = strtol(text, NULL, 10);
+        close(fd);
+        return err == EWOULDBLOCK ? FR_ELOCKED : fr_err_from_errno(err);
+    }
+    char text[32];
+    int n = snprintf(text, sizeof text, "%ld\n", (long)getpid());
+    if (ftruncate(fd, 0) < 0 || pwrite(fd, text, (size_t)n, 0) != n) {
+        int rc = fr_err_from_errno(errno);
+        close(fd);
+        return rc;
+    }
+    return fd;
 }
 
 static int put(struct fr_buf *b, const void *p, size_t n) { return fr_buf_append(b, p, n); }

@@ -35,6 +35,13 @@ struct fr_ck {
 
 /* Directory <data_dir>/process/<pipeline> (created). */
 int fr_ck_dir(const char *data_dir, const char *pipeline, char *out, size_t outlen);
+/* Take the pipeline's exclusive lock (<dir>/lock, flock): one processor,
+ * rebuild or dlq replay at a time. Returns the open descriptor (keep it
+ * open while working; closing releases the lock), FR_ELOCKED when another
+ * process holds it (its pid is written into the file and reported in
+ * holder), or another error. */
+int fr_ck_lock(const char *dir, long *holder);
+
 /* Load the checkpoint: FR_OK, FR_ENOTFOUND (start from scratch), FR_ECRC or
  * FR_ECORRUPT (a damaged checkpoint is never silently ignored). ck->state
  * must be initialised (fr_buf_init) by the caller. */

@@ -47,6 +47,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define TOPIC "recentchange"
 #define STATE_CAP ((size_t)1 << 30)
@@ -438,6 +439,7 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
     }
     int status = 1;
     int rc;
+    int lock_fd = -1;
     run->conf = conf;
     run->once = once;
     fr_buf_init(&run->ck.state, STATE_CAP);
@@ -447,6 +449,18 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
     if (rc < 0) {
         fr_error("process", "cannot create %s/process: %s", conf->general_data_dir,
                  fr_strerror(rc));
+        goto cleanup;
+    }
+    long holder = 0;
+    lock_fd = fr_ck_lock(run->dir, &holder);
+    if (lock_fd < 0) {
+        if (lock_fd == FR_ELOCKED) {
+            fr_error("process", "pipeline %s is locked by process %ld (another process, "
+                                "rebuild or dlq replay is running)",
+                     conf->general_pipeline_id, holder);
+        } else {
+            fr_error("process", "cannot lock %s: %s", run->dir, fr_strerror(lock_fd));
+        }
         goto cleanup;
     }
     struct fr_ice_catalog_opts copts = {.data_dir = conf->general_data_dir};
@@ -538,5 +552,8 @@ cleanup:
     fr_ice_catalog_close(run->cat);
     fr_buf_free(&run->ck.state);
     free(run);
+    if (lock_fd >= 0) {
+        close(lock_fd);
+    }
     return status;
 }
