@@ -147,3 +147,34 @@ int pq_decompress(struct pq_codec *codec, int id, const void *src, size_t len, v
         return pq_err(FR_EUNSUPPORTED, "compression codec %d is not supported", id);
     }
 }
+
+int pq_emit_page(struct pq_codec *codec, int id, struct fr_buf *comp, struct pq_page *pg,
+                 const uint8_t *body, size_t len, struct fr_buf *dst, uint64_t *uncomp)
+{
+    const uint8_t *data = body;
+    size_t clen = len;
+    if (id != FR_PQ_UNCOMPRESSED) {
+        int rc = pq_compress(codec, id, body, len, comp);
+        if (rc < 0) {
+            return rc;
+        }
+        data = comp->data;
+        clen = comp->len;
+    }
+    if (len > INT32_MAX || clen > INT32_MAX) {
+        return pq_err(FR_ETOOBIG, "page of %zu bytes exceeds Parquet's 2 GiB limit", len);
+    }
+    pg->uncompressed_size = (int32_t)len;
+    pg->compressed_size = (int32_t)clen;
+    size_t before = dst->len;
+    int rc = pq_page_encode(pg, dst);
+    if (rc == FR_OK) {
+        rc = fr_buf_append(dst, data, clen);
+    }
+    if (rc < 0) {
+        dst->len = before;
+        return rc == FR_ETOOBIG ? pq_err(rc, "column buffer full") : rc;
+    }
+    *uncomp += (dst->len - before - clen) + len;
+    return FR_OK;
+}

@@ -28,8 +28,11 @@
  * Dictionary (writer side): open addressing with linear probing over a
  * power-of-two slot array kept at most half full. A slot holds the top 32
  * bits of the value's 64-bit hash and the entry index + 1, so most probes
- * that miss never touch the values. Entries are stored PLAIN-encoded, which
- * makes the value buffer the dictionary page body as it stands:
+ * that miss never touch the values; byte-array slots carry a second word,
+ * length << 32 | offset of the entry, so a probe reads one slot and then
+ * only the bytes of a candidate with the same hash and length. Entries are
+ * stored PLAIN-encoded, which makes the value buffer the dictionary page
+ * body as it stands:
  *
  *   dictionary page body   INT32: 4 bytes LE per entry; INT64 / DOUBLE: 8;
  *                          BYTE_ARRAY: u32 LE length + bytes per entry
@@ -335,24 +338,45 @@ ptrdiff_t pq_utf8_check(const uint8_t *p, size_t len)
 
 /* ----------------------------------------------------------------- hashing */
 
+/* Fixed-size loads only (no variable-length memcpy: most dictionary strings
+ * are short); the tail is read as an overlapping word ending at the last
+ * byte, or as 4 + 4 / 1 + 1 + 1 bytes for strings under 8 bytes. */
+static inline uint64_t load64(const uint8_t *p)
+{
+    uint64_t w;
+    memcpy(&w, p, 8);
+    return w;
+}
+
+static inline uint64_t load32(const uint8_t *p)
+{
+    uint32_t w;
+    memcpy(&w, p, 4);
+    return w;
+}
+
 uint64_t pq_hash_bytes(const uint8_t *p, size_t len)
 {
     const uint64_t k = 0x9ddfea08eb382d69ull;
     uint64_t h = 0x9e3779b97f4a7c15ull ^ ((uint64_t)len * k);
-    while (len >= 8) {
-        uint64_t w;
-        memcpy(&w, p, 8);
-        h = (h ^ w) * k;
-        h ^= h >> 29;
-        p += 8;
-        len -= 8;
+    uint64_t w;
+    if (len >= 8) {
+        const uint8_t *last = p + len - 8;
+        while (p < last) {
+            h = (h ^ load64(p)) * k;
+            h ^= h >> 29;
+            p += 8;
+        }
+        w = load64(last);
+    } else if (len >= 4) {
+        w = load32(p) << 32 | load32(p + len - 4);
+    } else if (len > 0) {
+        w = (uint64_t)p[0] << 16 | (uint64_t)p[len / 2] << 8 | p[len - 1];
+    } else {
+        w = 0;
     }
-    if (len) {
-        uint64_t w = 0;
-        memcpy(&w, p, len);
-        h = (h ^ w) * k;
-        h ^= h >> 29;
-    }
+    h = (h ^ w) * k;
+    h ^= h >> 29;
     return pq_hash64(h);
 }
 
@@ -380,10 +404,16 @@ void pq_dict_free(struct pq_dict *dict)
     dict->n = dict->mask = dict->offs_cap = 0;
 }
 
+/* uint64 words per slot: hash|index, and for byte arrays length|offset. */
+static inline size_t stride(const struct pq_dict *dict)
+{
+    return dict->width ? 1 : 2;
+}
+
 void pq_dict_clear(struct pq_dict *dict)
 {
     if (dict->slots && dict->n) {
-        memset(dict->slots, 0, ((size_t)dict->mask + 1) * sizeof *dict->slots);
+        memset(dict->slots, 0, ((size_t)dict->mask + 1) * stride(dict) * sizeof *dict->slots);
     }
     dict->n = 0;
     fr_buf_reset(&dict->vals);
@@ -394,25 +424,26 @@ void pq_dict_clear(struct pq_dict *dict)
 static int dict_grow(struct pq_dict *dict)
 {
     size_t nslots = dict->slots ? ((size_t)dict->mask + 1) * 2 : 1024;
+    size_t st = stride(dict);
     if (nslots > ((size_t)1 << 31)) {
         return FR_ETOOBIG;
     }
-    uint64_t *slots = calloc(nslots, sizeof *slots);
+    uint64_t *slots = calloc(nslots * st, sizeof *slots);
     if (!slots) {
         return FR_ENOMEM;
     }
     uint32_t mask = (uint32_t)(nslots - 1);
     if (dict->slots) {
         for (size_t s = 0; s <= dict->mask; s++) {
-            uint64_t e = dict->slots[s];
+            uint64_t e = dict->slots[s * st];
             if (!e) {
                 continue;
             }
             uint32_t at = (uint32_t)(e >> 32) & mask;
-            while (slots[at]) {
+            while (slots[at * st]) {
                 at = (at + 1) & mask;
             }
-            slots[at] = e;
+            memcpy(&slots[at * st], &dict->slots[s * st], st * sizeof *slots);
         }
         free(dict->slots);
     }
@@ -480,15 +511,15 @@ int pq_dict_put_bytes(struct pq_dict *dict, const uint8_t *p, uint32_t len, uint
     if (dict->slots) {
         uint32_t at = h32 & dict->mask;
         for (;;) {
-            uint64_t e = dict->slots[at];
+            uint64_t e = dict->slots[2 * (size_t)at];
             if (!e) {
                 break;
             }
             if ((uint32_t)(e >> 32) == h32) {
-                uint32_t idx = (uint32_t)e - 1;
-                const uint8_t *v = dict->vals.data + dict->offs[idx];
-                if (pq_get_u32le(v) == len && memcmp(v + 4, p, len) == 0) {
-                    *index = idx;
+                uint64_t aux = dict->slots[2 * (size_t)at + 1];
+                if ((uint32_t)(aux >> 32) == len &&
+                    memcmp(dict->vals.data + (uint32_t)aux + 4, p, len) == 0) {
+                    *index = (uint32_t)e - 1;
                     return 0;
                 }
             }
@@ -512,17 +543,19 @@ int pq_dict_put_bytes(struct pq_dict *dict, const uint8_t *p, uint32_t len, uint
     if (rc < 0) {
         return rc;
     }
-    dict->offs[dict->n] = (uint32_t)dict->vals.len;
-    pq_put_u32le(dict->vals.data + dict->vals.len, len);
+    uint32_t off = (uint32_t)dict->vals.len;
+    dict->offs[dict->n] = off;
+    pq_put_u32le(dict->vals.data + off, len);
     if (len) {
-        memcpy(dict->vals.data + dict->vals.len + 4, p, len);
+        memcpy(dict->vals.data + off + 4, p, len);
     }
     dict->vals.len += (size_t)len + 4;
     uint32_t at = h32 & dict->mask;
-    while (dict->slots[at]) {
+    while (dict->slots[2 * (size_t)at]) {
         at = (at + 1) & dict->mask;
     }
-    dict->slots[at] = (uint64_t)h32 << 32 | (uint64_t)(dict->n + 1);
+    dict->slots[2 * (size_t)at] = (uint64_t)h32 << 32 | (uint64_t)(dict->n + 1);
+    dict->slots[2 * (size_t)at + 1] = (uint64_t)len << 32 | off;
     *index = dict->n++;
     return 1;
 }
@@ -534,9 +567,10 @@ void pq_dict_pop(struct pq_dict *dict, uint64_t hash)
     }
     uint32_t h32 = (uint32_t)(hash >> 32);
     uint64_t want = (uint64_t)h32 << 32 | (uint64_t)dict->n;
-    for (uint32_t at = h32 & dict->mask; dict->slots[at]; at = (at + 1) & dict->mask) {
-        if (dict->slots[at] == want) {
-            dict->slots[at] = 0;
+    size_t st = stride(dict);
+    for (uint32_t at = h32 & dict->mask; dict->slots[at * st]; at = (at + 1) & dict->mask) {
+        if (dict->slots[at * st] == want) {
+            memset(&dict->slots[at * st], 0, st * sizeof *dict->slots);
             break;
         }
     }

@@ -31,7 +31,8 @@
  * FR_ETOOBIG, FR_ECORRUPT or FR_ETRUNC; the output's own errors (FR_ENOSPC,
  * FR_EIO) pass through unchanged.
  *
- * Threads. A writer, reader or scan is used by one thread at a time. Several
+ * Threads. A writer, reader or scan is used by one thread at a time (a writer
+ * with opts.compress_workers = 1 runs one internal thread of its own). Several
  * scans of one reader may run on different threads: they share only the
  * immutable metadata and the input's read_at, which must be thread-safe (the
  * file input uses pread).
@@ -189,6 +190,8 @@ struct fr_pq_opts {
     size_t dict_max_bytes;    /* dictionary page limit per chunk, 0 = no dictionaries; default 2 MiB */
     size_t max_value_bytes;   /* longest accepted value, <= 1 GiB; default 16 MiB */
     size_t stats_max_bytes;   /* longer string bounds are truncated; default 256, >= 16 */
+    unsigned compress_workers; /* 0: compress pages on the caller's thread (default);
+                                  1: on one background thread, at most 4 pages queued */
     const struct fr_pq_kv *kv; /* key/value metadata, e.g. iceberg.schema; copied */
     uint32_t nkv;
 };

@@ -8,6 +8,7 @@
  *   encode.c  RLE/bit-packed hybrid, UTF-8 check, hashing, the writer's
  *             dictionary (open addressing)
  *   codec.c   page compression: UNCOMPRESSED, SNAPPY, ZSTD
+ *   pool.c    the writer's optional background compression thread
  *   footer.c  FileMetaData and PageHeader <-> struct pq_meta / pq_page
  *   io.c      file and memory inputs/outputs, the per-thread error text
  *   schema.c  schema and option validation for the writer
@@ -249,7 +250,8 @@ struct pq_dict {
     int width;         /* 4 or 8 for fixed-width values, 0 for byte arrays */
     uint32_t n;        /* entries */
     uint32_t mask;     /* slots - 1 */
-    uint64_t *slots;   /* 0 empty, else (hash >> 32) << 32 | (index + 1) */
+    uint64_t *slots;   /* 0 empty, else (hash >> 32) << 32 | (index + 1); byte
+                          arrays: two words a slot, the second len << 32 | offset */
     uint32_t *offs;    /* byte arrays: offset of entry i's length prefix in vals */
     uint32_t offs_cap;
     struct fr_buf vals;
@@ -304,6 +306,13 @@ int pq_compress(struct pq_codec *codec, int id, const void *src, size_t len, str
 int pq_decompress(struct pq_codec *codec, int id, const void *src, size_t len, void *dst,
                   size_t dst_len);
 bool pq_codec_known(int id);
+
+struct pq_page;
+/* Compress a page body with codec id (scratch output in comp), then append
+ * the PageHeader (sizes filled in) and the compressed bytes to dst; add
+ * header + uncompressed body bytes to *uncomp. On error dst is unchanged. */
+int pq_emit_page(struct pq_codec *codec, int id, struct fr_buf *comp, struct pq_page *pg,
+                 const uint8_t *body, size_t len, struct fr_buf *dst, uint64_t *uncomp);
 
 /* ------------------------------------------------------------ footer.c */
 
@@ -430,6 +439,33 @@ int pq_page_decode(const uint8_t *p, size_t len, struct pq_page *page, size_t *u
 
 /* Check writer options: FR_OK or FR_EINVAL with the reason in the message. */
 int pq_opts_check(const struct fr_pq_opts *opts);
+
+/* -------------------------------------------------------------- pool.c */
+
+/* The writer's optional background compression thread: pages are queued
+ * (at most PQ_POOL_JOBS in flight) and compressed and appended, in order, to
+ * their column's chunk buffer on the worker. */
+#define PQ_POOL_JOBS 4
+
+struct pq_pool;
+
+int pq_pool_new(struct pq_pool **pool, int codec_id, int zstd_level, size_t body_cap,
+                size_t comp_cap);
+/* Finish the queued jobs, stop and join the worker, release. Accepts NULL. */
+void pq_pool_free(struct pq_pool *pool);
+/* The body buffer of a free job, emptied (waits while every job is queued).
+ * The first error of the worker, if any, is returned instead. */
+int pq_pool_acquire(struct pq_pool *pool, struct fr_buf **body);
+/* Queue the job acquired last: the worker runs pq_emit_page(pg, body, dst,
+ * uncomp). dst and uncomp belong to the worker until pq_pool_drain. */
+void pq_pool_submit(struct pq_pool *pool, const struct pq_page *pg, struct fr_buf *dst,
+                    uint64_t *uncomp);
+/* Wait until every queued job is done; FR_OK or the worker's first error. */
+int pq_pool_drain(struct pq_pool *pool);
+/* Compressed bytes appended by the worker since the pool began. */
+size_t pq_pool_appended(const struct pq_pool *pool);
+/* Bytes the pool holds. */
+size_t pq_pool_mem(const struct pq_pool *pool);
 
 /* ------------------------------------------------------------ writer.c */
 

@@ -5,10 +5,13 @@
  * Data flow. Each column keeps the values of its current page (definition
  * levels, then either dictionary indices or PLAIN bytes). A full page is
  * encoded, compressed and appended, header first, to the column's chunk
- * buffer. When the row group's buffered bytes reach opts.row_group_bytes at
- * a row boundary, every column writes its chunk (dictionary page first) to
- * the output, one column after another, and the buffers are reused. The
- * footer is built from the per-chunk records at close.
+ * buffer — compressed on this thread, or with opts.compress_workers = 1
+ * queued to the compression thread (pool.c), which appends in order. When
+ * the row group's buffered bytes reach opts.row_group_bytes at a row
+ * boundary, the last pages are flushed, the queue drained, and every column
+ * writes its chunk (dictionary page first) to the output, one column after
+ * another; the buffers are reused. The footer is built from the per-chunk
+ * records at close.
  *
  * Invariants.
  *  1. Every column of the current row group holds the same number of values
@@ -49,7 +52,8 @@
  * bytes. Statistics values use the same bytes without the length prefix
  * (BOOLEAN: one byte 0 or 1).
  *
- * One thread at a time per writer.
+ * One thread at a time per writer (plus its own compression thread, which
+ * touches only queued pages and their chunk buffers until the next drain).
  */
 #include "parquet/parquet_int.h"
 
@@ -132,6 +136,8 @@ struct fr_pq_writer {
     uint64_t rows;
     uint64_t offset; /* bytes written */
     struct pq_codec *codec;
+    struct pq_pool *pool;  /* background compression, or NULL */
+    size_t pool_rg_base;   /* pq_pool_appended at the start of the row group */
     struct fr_buf body, comp, dictbuf, footer;
     struct pq_rowgroup *rgs;
     uint32_t nrgs, rgs_cap;
@@ -176,37 +182,11 @@ static void out_abort(struct fr_pq_writer *w)
 
 /* ----------------------------------------------------------------- pages */
 
-/* Compress body and append header + bytes to dst; adds the sizes to
- * *uncomp (header + uncompressed body). */
+/* Compress body and append header + bytes to dst on this thread. */
 static int emit_page(struct fr_pq_writer *w, struct pq_page *pg, const uint8_t *body,
                      size_t len, struct fr_buf *dst, uint64_t *uncomp)
 {
-    const uint8_t *data = body;
-    size_t clen = len;
-    if (w->opts.codec != FR_PQ_UNCOMPRESSED) {
-        int rc = pq_compress(w->codec, (int)w->opts.codec, body, len, &w->comp);
-        if (rc < 0) {
-            return rc;
-        }
-        data = w->comp.data;
-        clen = w->comp.len;
-    }
-    if (len > INT32_MAX || clen > INT32_MAX) {
-        return pq_err(FR_ETOOBIG, "page of %zu bytes exceeds Parquet's 2 GiB limit", len);
-    }
-    pg->uncompressed_size = (int32_t)len;
-    pg->compressed_size = (int32_t)clen;
-    size_t before = dst->len;
-    int rc = pq_page_encode(pg, dst);
-    if (rc == FR_OK) {
-        rc = fr_buf_append(dst, data, clen);
-    }
-    if (rc < 0) {
-        dst->len = before;
-        return rc == FR_ETOOBIG ? pq_err(rc, "column buffer full") : rc;
-    }
-    *uncomp += (dst->len - before - clen) + len;
-    return FR_OK;
+    return pq_emit_page(w->codec, (int)w->opts.codec, &w->comp, pg, body, len, dst, uncomp);
 }
 
 /* Rewrite the dictionary-encoded values of the current page as PLAIN and
@@ -238,6 +218,12 @@ static int flush_page(struct fr_pq_writer *w, struct pq_wcol *c)
 {
     struct fr_buf *body = &w->body;
     int rc;
+    if (w->pool) {
+        /* The body goes to the compression thread: build it in a job. */
+        if ((rc = pq_pool_acquire(w->pool, &body)) < 0) {
+            return rc;
+        }
+    }
     fr_buf_reset(body);
     bool dict_page = c->dict_on;
     if (dict_page && !c->dict_checked) {
@@ -293,7 +279,7 @@ static int flush_page(struct fr_pq_writer *w, struct pq_wcol *c)
                 return rc;
             }
         }
-        if (c->optional) {
+        if (c->optional || w->pool) {
             rc = fr_buf_append(body, c->plain.data, c->plain.len);
             if (rc < 0) {
                 return rc;
@@ -301,14 +287,19 @@ static int flush_page(struct fr_pq_writer *w, struct pq_wcol *c)
             src = body->data;
             len = body->len;
         } else {
-            src = c->plain.data;
+            src = c->plain.data; /* no levels: compress the values in place */
             len = c->plain.len;
         }
         pg.encoding = PQ_ENC_PLAIN;
     }
-    rc = emit_page(w, &pg, src ? src : (const uint8_t *)"", len, &c->chunk, &c->chunk_uncomp);
-    if (rc < 0) {
-        return rc;
+    if (w->pool) {
+        pq_pool_submit(w->pool, &pg, &c->chunk, &c->chunk_uncomp);
+    } else {
+        rc = emit_page(w, &pg, src ? src : (const uint8_t *)"", len, &c->chunk,
+                       &c->chunk_uncomp);
+        if (rc < 0) {
+            return rc;
+        }
     }
     c->encodings |= 1u << pg.encoding | 1u << PQ_ENC_RLE;
     c->page_n = c->page_nn = 0;
@@ -717,11 +708,16 @@ static int flush_row_group(struct fr_pq_writer *w)
     rg->file_offset = (int64_t)w->offset;
     w->nrgs++;
     for (uint32_t i = 0; i < w->ncols; i++) {
-        struct pq_wcol *c = &w->cols[i];
-        struct pq_chunk *ch = &rg->chunks[i];
-        if (c->page_n > 0 && (rc = flush_page(w, c)) < 0) {
+        if (w->cols[i].page_n > 0 && (rc = flush_page(w, &w->cols[i])) < 0) {
             return rc;
         }
+    }
+    if (w->pool && (rc = pq_pool_drain(w->pool)) < 0) {
+        return rc;
+    }
+    for (uint32_t i = 0; i < w->ncols; i++) {
+        struct pq_wcol *c = &w->cols[i];
+        struct pq_chunk *ch = &rg->chunks[i];
         uint64_t start = w->offset, uncomp = 0;
         fr_buf_reset(&w->dictbuf);
         if (c->dict_used) {
@@ -766,15 +762,19 @@ static int flush_row_group(struct fr_pq_writer *w)
         col_reset_chunk(w, c);
     }
     w->rg_rows = 0;
+    w->pool_rg_base = w->pool ? pq_pool_appended(w->pool) : 0;
     return FR_OK;
 }
 
+/* Bytes buffered for the current row group. With the compression thread
+ * the chunk buffers grow on the worker, so their total comes from its
+ * counter (pages still queued are not counted: at most PQ_POOL_JOBS). */
 static size_t rg_estimate(const struct fr_pq_writer *w)
 {
-    size_t est = 0;
+    size_t est = w->pool ? pq_pool_appended(w->pool) - w->pool_rg_base : 0;
     for (uint32_t i = 0; i < w->ncols; i++) {
         const struct pq_wcol *c = &w->cols[i];
-        est += c->chunk.len + c->plain.len + c->page_nn + c->dict.vals.len;
+        est += (w->pool ? 0 : c->chunk.len) + c->plain.len + c->page_nn + c->dict.vals.len;
     }
     return est;
 }
@@ -891,6 +891,10 @@ int fr_pq_writer_open(const struct fr_pq_schema *schema, const struct fr_pq_opts
         }
     }
     if ((rc = pq_codec_new(&w->codec, o.zstd_level)) < 0) {
+        goto cleanup;
+    }
+    if (o.compress_workers &&
+        (rc = pq_pool_new(&w->pool, (int)o.codec, o.zstd_level, page_cap, comp_cap)) < 0) {
         goto cleanup;
     }
     if ((rc = out_write(w, PQ_MAGIC, PQ_MAGIC_LEN)) < 0) {
@@ -1389,11 +1393,12 @@ size_t pq_writer_mem(const struct fr_pq_writer *w)
         const struct pq_wcol *c = &w->cols[i];
         n += sizeof *c + c->plain.alloc + c->chunk.alloc + c->smin.alloc + c->smax.alloc +
              c->file.smin.alloc + c->file.smax.alloc + c->dict.vals.alloc +
-             (c->dict.slots ? ((size_t)c->dict.mask + 1) * sizeof *c->dict.slots : 0) +
+             (c->dict.slots ? ((size_t)c->dict.mask + 1) * (c->width ? 8 : 16) : 0) +
              (size_t)c->dict.offs_cap * sizeof *c->dict.offs +
              (c->defs ? w->opts.page_rows : 0) +
              (c->idx ? (size_t)w->opts.page_rows * sizeof *c->idx : 0);
     }
+    n += w->pool ? pq_pool_mem(w->pool) : 0;
     n += (size_t)w->rgs_cap * (sizeof *w->rgs + w->ncols * sizeof *w->chunk_mem);
     n += (size_t)w->nrgs * w->ncols * (sizeof(struct pq_chunk) + 32);
     return n;
@@ -1405,6 +1410,7 @@ void fr_pq_writer_free(struct fr_pq_writer *w)
         return;
     }
     out_abort(w);
+    pq_pool_free(w->pool); /* finishes queued pages before the buffers go */
     for (uint32_t i = 0; w->cols && i < w->ncols; i++) {
         struct pq_wcol *c = &w->cols[i];
         free(c->name);

@@ -7,6 +7,8 @@
  *   parquet_interop random DIR SEED COUNT  random schemas, data and options
  *   parquet_interop dump FILE             read FILE with freshet's reader and
  *                                          print it as JSON lines
+ *   parquet_interop seeds DIR             small files for the fuzzer's seed
+ *                                          corpus (tests/fuzz/corpus/parquet)
  *
  * The .json files hold the generator's own input values, never values read
  * back through freshet's reader, so the node scripts (parquet_interop.mjs)
@@ -452,6 +454,7 @@ static void shape_all_types(const char *dir)
         o.codec = codecs[k];
         o.page_bytes = 64 * 1024;
         o.row_group_bytes = 512 * 1024;
+        o.compress_workers = k == 2; /* zstd through the compression thread */
         struct fr_pq_kv kv[] = {{"iceberg.schema", "{\"type\":\"struct\",\"fields\":[]}"},
                                 {"freshet.test", "all types \xc3\xa9"}};
         o.kv = kv;
@@ -637,6 +640,7 @@ static void shape_row_groups(const char *dir)
     fr_pq_opts_default(&o);
     o.row_group_bytes = 48 * 1024;
     o.page_bytes = 16 * 1024;
+    o.compress_workers = 1;
     emit(dir, "many_row_groups", t, &o, false, "\"min_row_groups\":20");
     table_free(t);
 }
@@ -743,9 +747,40 @@ static void gen_random(const char *dir, uint64_t seed0, uint64_t count)
         o.page_rows = 1 + (uint32_t)(rnd() % 5000);
         o.dict_max_bytes = rnd() % 4 == 0 ? 0 : rnd() % 30000;
         o.stats_max_bytes = 16 + rnd() % 64;
+        o.compress_workers = (unsigned)(rnd() % 2);
         char name[64];
         snprintf(name, sizeof name, "random_%llu", (unsigned long long)seed);
         emit(dir, name, t, &o, rnd() % 2 == 0, NULL);
+        table_free(t);
+    }
+}
+
+/* ------------------------------------------------------------------ seeds */
+
+/* Small files (a few KiB) reaching every page and encoding path of the
+ * reader: each codec, dictionary and PLAIN, NULLs, several row groups and
+ * pages, key/value metadata. */
+static void gen_seeds(const char *dir)
+{
+    static const enum fr_pq_codec codecs[] = {FR_PQ_UNCOMPRESSED, FR_PQ_SNAPPY, FR_PQ_ZSTD};
+    for (int k = 0; k < 9; k++) {
+        rng_state = 9000 + (uint64_t)k;
+        struct table *t = typed_table(k == 8 ? 3 : 40, k % 2 == 1);
+        for (uint32_t c = 0; c < t->ncols; c++) {
+            fill_col(t, c, 1 + k % 3, (int)((c + (uint32_t)k) % 3), 0);
+        }
+        struct fr_pq_opts o;
+        fr_pq_opts_default(&o);
+        o.codec = codecs[k % 3];
+        o.page_rows = k >= 6 ? 7 : 20000;
+        o.row_group_bytes = k >= 3 && k < 6 ? 600 : 1 << 20;
+        o.dict_max_bytes = k == 4 ? 0 : k == 5 ? 40 : 2 << 20;
+        struct fr_pq_kv kv[] = {{"iceberg.schema", "{}"}};
+        o.kv = kv;
+        o.nkv = k == 0;
+        char name[32];
+        snprintf(name, sizeof name, "freshet_%d", k);
+        emit(dir, name, t, &o, k % 2 == 0, NULL);
         table_free(t);
     }
 }
@@ -832,9 +867,14 @@ int main(int argc, char **argv)
         gen_random(argv[2], strtoull(argv[3], NULL, 10), strtoull(argv[4], NULL, 10));
         return 0;
     }
+    if (argc == 3 && strcmp(argv[1], "seeds") == 0) {
+        gen_seeds(argv[2]);
+        return 0;
+    }
     if (argc == 3 && strcmp(argv[1], "dump") == 0) {
         return dump(argv[2]);
     }
-    fprintf(stderr, "usage: parquet_interop gen DIR | random DIR SEED COUNT | dump FILE\n");
+    fprintf(stderr,
+            "usage: parquet_interop gen DIR | random DIR SEED COUNT | dump FILE | seeds DIR\n");
     return 2;
 }

@@ -4,6 +4,8 @@
 //   node parquet_interop.mjs property GEN DIR SEED COUNT random schemas and data
 //   node parquet_interop.mjs reverse  GEN DIR            DuckDB writes, freshet reads
 //   node parquet_interop.mjs check    GEN DIR            re-check files already in DIR
+//   node parquet_interop.mjs seeds    GEN DIR            the fuzzer's seed corpus:
+//                                     small files from freshet and from DuckDB
 //
 // GEN is the parquet_interop executable (tests/interop/parquet_interop.c).
 // For shapes and property, GEN writes X.parquet plus X.json holding the
@@ -457,6 +459,30 @@ async function reverse(gen, dir) {
   return files;
 }
 
+// ------------------------------------------------------------- seeds
+
+async function seeds(gen, dir) {
+  execFileSync(gen, ['seeds', dir], { stdio: ['ignore', 'ignore', 'inherit'] });
+  for (const f of fs.readdirSync(dir)) if (f.endsWith('.json')) fs.rmSync(path.join(dir, f));
+  const rows = reverseRows(7, 60);
+  const nd = path.join(dir, 'seed.ndjson');
+  fs.writeFileSync(nd, rows.map(jsonRow).join('\n') + '\n');
+  const jcols = REV_COLS.map(([k]) => `${k}: '${k === 'b' ? 'BOOLEAN' : ['i8', 'i16', 'i32', 'd'].includes(k) ? 'BIGINT' : 'VARCHAR'}'`).join(', ');
+  await con.run(`CREATE OR REPLACE TABLE seed AS SELECT b, CAST(i8 AS TINYINT) i8, CAST(i32 AS INTEGER) i32,
+      CAST(i64 AS BIGINT) i64, CAST(f64 AS DOUBLE) f64, s, DATE '1970-01-01' + CAST(d AS INTEGER) d,
+      CAST(make_timestamp(CAST(tstz AS BIGINT)) AS TIMESTAMPTZ) tstz,
+      CAST(make_timestamp(CAST(tsms AS BIGINT)) AS TIMESTAMP_MS) tsms,
+      CAST(make_timestamp(CAST(tsns AS BIGINT)) AS TIMESTAMP_NS) tsns
+    FROM read_json(${sqlStr(nd)}, format = 'newline_delimited', columns = {${jcols}})`);
+  for (const [v, codec] of [['V1', 'snappy'], ['V1', 'zstd'], ['V2', 'uncompressed'], ['V2', 'zstd']]) {
+    await con.run(`COPY seed TO ${sqlStr(path.join(dir, `duckdb_${v}_${codec}.parquet`))} (FORMAT parquet, COMPRESSION ${codec}, PARQUET_VERSION ${v}, ROW_GROUP_SIZE 40)`);
+  }
+  fs.rmSync(nd);
+  const n = fs.readdirSync(dir).length;
+  console.log(`${n} seed files in ${dir}`);
+  return n;
+}
+
 // ------------------------------------------------------------- main
 
 const [mode, gen, dir, a, b] = process.argv.slice(2);
@@ -479,6 +505,8 @@ if (mode === 'check') {
   files = await checkDir(dir);
 } else if (mode === 'reverse') {
   files = await reverse(gen, dir);
+} else if (mode === 'seeds') {
+  files = await seeds(gen, dir);
 } else {
   console.log(`unknown mode ${mode}`);
   process.exit(2);

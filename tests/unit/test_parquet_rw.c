@@ -239,10 +239,11 @@ static void write_table(struct mem_out *m, const struct fr_pq_opts *o, uint64_t 
 static void test_round_trip_codecs(void)
 {
     static const enum fr_pq_codec codecs[] = {FR_PQ_UNCOMPRESSED, FR_PQ_SNAPPY, FR_PQ_ZSTD};
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 6; k++) {
         struct fr_pq_opts o;
         fr_pq_opts_default(&o);
-        o.codec = codecs[k];
+        o.codec = codecs[k % 3];
+        o.compress_workers = k >= 3; /* the same file through the compression thread */
         o.page_rows = 1000; /* several pages per chunk */
         struct mem_out m;
         mem_init(&m);
@@ -270,7 +271,7 @@ static void test_round_trip_codecs(void)
             CHECK(strncmp(fr_pq_reader_created_by(r), "freshet version ", 16) == 0);
             struct fr_pq_chunk_info ci;
             CHECK_EQ_INT(fr_pq_reader_chunk(r, 0, C_I32, &ci), FR_OK);
-            CHECK_EQ_INT(ci.codec, codecs[k]);
+            CHECK_EQ_INT(ci.codec, codecs[k % 3]);
             CHECK(ci.has_bounds && ci.min.v.i32 == INT32_MIN && ci.max.v.i32 == INT32_MAX);
         }
         fr_pq_reader_free(r);
@@ -297,6 +298,7 @@ static void test_many_row_groups_projection_predicates(void)
 {
     struct fr_pq_opts o;
     fr_pq_opts_default(&o);
+    o.compress_workers = 1;
     o.row_group_bytes = 64 * 1024;
     o.page_bytes = 8 * 1024;
     struct mem_out m;
@@ -369,6 +371,7 @@ static void test_batch_api(void)
     fr_pq_opts_default(&o);
     o.codec = FR_PQ_SNAPPY;
     o.page_rows = 700;
+    o.compress_workers = 1;
     struct fr_pq_writer *w;
     CHECK_EQ_INT(fr_pq_writer_open(&schema, &o, &out, &w), FR_OK);
     enum { N = 3000 };
@@ -509,6 +512,15 @@ static void test_value_errors(void)
     static const struct fr_pq_column badname[] = {{"9lives", FR_PQ_INT32, false, 1}};
     struct fr_pq_schema bs = {badname, 1};
     CHECK_EQ_INT(fr_pq_schema_check(&bs), FR_EINVAL);
+    struct fr_pq_opts bad_o;
+    fr_pq_opts_default(&bad_o);
+    bad_o.compress_workers = 2;
+    out = mem_out(&m);
+    CHECK_EQ_INT(fr_pq_writer_open(&schema, &bad_o, &out, &w), FR_EINVAL);
+    bad_o.compress_workers = 0;
+    bad_o.stats_max_bytes = 4;
+    out = mem_out(&m);
+    CHECK_EQ_INT(fr_pq_writer_open(&schema, &bad_o, &out, &w), FR_EINVAL);
     fr_buf_free(&m.buf);
 }
 
@@ -666,8 +678,10 @@ static void test_output_failures(void)
     fr_pq_opts_default(&o);
     o.row_group_bytes = 32 * 1024;
     struct fr_pq_schema schema = {all_cols, NCOLS};
-    /* Fail each of the first writes in turn: ENOSPC surfaces, never a file. */
-    for (int fail_at = 1; fail_at < 40; fail_at += 3) {
+    /* Fail each of the first writes in turn: ENOSPC surfaces, never a file;
+     * with and without the compression thread. */
+    for (int fail_at = 1; fail_at < 80; fail_at += 3) {
+        o.compress_workers = fail_at % 2;
         struct mem_out m;
         mem_init(&m);
         m.fail_at = fail_at;
@@ -952,6 +966,7 @@ static void test_property_random_schemas(void)
         o.page_bytes = 64 + rnd() % 20000;
         o.page_rows = 1 + (uint32_t)(rnd() % 3000);
         o.dict_max_bytes = rnd() % 3 == 0 ? 0 : rnd() % 20000;
+        o.compress_workers = (unsigned)(rnd() % 2);
         struct fr_pq_schema schema = {defs, ncols};
         struct mem_out mo;
         mem_init(&mo);
