@@ -205,7 +205,8 @@ static int top_pane_add(struct fr_top *top, struct top_pane *pane, const char *w
         pane->entries = entries;
         pane->alloc = n;
     }
-    if (pane->text_len + need > pane->text_alloc) {
+    /* Allocate even for empty strings: text + off is never NULL arithmetic. */
+    if (!pane->text || pane->text_len + need > pane->text_alloc) {
         size_t n = pane->text_alloc ? pane->text_alloc : 1024;
         while (n < pane->text_len + need) {
             n *= 2;

@@ -277,7 +277,8 @@ static int win_user_add(struct fr_win *win, struct win_group *g, const char *nam
             return rc;
         }
     }
-    if (g->names_len + len > g->names_alloc) {
+    /* Allocate even for "" so names + off is never NULL arithmetic. */
+    if (!g->names || g->names_len + len > g->names_alloc) {
         size_t n = g->names_alloc ? g->names_alloc : 64;
         while (n < g->names_len + len) {
             n *= 2;

@@ -175,6 +175,45 @@ static void test_minute_counts(void)
     fr_win_destroy(NULL);
 }
 
+/* Regression (found by fuzz_gate): a group whose only user is "" kept no
+ * name arena, and saving it did pointer arithmetic on NULL. Same for a
+ * top-pages pane holding only an empty wiki and title. */
+static void test_empty_names(void)
+{
+    struct fr_win *win = win_new(10, 10, 1 << 10);
+    struct fr_row r = mk(T0, "w", FR_TYPE_EDIT, "", "");
+    CHECK_EQ_INT(fr_win_add(win, &r), FR_OK);
+    struct fr_buf a, b;
+    fr_buf_init(&a, 1 << 16);
+    fr_buf_init(&b, 1 << 16);
+    CHECK_EQ_INT(fr_win_save(win, &a), FR_OK);
+    struct fr_win *copy = win_new(10, 10, 1 << 10);
+    CHECK_EQ_INT(fr_win_load(copy, a.data, a.len), FR_OK);
+    CHECK_EQ_INT(fr_win_save(copy, &b), FR_OK);
+    CHECK(a.len == b.len && memcmp(a.data, b.data, a.len) == 0);
+    r = mk(T0, "w", FR_TYPE_EDIT, "", "");
+    CHECK_EQ_INT(fr_win_add(copy, &r), FR_OK);
+    got_len = 0;
+    CHECK_EQ_INT(fr_win_advance(copy, T0 + MIN, on_minute, NULL), FR_OK);
+    CHECK_EQ_STR(got, "0 w ev=2 ed=2 np=0 bot=0 +0 -0 du=1\n");
+    struct fr_top *top = top_new(10, 1 << 10);
+    r = mk(T0, "", FR_TYPE_EDIT, "", NULL);
+    CHECK_EQ_INT(fr_win_top_add(top, &r), FR_OK);
+    fr_buf_reset(&a);
+    CHECK_EQ_INT(fr_win_top_save(top, &a), FR_OK);
+    struct fr_top *tcopy = top_new(10, 1 << 10);
+    CHECK_EQ_INT(fr_win_top_load(tcopy, a.data, a.len), FR_OK);
+    got_len = 0;
+    CHECK_EQ_INT(fr_win_top_advance(tcopy, T0 + 10 * MIN, on_top, NULL), FR_OK);
+    CHECK(strncmp(got, "-9 #1 | 1\n-8 #1 | 1\n", 20) == 0 && strstr(got, "\n0 #1 | 1\n"));
+    fr_buf_free(&a);
+    fr_buf_free(&b);
+    fr_win_destroy(win);
+    fr_win_destroy(copy);
+    fr_win_top_destroy(top);
+    fr_win_top_destroy(tcopy);
+}
+
 static void test_minute_extremes(void)
 {
     struct fr_win *win = win_new(1000, 1000, 1 << 20);
@@ -500,6 +539,7 @@ static void test_hostile_window_blobs(void)
 int main(void)
 {
     RUN(test_minute_counts);
+    RUN(test_empty_names);
     RUN(test_minute_extremes);
     RUN(test_minute_caps);
     RUN(test_top_ranks_and_ties);
