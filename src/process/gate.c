@@ -345,6 +345,11 @@ static inline uint64_t gate_special8(uint64_t x)
     return hit & highs;
 }
 
+static inline int gate_special1(unsigned char c)
+{
+    return c < 0x20 || c == '"' || c == '\\' || c >= 0x80;
+}
+
 /* p is just after an opening quote. Returns the closing quote, or NULL on a
  * syntax error; *esc tells whether the string holds escapes. UTF-8 faults
  * are recorded in ctx and the scan goes on (not_json outranks bad_utf8). */
@@ -357,6 +362,10 @@ static const char *gate_string(struct gate_ctx *ctx, const char *p, int *esc)
             uint64_t x;
             memcpy(&x, p, 8);
             if (gate_special8(x)) {
+                /* Step to the special byte inside this block. */
+                while (!gate_special1((unsigned char)*p)) {
+                    p++;
+                }
                 break;
             }
             p += 8;
