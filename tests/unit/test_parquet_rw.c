@@ -19,7 +19,9 @@
 
 #include <dirent.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 
 /* Writer internals for the memory test. */
 size_t pq_writer_mem(const struct fr_pq_writer *w);
@@ -748,6 +750,32 @@ static void test_file_output(void)
         CHECK_EQ_INT(check_table(r, NULL), 100);
     }
     fr_pq_reader_free(r);
+    /* The kernel refuses a write halfway (RLIMIT_FSIZE: EFBIG, as a full
+     * disk gives ENOSPC): the error surfaces and no file is left, neither
+     * the final name nor the temporary. */
+    unlink(path);
+    struct rlimit old;
+    getrlimit(RLIMIT_FSIZE, &old);
+    struct rlimit small = {.rlim_cur = 200 * 1024, .rlim_max = old.rlim_max};
+    void (*prev)(int) = signal(SIGXFSZ, SIG_IGN);
+    CHECK_EQ_INT(setrlimit(RLIMIT_FSIZE, &small), 0);
+    struct fr_pq_opts o;
+    fr_pq_opts_default(&o);
+    o.row_group_bytes = 16 * 1024;
+    CHECK_EQ_INT(fr_pq_out_file(path, &out), FR_OK);
+    CHECK_EQ_INT(fr_pq_writer_open(&schema, &o, &out, &w), FR_OK);
+    bool failed = false;
+    for (uint64_t row = 0; !failed && row < 100000; row++) {
+        failed = write_row(w, row) != 0;
+    }
+    int crc = fr_pq_writer_close(w, NULL);
+    fr_pq_writer_free(w);
+    setrlimit(RLIMIT_FSIZE, &old);
+    signal(SIGXFSZ, prev);
+    CHECK(failed);
+    CHECK_EQ_INT(crc, FR_ETOOBIG); /* EFBIG; ENOSPC would be FR_ENOSPC */
+    CHECK(strstr(fr_pq_errmsg(), ".tmp.") != NULL);
+    CHECK_EQ_INT(count_files(dir), 0);
     /* A missing file and a directory are clear errors. */
     char missing[4300];
     snprintf(missing, sizeof missing, "%s/none.parquet", dir);
