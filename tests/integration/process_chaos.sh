@@ -36,9 +36,13 @@ cd "$work"
 RANDOM=$SEED
 
 # Event time runs at 30 events/s (about 11 minutes for 20,000 events, so many
-# windows settle), served at RATE events/s, starting 12 minutes ago so that
-# no ordinary event is ahead of its ingest time; future events (+1 h) are.
-start=$(date -u -d '-12 min' +%Y-%m-%dT%H:%M:%SZ)
+# windows settle), served at RATE events/s, starting as long ago as the
+# stream spans plus a minute, so that no ordinary event is ahead of its
+# ingest time; future events (+1 h) are, as long as the span stays under
+# 50 minutes (the gate allows 10 minutes ahead).
+span=$((COUNT / 30 + 60))
+[ "$span" -lt 3000 ] || { echo "COUNT too large: the event-time span must stay under 50 minutes"; exit 2; }
+start=$(date -u -d "-$span sec" +%Y-%m-%dT%H:%M:%SZ)
 "$BIN" feed --listen 127.0.0.1:0 --synthetic --seed "$SEED" --count "$COUNT" --rate "$RATE" \
     --event-rate 30 --start "$start" \
     --disconnect-every 1700 --overlap 25 --dup-rate 0.02 --late-rate 0.01 --late-ms 300000 \
