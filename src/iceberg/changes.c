@@ -1176,7 +1176,27 @@ int ice_write_metadata(struct ice_change *c)
                                                    ice_strdup(m->arena, t->meta_location)};
     m->nmetadata_log++;
     if (m->nmetadata_log > keep) {
-        log += m->nmetadata_log - keep;
+        /* write.metadata.delete-after-commit.enabled (freshet's default:
+         * true): files that fall off the log, and their published links,
+         * are deleted once this commit has landed */
+        const char *del = ice_meta_prop(m, "write.metadata.delete-after-commit.enabled");
+        uint32_t drop = m->nmetadata_log - (uint32_t)keep;
+        for (uint32_t i = 0; i < drop && !(del && strcmp(del, "false") == 0); i++) {
+            char local[ICE_PATH_MAX];
+            int64_t k = ice_meta_version(log[i].file);
+            int rc = FR_OK;
+            if (ice_local_path(t, log[i].file, local, sizeof local) == FR_OK) {
+                rc = add_doomed(c, local);
+            }
+            if (rc == FR_OK && k >= 0) {
+                snprintf(local, sizeof local, "%s/metadata/v%" PRId64 ".metadata.json", t->dir, k);
+                rc = add_doomed(c, local);
+            }
+            if (rc < 0) {
+                return rc;
+            }
+        }
+        log += drop;
         m->nmetadata_log = (uint32_t)keep;
     }
     m->metadata_log = log;
