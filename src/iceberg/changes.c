@@ -435,6 +435,18 @@ static int list_push(struct ice_change *c, struct snap_build *sb, const struct i
     return FR_OK;
 }
 
+/* Carry a parent's manifest into the new list, unless it holds only
+ * DELETED entries: those matter to the snapshot that wrote them, not to
+ * its descendants (Java drops them the same way). */
+static int carry(struct ice_change *c, struct snap_build *sb, const struct ice_mfile *mf)
+{
+    if (mf->content == 0 && mf->added_files == 0 && mf->existing_files == 0) {
+        sb->manifests_replaced++;
+        return FR_OK;
+    }
+    return list_push(c, sb, mf);
+}
+
 /* Merge small data manifests of the default spec (see the file comment). */
 static int merge_manifests(struct ice_change *c, struct snap_build *sb)
 {
@@ -762,7 +774,7 @@ static int apply_append(struct ice_change *c)
         rc = added_manifest(c, spec, &sb);
     }
     for (uint32_t i = 0; rc == FR_OK && i < nparent; i++) {
-        rc = list_push(c, &sb, &parent[i]);
+        rc = carry(c, &sb, &parent[i]);
     }
     /* the kept manifest's row carries this attempt's snapshot id */
     if (rc == FR_OK && c->nfiles) {
@@ -797,7 +809,7 @@ static int drop_files(struct ice_change *c, const struct ice_strset *doomed_path
                       (!doomed_paths || ice_strset_has(doomed_paths, all.e[k].file.path));
         }
         if (!touched || parent[i].content != 0) {
-            rc = list_push(c, sb, &parent[i]);
+            rc = carry(c, sb, &parent[i]);
             continue;
         }
         const struct ice_spec *spec = ice_meta_spec(c->next, parent[i].spec_id);
