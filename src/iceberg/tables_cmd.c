@@ -288,8 +288,10 @@ int fr_cmd_tables(const char *data_dir, int argc, char **argv)
         return 1;
     }
     if (o.json) {
+        char dbpath[4200];
+        snprintf(dbpath, sizeof dbpath, "%s/lake/catalog.db", data_dir);
         printf("{\"catalog\":");
-        put_json_str(stdout, data_dir);
+        put_json_str(stdout, dbpath);
         printf(",\"warehouse\":");
         put_json_str(stdout, fr_ice_catalog_warehouse_uri(cat));
         printf(",\"tables\":[");
