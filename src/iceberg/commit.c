@@ -177,7 +177,11 @@ static int txn_run(struct fr_ice_catalog *cat, struct ice_change **cs, uint32_t 
         goto finish;
     }
     if (rc == FR_OK) {
-        rc = ice_err(FR_ECONFLICT, "commit lost the race %d times; nothing moved", attempt);
+        char last[600];
+        snprintf(last, sizeof last, "%s", fr_ice_errmsg());
+        rc = ice_err(FR_ECONFLICT,
+                     "table %s.%s%s: commit lost the race %d times, nothing moved (%s)", cs[0]->ns,
+                     cs[0]->name, n > 1 ? " and the others of the transaction" : "", attempt, last);
     }
     cleanup_attempt(cs, n, true);
     drop_kept(cat, cs, n);

@@ -446,6 +446,7 @@ static void test_txn_conflict_and_atomicity(void)
     CHECK_EQ_INT(ti_write(&fa, pa, 0, 5, false), FR_OK);
     CHECK_EQ_INT(fr_ice_append(cat, TI_NS, "a", &fa.df, 1, NULL, NULL), FR_ECONFLICT);
     CHECK_EQ_INT(r.fired, 3);
+    CHECK(strstr(fr_ice_errmsg(), "table wiki.a") && strstr(fr_ice_errmsg(), "metadata.json"));
     ti_free(&fa);
     ti_free(&fb);
     fr_ice_catalog_close(cat);
