@@ -17,7 +17,8 @@
  *                 [--level L] [--api row|batch] [--workers 0|1] [--seed S] [--ndjson]
  *                 [--repeat K]
  *
- * Prints one "result" JSON line per phase (write, read) with seconds, rows/s,
+ * Prints one "result" JSON line per phase (write, read) with seconds, CPU
+ * seconds (user + system, all threads: robust when the machine is shared), rows/s,
  * MB/s of logical data (string bytes + fixed-width values, NULLs excluded),
  * the file size, and memory: the RSS high-water mark during the phase
  * (reset through /proc/self/clear_refs) and its growth over the RSS at the
@@ -36,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 /* ---------------------------------------------------------------- memory */
 
@@ -55,6 +57,15 @@ static long status_kb(const char *field)
         fclose(f);
     }
     return kb;
+}
+
+/* CPU seconds of the process (user + system, all threads). */
+static double cpu_seconds(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
 static void reset_peak(void)
@@ -456,14 +467,14 @@ static int write_rows_batch(struct fr_pq_writer *w, const struct rows *t)
 }
 
 static void result(const char *phase, const char *tool, const char *api, unsigned workers,
-                   double secs, size_t rows, uint64_t bytes, uint64_t file_bytes, long rss0,
-                   long hwm)
+                   double secs, double cpu, size_t rows, uint64_t bytes, uint64_t file_bytes,
+                   long rss0, long hwm)
 {
     printf("result {\"phase\":\"%s\",\"tool\":\"%s\",\"api\":\"%s\",\"workers\":%u,"
-           "\"seconds\":%.4f,"
+           "\"seconds\":%.4f,\"cpu_seconds\":%.4f,"
            "\"rows\":%zu,\"rows_per_s\":%.0f,\"mb_per_s\":%.1f,\"file_bytes\":%llu,"
            "\"peak_rss_mb\":%.1f,\"rss_growth_mb\":%.1f}\n",
-           phase, tool, api, workers, secs, rows, (double)rows / secs, (double)bytes / 1e6 / secs,
+           phase, tool, api, workers, secs, cpu, rows, (double)rows / secs, (double)bytes / 1e6 / secs,
            (unsigned long long)file_bytes, (double)hwm / 1024, (double)(hwm - rss0) / 1024);
     fflush(stdout);
 }
@@ -507,6 +518,7 @@ static int bench_once(const struct rows *t, const char *out, const struct fr_pq_
     struct fr_pq_writer *w;
     long rss0 = status_kb("VmRSS:");
     reset_peak();
+    double c0 = cpu_seconds();
     int64_t t0 = fr_mono_ns();
     check(fr_pq_out_file(path, &po), "out_file");
     check(fr_pq_writer_open(&schema, o, &po, &w), "writer_open");
@@ -515,8 +527,9 @@ static int bench_once(const struct rows *t, const char *out, const struct fr_pq_
     check(fr_pq_writer_close(w, &st), "close");
     fr_pq_writer_free(w);
     double secs = (double)(fr_mono_ns() - t0) / 1e9;
+    double cpu = cpu_seconds() - c0;
     long hwm = status_kb("VmHWM:");
-    result("write", "freshet", api, o->compress_workers, secs, t->n, t->logical_bytes, st.file_bytes, rss0, hwm);
+    result("write", "freshet", api, o->compress_workers, secs, cpu, t->n, t->logical_bytes, st.file_bytes, rss0, hwm);
     fprintf(stderr, "freshet wrote %s: %u row groups, %.1f MB\n", path, st.nrow_groups,
             (double)st.file_bytes / 1e6);
     fr_pq_file_stats_free(&st);
@@ -524,6 +537,7 @@ static int bench_once(const struct rows *t, const char *out, const struct fr_pq_
     /* Read every value back. */
     rss0 = status_kb("VmRSS:");
     reset_peak();
+    c0 = cpu_seconds();
     t0 = fr_mono_ns();
     struct fr_pq_reader *r;
     check(fr_pq_reader_open_file(path, NULL, &r), "reader_open");
@@ -555,13 +569,14 @@ static int bench_once(const struct rows *t, const char *out, const struct fr_pq_
     fr_pq_scan_free(s);
     fr_pq_reader_free(r);
     secs = (double)(fr_mono_ns() - t0) / 1e9;
+    cpu = cpu_seconds() - c0;
     hwm = status_kb("VmHWM:");
     if (seen != t->n) {
         fprintf(stderr, "bench_parquet: read %llu rows, wrote %zu\n", (unsigned long long)seen,
                 t->n);
         return -1;
     }
-    result("read", "freshet", api, o->compress_workers, secs, t->n, t->logical_bytes, 0, rss0, hwm);
+    result("read", "freshet", api, o->compress_workers, secs, cpu, t->n, t->logical_bytes, 0, rss0, hwm);
     fprintf(stderr, "read checksum %llu\n", (unsigned long long)sum);
     return 0;
 }

@@ -9,7 +9,8 @@
 // reading each file back into a table (every value materialised). Memory is
 // the RSS high-water mark during each phase (reset through
 // /proc/self/clear_refs) and its growth over the RSS at the phase start,
-// measured the same way as bench_parquet does. Each phase runs REPEAT times
+// measured the same way as bench_parquet does; CPU seconds are the whole
+// process's (DuckDB's threads included). Each phase runs REPEAT times
 // (default 5): the table shows the median and, in brackets, the best run,
 // since the machine may be shared. Checks that DuckDB sees the same
 // aggregates in freshet's file and in its own, then prints the side-by-side
@@ -42,11 +43,13 @@ function status(field) {
 async function measure(fn) {
   const rss0 = status('VmRSS');
   fs.writeFileSync('/proc/self/clear_refs', '5');
+  const c0 = process.cpuUsage(); // the whole process, DuckDB's threads included
   const t0 = process.hrtime.bigint();
   await fn();
   const secs = Number(process.hrtime.bigint() - t0) / 1e9;
+  const c1 = process.cpuUsage(c0);
   const hwm = status('VmHWM');
-  return { seconds: secs, peak_rss_mb: hwm / 1024, rss_growth_mb: (hwm - rss0) / 1024 };
+  return { seconds: secs, cpu_seconds: (c1.user + c1.system) / 1e6, peak_rss_mb: hwm / 1024, rss_growth_mb: (hwm - rss0) / 1024 };
 }
 
 const inst = await DuckDBInstance.create(':memory:', {
@@ -121,15 +124,16 @@ const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.
 const fmt = (x, d = 1) => (x === undefined || Number.isNaN(x) ? '' : Number(x).toFixed(d));
 const summary = new Map();
 console.log(`\n${nrows} rows, ${fmt(mb)} MB of values (string bytes + fixed-width values, NULLs excluded), zstd level 3, ${repeat} runs each: median [best]`);
-console.log('| phase | tool | seconds | rows/s | MB/s | file MB | peak RSS MB | RSS growth MB |');
-console.log('|---|---|---:|---:|---:|---:|---:|---:|');
+console.log('| phase | tool | seconds | CPU seconds | rows/s | MB/s | file MB | peak RSS MB | RSS growth MB |');
+console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|');
 for (const [key, rs] of groups) {
   const [phase, tool] = key.split('|');
   const sec = median(rs.map((r) => r.seconds)), best = Math.min(...rs.map((r) => r.seconds));
   const file = rs[0].file_bytes;
   const peak = median(rs.map((r) => r.peak_rss_mb)), growth = median(rs.map((r) => r.rss_growth_mb));
-  summary.set(key, { sec, best, file });
-  console.log(`| ${phase} | ${tool} | ${fmt(sec, 3)} [${fmt(best, 3)}] | ${fmt(nrows / sec, 0)} | ${fmt(mb / sec)} [${fmt(mb / best)}] | ${file ? fmt(file / 1e6, 2) : ''} | ${fmt(peak)} | ${fmt(growth)} |`);
+  const cpu = median(rs.map((r) => r.cpu_seconds)), cpuBest = Math.min(...rs.map((r) => r.cpu_seconds));
+  summary.set(key, { sec, best, file, cpu });
+  console.log(`| ${phase} | ${tool} | ${fmt(sec, 3)} [${fmt(best, 3)}] | ${fmt(cpu, 3)} [${fmt(cpuBest, 3)}] | ${fmt(nrows / sec, 0)} | ${fmt(mb / sec)} [${fmt(mb / best)}] | ${file ? fmt(file / 1e6, 2) : ''} | ${fmt(peak)} | ${fmt(growth)} |`);
 }
 const fw = summary.get('write|freshet (per-value API)');
 const fb = summary.get('write|freshet (batch API)');
@@ -141,6 +145,7 @@ if (fw && dw && d1) {
   if (fb) console.log(`write time, freshet batch API / DuckDB ${threads} threads: ${fmt(fb.sec / dw.sec, 2)}x median, ${fmt(fb.best / dw.best, 2)}x best`);
   if (ft) console.log(`write time, freshet per-value API + compression thread / DuckDB ${threads} threads: ${fmt(ft.sec / dw.sec, 2)}x median, ${fmt(ft.best / dw.best, 2)}x best`);
   console.log(`write time, freshet per-value API / DuckDB 1 thread: ${fmt(fw.sec / d1.sec, 2)}x median, ${fmt(fw.best / d1.best, 2)}x best`);
+  console.log(`CPU seconds to write, freshet per-value API / DuckDB ${threads} threads: ${fmt(fw.cpu / dw.cpu, 2)}x; / DuckDB 1 thread: ${fmt(fw.cpu / d1.cpu, 2)}x`);
   console.log(`file size, freshet / DuckDB: ${fmt(fw.file / dw.file, 3)}x (${fmt(fw.file / 1e6, 2)} MB vs ${fmt(dw.file / 1e6, 2)} MB)`);
 }
 console.log(`DuckDB reads the same aggregates from both files: ${same ? 'yes' : `NO\n  freshet: ${a1}\n  duckdb:  ${a2}`}`);
