@@ -275,8 +275,9 @@ void fr_dedup_stats(const struct fr_dedup *dedup, struct fr_dedup_stats *stats);
 /* Append the state to out (deterministic bytes; FR_ETOOBIG past out's cap,
  * FR_ENOMEM). */
 int fr_dedup_save(const struct fr_dedup *dedup, struct fr_buf *out);
-/* Replace the state with a saved one: FR_ECRC / FR_ECORRUPT, FR_ETOOBIG (more keys than max_keys),
- * FR_ENOMEM; on error the state is unchanged. */
+/* Replace the state with a saved one: FR_ECRC / FR_ECORRUPT for damage,
+ * FR_ETOOBIG for more keys than max_keys, FR_ENOMEM; on error the state is
+ * unchanged. */
 int fr_dedup_load(struct fr_dedup *dedup, const void *bytes, size_t len);
 
 /* ------------------------------------------------------------------------ */
