@@ -18,7 +18,7 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 build_pkgs=(build-essential cmake ninja-build pkg-config clang
     libcurl4-openssl-dev libmicrohttpd-dev libinih-dev libzstd-dev libsnappy-dev
     libsqlite3-dev zstd curl ca-certificates)
-test_pkgs=(nodejs npm python3)
+test_pkgs=(nodejs npm python3 chromium)
 
 need=()
 for p in "${build_pkgs[@]}"; do
@@ -46,4 +46,13 @@ if [ "$want_test" = 1 ] && [ -f "$here/tests/interop/package.json" ]; then
         touch node_modules
     fi
 fi
+if [ "$want_test" = 1 ] && [ -f "$here/tests/browser/package.json" ]; then
+    cd "$here/tests/browser"
+    if [ ! -d node_modules ] || [ package.json -nt node_modules ]; then
+        echo "setup: npm install (tests/browser)"
+        npm install --no-audit --no-fund --loglevel=error
+        touch node_modules
+    fi
+fi
+bash "$here/scripts/web-setup.sh"
 echo "setup: done"
