@@ -1,0 +1,166 @@
+// api.js — the one place the pages know freshet's HTTP API (docs/API.md):
+// the endpoint paths, and readers that turn the JSON documents into the
+// plain figures the dashboard and the explorer draw. When the API changes,
+// this file changes; the pages do not.
+//
+// Runs in the browser's main thread only. Nothing here polls: the dashboard
+// gets its updates pushed over /api/v1/stream (Server-Sent Events).
+
+// Relative, so the pages also work behind a proxy that adds a path prefix.
+export const PATHS = {
+    status: 'api/v1/status',
+    live: 'api/v1/live',
+    stream: 'api/v1/stream',
+    tables: 'api/v1/tables',
+};
+
+// The freshness objective the dashboard measures against, in seconds.
+export const FRESHNESS_SLO_S = 120;
+
+export async function getJSON(path, init) {
+    const res = await fetch(path, {cache: 'no-store', ...init});
+    if (!res.ok) {
+        throw new Error(`${path}: HTTP ${res.status}`);
+    }
+    return res.json();
+}
+
+function num(v) {
+    if (v === null || v === undefined || v === '') {
+        return null;
+    }
+    const n = Number(v);
+    return Number.isFinite(n) ? n : null;
+}
+
+// The value of a labelled metric (an object from label value to number),
+// summed over its labels; null while any is null.
+function sumLabels(v) {
+    if (!v || typeof v !== 'object') {
+        return num(v);
+    }
+    let total = 0;
+    for (const x of Object.values(v)) {
+        if (num(x) === null) {
+            return null;
+        }
+        total += num(x);
+    }
+    return total;
+}
+
+function ms(seconds) {
+    const v = num(seconds);
+    return v === null ? null : v * 1000;
+}
+
+// A histogram {count, sum, le, counts} (counts cumulative, one more than
+// le: the last is +Inf) as per-bucket counts with upper bounds in ms.
+function buckets(h) {
+    if (!h || !Array.isArray(h.le) || !Array.isArray(h.counts)) {
+        return {bounds: [], counts: []};
+    }
+    const bounds = [...h.le.map(b => Number(b) * 1000), Infinity];
+    const counts = h.counts.map((c, i) => Number(c) - (i ? Number(h.counts[i - 1]) : 0));
+    return {bounds, counts};
+}
+
+// readStatus(doc) -> the dashboard's figures from one /api/v1/status
+// document (or one `event: status` payload, which is the same document).
+// Durations come out in milliseconds, timestamps in Unix milliseconds.
+export function readStatus(doc) {
+    const stages = doc.stages || {};
+    const ing = stages.ingest || {};
+    const pr = stages.process || {};
+    const im = ing.metrics || {};
+    const ir = ing.rates || {};
+    const pm = pr.metrics || {};
+    const prr = pr.rates || {};
+    const t = num(doc.now_ms) ?? Date.now();
+    const outcomes = pm.process_records_total || {};
+    const outRates = prr.process_records_total || {};
+    const newest = num(pm.process_last_committed_event_timestamp_seconds);
+    const reasons = {};
+    for (const [k, v] of Object.entries(pm.process_dlq_records_total || {})) {
+        if (num(v)) {
+            reasons[k] = num(v);
+        }
+    }
+    return {
+        t,
+        ingest: {
+            up: Boolean(ing.up),
+            events: num(im.ingest_events_received_total),
+            rate: num(ir.ingest_events_received_total),
+            reconnects: num(im.ingest_sse_reconnects_total),
+            lastEvent: ms(im.ingest_last_event_timestamp_seconds),
+        },
+        process: {
+            up: Boolean(pr.up),
+            epochs: num(pm.process_epochs_total),
+            batchMs: ms(pm.process_last_batch_duration_seconds),
+            triggerMs: ms(pm.process_trigger_interval_seconds),
+            commitMs: ms(pm.process_last_commit_duration_seconds),
+            hist: buckets(pm.process_batch_duration_seconds),
+            silver: num(outcomes.silver),
+            duplicate: num(outcomes.duplicate),
+            late: num(outcomes.late),
+            dlq: num(outcomes.dlq),
+            recordsRate: sumLabels(prr.process_records_total),
+            duplicateRate: num(outRates.duplicate),
+            lateRate: num(outRates.late),
+            dlqRate: num(outRates.dlq),
+            dlqByReason: reasons,
+            watermarkLagS: num(pm.process_watermark_lag_seconds),
+            dedupKeys: num(pm.process_dedup_keys),
+            dedupBytes: num(pm.process_dedup_bytes),
+            offsetsBehind: num(pm.process_offsets_behind),
+            // Measured against serve's clock, so it keeps growing while
+            // the processor is stopped; the gauge is the fallback.
+            freshnessS: newest !== null ? Math.max(0, t / 1000 - newest) : num(pm.process_freshness_seconds),
+        },
+    };
+}
+
+// readLive(doc) -> {up, windows (open minutes), wikis [{wiki, events, edits,
+// perMinute}] most events first, pages [{rank, wiki, title, edits}],
+// topStart/topEnd (ms) of the window the pages rank}.
+export function readLive(doc) {
+    const view = doc.view || null;
+    const minutes = view ? view.minutes || [] : [];
+    const top = view ? view.top : null;
+    return {
+        t: view ? num(view.updated_ms) ?? Date.now() : Date.now(),
+        up: Boolean(doc.up),
+        hasView: view !== null,
+        epoch: view ? num(view.epoch) : null,
+        windows: new Set(minutes.map(m => m.start_ms)).size,
+        wikis: (view ? view.wikis || [] : []).map(w => ({
+            wiki: String(w.wiki),
+            events: num(w.events) || 0,
+            edits: num(w.edits) || 0,
+            perMinute: num(w.events_per_minute),
+        })),
+        pages: (top ? top.pages || [] : []).map(p => ({
+            rank: num(p.rank),
+            wiki: String(p.wiki),
+            title: String(p.title),
+            edits: num(p.count) || 0,
+        })),
+        topStart: top ? num(top.start_ms) : null,
+        topEnd: top ? num(top.end_ms) : null,
+    };
+}
+
+// readTables(doc, base) -> [{name, records, columns [{name, type}], files
+// [absolute URL], truncated}]. The file URLs are made absolute against the
+// page so DuckDB-WASM can fetch them.
+export function readTables(doc, base) {
+    return (doc.tables || []).map(t => ({
+        name: String(t.name),
+        records: num(t.records) || 0,
+        columns: (t.columns || []).map(c => ({name: String(c.name), type: String(c.type)})),
+        files: (t.files || []).map(f => new URL(f.url, base).href),
+        truncated: Boolean(t.files_truncated),
+    }));
+}
