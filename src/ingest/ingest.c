@@ -37,6 +37,7 @@
 #include "core/err.h"
 #include "log/log.h"
 #include "sse/sse.h"
+#include "stats/stats.h"
 
 #include <getopt.h>
 #include <pthread.h>
@@ -59,6 +60,7 @@ struct ingest {
     struct fr_conf *conf;
     struct fr_log *log;
     struct fr_sse_client *client;
+    struct fr_stats *stats; /* <data>/stats/ingest.stats (thread-safe) */
     pthread_mutex_t lock;
     int log_error; /* first log error, under lock */
 
@@ -142,6 +144,30 @@ static int ingest_ring_load(struct ingest *in)
     return FR_OK;
 }
 
+/* fr_log_maybe_flush, timing the group commits it performs. Under lock. */
+static int ingest_maybe_flush(struct ingest *in, int64_t now_ms)
+{
+    int64_t t0 = fr_mono_ns();
+    int rc = fr_log_maybe_flush(in->log, now_ms);
+    if (rc == 1) {
+        fr_stats_observe(in->stats, FR_STATS_INGEST_FSYNC, (double)(fr_mono_ns() - t0) / 1e9);
+    }
+    return rc;
+}
+
+/* Copy the SSE client's counters into the stats and publish them. */
+static void ingest_publish(struct ingest *in)
+{
+    if (in->client) {
+        struct fr_sse_client_stats s;
+        fr_sse_client_stats(in->client, &s);
+        fr_stats_set_counter(in->stats, FR_STATS_INGEST_RECONNECTS, 0, s.reconnects);
+        fr_stats_set_counter(in->stats, FR_STATS_INGEST_STALLS, 0, s.stalls);
+        fr_stats_set_counter(in->stats, FR_STATS_INGEST_OVERSIZE, 0, s.oversize);
+    }
+    fr_stats_publish(in->stats);
+}
+
 static const char *ingest_resume_id(void *arg)
 {
     struct ingest *in = arg;
@@ -196,15 +222,18 @@ static int ingest_on_event(void *arg, const struct fr_sse_event *ev)
         in->n.ignored++;
         return FR_OK;
     }
+    fr_stats_add(in->stats, FR_STATS_INGEST_EVENTS, 0, 1);
     struct fr_ingest_meta meta;
     fr_ingest_extract(ev->data, ev->data_len, &meta);
     if (meta.canary) {
         in->n.canaries++;
+        fr_stats_add(in->stats, FR_STATS_INGEST_CANARIES, 0, 1);
         return FR_OK;
     }
     uint64_t fp = ingest_fingerprint(ev->data, ev->data_len, ev->id, ev->id_len);
     if (in->events_since_connect++ < INGEST_RING && ingest_ring_has(in, fp)) {
         in->n.overlap++;
+        fr_stats_add(in->stats, FR_STATS_INGEST_OVERLAP, 0, 1);
         return FR_OK;
     }
 
@@ -231,7 +260,7 @@ static int ingest_on_event(void *arg, const struct fr_sse_event *ev)
         int64_t offset;
         rc = fr_log_append(in->log, partition, &rec, &offset);
         if (rc == FR_OK) {
-            rc = fr_log_maybe_flush(in->log, fr_mono_ms());
+            rc = ingest_maybe_flush(in, fr_mono_ms());
         }
         if (rc < 0) {
             in->log_error = rc;
@@ -244,6 +273,13 @@ static int ingest_on_event(void *arg, const struct fr_sse_event *ev)
         return rc;
     }
     in->n.events++;
+    fr_stats_add(in->stats, FR_STATS_INGEST_LOG_RECORDS, 0, 1);
+    fr_stats_add(in->stats, FR_STATS_INGEST_LOG_BYTES, 0,
+                 ev->data_len + meta.key_len + ev->id_len);
+    if (meta.event_ms >= 0) {
+        fr_stats_set(in->stats, FR_STATS_INGEST_LAST_EVENT, 0, (double)meta.event_ms / 1000.0);
+    }
+    fr_stats_set(in->stats, FR_STATS_INGEST_LAST_APPEND, 0, (double)fr_wall_ms() / 1000.0);
     ingest_ring_put(in, fp);
     fr_buf_reset(&in->last_id);
     fr_buf_append(&in->last_id, ev->id, ev->id_len);
@@ -281,7 +317,7 @@ static void *ingest_flusher(void *arg)
         int64_t now = fr_mono_ms();
         pthread_mutex_lock(&in->lock);
         if (in->log_error == FR_OK) {
-            int rc = fr_log_maybe_flush(in->log, now);
+            int rc = ingest_maybe_flush(in, now);
             if (rc < 0) {
                 in->log_error = rc;
                 fr_error("ingest", "log flush failed: %s (%s); stopping", fr_strerror(rc),
@@ -289,6 +325,7 @@ static void *ingest_flusher(void *arg)
                 fr_sse_client_stop(in->client);
             }
         }
+        ingest_publish(in);
         if (now >= next_status) {
             ingest_status(in, now);
             next_status = now + in->conf->ingest_status_interval_s * 1000;
@@ -363,6 +400,7 @@ int fr_cmd_ingest(struct fr_conf *conf, int argc, char **argv)
                  fr_strerror(rc), fr_err_name(rc));
         goto cleanup;
     }
+    fr_stats_open(conf->general_data_dir, FR_STATS_INGEST, &in.stats);
     /* Resume from the newest durable record over all partitions. */
     int64_t newest = -1;
     for (int32_t p = 0; p < fr_log_partitions(in.log); p++) {
@@ -425,7 +463,11 @@ int fr_cmd_ingest(struct fr_conf *conf, int argc, char **argv)
     flusher_started = 0;
 
     pthread_mutex_lock(&in.lock);
+    int64_t flush_t0 = fr_mono_ns();
     int frc = in.log_error == FR_OK ? fr_log_flush(in.log) : in.log_error;
+    if (frc == FR_OK) {
+        fr_stats_observe(in.stats, FR_STATS_INGEST_FSYNC, (double)(fr_mono_ns() - flush_t0) / 1e9);
+    }
     pthread_mutex_unlock(&in.lock);
     ingest_status(&in, fr_mono_ms());
     if (rc < 0 || frc < 0 || in.log_error < 0) {
@@ -440,7 +482,9 @@ cleanup:
         ingest_stop = 1;
         pthread_join(flusher, NULL);
     }
+    ingest_publish(&in);
     fr_sse_client_destroy(in.client);
+    fr_stats_close(in.stats);
     fr_log_close(in.log);
     fr_buf_free(&in.resume);
     fr_buf_free(&in.last_id);

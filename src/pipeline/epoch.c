@@ -40,6 +40,7 @@
 #include "pipeline/checkpoint.h"
 #include "pipeline/tables.h"
 #include "process/process.h"
+#include "stats/stats.h"
 
 #include <getopt.h>
 #include <inttypes.h>
@@ -79,6 +80,7 @@ struct proc_run {
     int once;  /* --once: no waiting; stop when the log is drained */
     struct epoch_counts n;
     int sink_rc;
+    struct fr_stats *stats; /* <data>/stats/process.stats */
 };
 
 /* ---------------------------------------------------------------- sinks */
@@ -145,6 +147,67 @@ static int process_record(struct proc_run *run, const struct fr_log_rec *rec, in
     return FR_EINVAL;
 }
 
+/* ---------------------------------------------------------------- stats */
+
+/* Publish what moves with the clock and the log (and the heartbeat):
+ * called while the planner waits for records. behind: records durable in
+ * the log past the checkpoint. */
+static void stats_tick(struct proc_run *run, int64_t behind)
+{
+    double now = (double)fr_wall_ms() / 1000.0;
+    fr_stats_set(run->stats, FR_STATS_PROC_BEHIND, 0, (double)behind);
+    fr_stats_set(run->stats, FR_STATS_PROC_WM_LAG, 0,
+                 now - fr_stats_get(run->stats, FR_STATS_PROC_WATERMARK, 0));
+    fr_stats_set(run->stats, FR_STATS_PROC_FRESHNESS, 0,
+                 now - fr_stats_get(run->stats, FR_STATS_PROC_NEWEST, 0));
+    fr_stats_publish(run->stats);
+}
+
+/* Publish the state after the checkpoint of epoch (the lake holds exactly
+ * what the operators have seen): the pipeline's totals, kept in the
+ * checkpoint, and the provisional view. batch_ms < 0: no epoch was run
+ * (start-up) or it replayed one already in the lake. */
+static void stats_epoch(struct proc_run *run, int64_t epoch, int64_t batch_ms, int64_t commit_ms)
+{
+    struct fr_stats *st = run->stats;
+    struct fr_proc_stats ps;
+    fr_proc_stats(run->proc, &ps);
+    if (batch_ms >= 0) {
+        fr_stats_add(st, FR_STATS_PROC_EPOCHS, 0, 1);
+        fr_stats_observe(st, FR_STATS_PROC_BATCH, (double)batch_ms / 1000.0);
+        fr_stats_observe(st, FR_STATS_PROC_COMMIT, (double)commit_ms / 1000.0);
+        fr_stats_set(st, FR_STATS_PROC_LAST_BATCH, 0, (double)batch_ms / 1000.0);
+        fr_stats_set(st, FR_STATS_PROC_LAST_COMMIT, 0, (double)commit_ms / 1000.0);
+        fr_stats_set(st, FR_STATS_PROC_LAST_COMMIT_TS, 0, (double)fr_wall_ms() / 1000.0);
+    }
+    if (epoch >= 0) {
+        fr_stats_set(st, FR_STATS_PROC_LAST_EPOCH, 0, (double)epoch);
+    }
+    uint64_t dlq = 0;
+    for (int r = 1; r < FR_GATE_REASON_COUNT; r++) {
+        fr_stats_set_counter(st, FR_STATS_PROC_DLQ, (unsigned)(r - 1), ps.rejected[r]);
+        dlq += ps.rejected[r];
+    }
+    fr_stats_set_counter(st, FR_STATS_PROC_RECORDS, 0, ps.silver);
+    fr_stats_set_counter(st, FR_STATS_PROC_RECORDS, 1, ps.duplicates);
+    fr_stats_set_counter(st, FR_STATS_PROC_RECORDS, 2, ps.late);
+    fr_stats_set_counter(st, FR_STATS_PROC_RECORDS, 3, dlq);
+    if (ps.watermark_us != FR_PROC_WM_NONE) {
+        fr_stats_set(st, FR_STATS_PROC_WATERMARK, 0, (double)ps.watermark_us / 1e6);
+    }
+    fr_stats_set(st, FR_STATS_PROC_DEDUP_KEYS, 0, (double)ps.dedup.keys);
+    fr_stats_set(st, FR_STATS_PROC_DEDUP_BYTES, 0, (double)ps.dedup.bytes);
+    int64_t newest = FR_PROC_WM_NONE;
+    int rc = fr_stats_view_publish(st, run->proc, epoch, &newest);
+    if (rc < 0) {
+        fr_warn("process", "cannot write the live view: %s", fr_strerror(rc));
+    }
+    if (newest != FR_PROC_WM_NONE) {
+        fr_stats_set(st, FR_STATS_PROC_NEWEST, 0, (double)newest / 1e6);
+    }
+    fr_stats_publish(st);
+}
+
 /* ------------------------------------------------------------- planning */
 
 static int64_t partition_end(struct proc_run *run, uint32_t p)
@@ -190,6 +253,7 @@ static int plan_epoch(struct proc_run *run, struct fr_ck_range *range)
             ends[p] = partition_end(run, p);
             avail += ends[p] - run->ck.next[p];
         }
+        stats_tick(run, avail);
         int64_t waited = fr_mono_ms() - t0;
         if (avail >= max || (avail > 0 && (waited >= run->conf->process_trigger_ms ||
                                            process_stop || run->once))) {
@@ -393,6 +457,7 @@ static int run_epoch(struct proc_run *run, const struct fr_ck_range *range)
             range->epoch, committed ? " (already in the lake: state rebuilt)" : "", run->n.records,
             run->n.silver, run->n.duplicates, run->n.late, run->n.dlq, run->n.gold_epm,
             run->n.gold_top, t1 - t0, t2 - t1, wm, st.dedup.keys);
+    stats_epoch(run, range->epoch, committed ? -1 : fr_mono_ms() - t0, t2 - t1);
     return FR_OK;
 }
 
@@ -463,6 +528,8 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
         }
         goto cleanup;
     }
+    fr_stats_open(conf->general_data_dir, FR_STATS_PROCESS, &run->stats);
+    fr_stats_set(run->stats, FR_STATS_PROC_TRIGGER, 0, (double)conf->process_trigger_ms / 1000.0);
     struct fr_ice_catalog_opts copts = {.data_dir = conf->general_data_dir};
     rc = fr_ice_catalog_open(&copts, &run->cat);
     if (rc == FR_OK) {
@@ -515,6 +582,7 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
                  run->dir, fr_strerror(rc), fr_err_name(rc));
         goto cleanup;
     }
+    stats_epoch(run, run->ck.epoch, -1, 0);
     /* A planned epoch the last run did not finish fixes the next range. */
     struct fr_ck_range planned;
     int have_plan = fr_ck_wal_last(run->dir, &planned) == FR_OK &&
@@ -548,6 +616,7 @@ cleanup:
     for (uint32_t p = 0; p < FR_CK_MAX_PARTS; p++) {
         fr_log_reader_close(run->readers[p]);
     }
+    fr_stats_close(run->stats);
     fr_proc_destroy(run->proc);
     fr_ice_catalog_close(run->cat);
     fr_buf_free(&run->ck.state);

@@ -1,0 +1,197 @@
+/*
+ * stats.h — freshet's metrics across processes (docs/adr/0009-stats-files.md).
+ *
+ * Each stage process (ingest, process) owns one small memory-mapped stats
+ * file, <data>/stats/<stage>.stats, laid out from the metric table in
+ * stats_table.h (byte table and seqlock protocol at the top of stats.c).
+ * The stage updates its figures in private memory and publishes them into
+ * the file under a seqlock; `freshet serve` reads the files, so any stage
+ * can die or restart without taking the others' metrics or the dashboard
+ * down. The processor also writes its provisional view of the open windows
+ * to <data>/stats/view.json (view.c).
+ *
+ * Writer side (one handle per stage process):
+ *   fr_stats_open(data_dir, FR_STATS_INGEST, &st);
+ *   fr_stats_add(st, FR_STATS_INGEST_EVENTS, 0, 1);      any thread
+ *   fr_stats_observe(st, FR_STATS_INGEST_FSYNC, 0.004);   any thread
+ *   fr_stats_publish(st);                                 any thread, often
+ *   fr_stats_close(st);
+ * Every writer function accepts a NULL handle and then does nothing, so a
+ * stage never branches on whether it publishes. A handle whose file cannot
+ * be created (read-only disk, another live writer) keeps working in memory
+ * and says so once on stderr: observability never stops the pipeline.
+ *
+ * Reader side: fr_stats_read(data_dir, stage, &snap) takes a consistent
+ * snapshot (all values from one publish) without blocking the writer.
+ *
+ * Threads: all writer functions are thread-safe on one handle (counters and
+ * gauges are atomics; histograms and publish take the handle's mutex).
+ * Readers are independent of writers and of each other.
+ */
+#ifndef FR_STATS_H
+#define FR_STATS_H
+
+#include "stats/stats_table.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct fr_buf;
+struct fr_proc;
+
+enum fr_stats_stage { FR_STATS_INGEST = 0, FR_STATS_PROCESS, FR_STATS_SERVE, FR_STATS_STAGES };
+enum fr_stats_type { FR_STATS_COUNTER = 1, FR_STATS_GAUGE, FR_STATS_HISTOGRAM };
+
+/* Sizes of the label and bucket sets. */
+enum {
+#define FR_STATS_NLAB_ENUM(set, name, n) FR_STATS_NLAB_##set = (n),
+    FR_STATS_LABEL_SETS(FR_STATS_NLAB_ENUM)
+#undef FR_STATS_NLAB_ENUM
+#define FR_STATS_NBUCK_ENUM(set, n) FR_STATS_NBUCK_##set = (n),
+    FR_STATS_BUCKET_SETS(FR_STATS_NBUCK_ENUM)
+#undef FR_STATS_NBUCK_ENUM
+};
+
+/* One id per metric, in table order. */
+enum fr_stats_id {
+#define FR_STATS_ID_ENUM(id, stage, name, type, unit, labels, buckets, help) FR_STATS_##id,
+    FR_STATS_TABLE(FR_STATS_ID_ENUM)
+#undef FR_STATS_ID_ENUM
+        FR_STATS_COUNT
+};
+
+/* Slots (8 bytes each) a metric takes: one per label value for counters and
+ * gauges; for a histogram one per bucket, one for +Inf, one for the sum. */
+#define FR_STATS_WIDTH_COUNTER(labels, buckets) FR_STATS_NLAB_##labels
+#define FR_STATS_WIDTH_GAUGE(labels, buckets) FR_STATS_NLAB_##labels
+#define FR_STATS_WIDTH_HISTOGRAM(labels, buckets) (FR_STATS_NBUCK_##buckets + 2)
+
+/* The first slot of each metric, computed at compile time: each metric's
+ * _LAST constant makes the next one start right after it. */
+enum fr_stats_slot {
+#define FR_STATS_SLOT_ENUM(id, stage, name, type, unit, labels, buckets, help)                     \
+    FR_STATS_SLOT_##id, FR_STATS_SLOT_##id##_LAST =                                                \
+                            FR_STATS_SLOT_##id + FR_STATS_WIDTH_##type(labels, buckets) - 1,
+    FR_STATS_TABLE(FR_STATS_SLOT_ENUM)
+#undef FR_STATS_SLOT_ENUM
+        FR_STATS_NSLOTS
+};
+
+/* What the table says about one metric. */
+struct fr_stats_meta {
+    enum fr_stats_id id;
+    enum fr_stats_stage stage;
+    const char *name; /* without the freshet_ prefix */
+    enum fr_stats_type type;
+    const char *unit;  /* "seconds", "bytes" or "" */
+    const char *label; /* label name, "" when unlabelled */
+    unsigned nlabels;  /* label values (1 when unlabelled) */
+    unsigned nbuckets; /* histogram bounds, +Inf excluded */
+    const double *bounds;
+    const char *help;
+    unsigned slot;  /* first slot */
+    unsigned width; /* slots */
+};
+
+const struct fr_stats_meta *fr_stats_meta(enum fr_stats_id id);
+/* The i-th value of the metric's label set ("oversize", "silver", "ingest"). */
+const char *fr_stats_label_value(const struct fr_stats_meta *meta, unsigned i);
+/* "ingest", "process", "serve". */
+const char *fr_stats_stage_name(enum fr_stats_stage stage);
+/* Checksum of the table's layout (names, types, labels, buckets), stored in
+ * every file so that a reader never misreads a file from another build. */
+uint32_t fr_stats_layout_crc(void);
+
+/* ------------------------------------------------------------ writing -- */
+
+struct fr_stats;
+
+/* Create <data_dir>/stats/<stage>.stats (replacing a dead writer's file and
+ * carrying its counters over, so counters stay monotonic across restarts)
+ * and return a handle. FR_ENOMEM only; a file that cannot be set up gives
+ * an in-memory handle and one warning. FR_EINVAL for FR_STATS_SERVE. */
+int fr_stats_open(const char *data_dir, enum fr_stats_stage stage, struct fr_stats **out);
+/* A handle with no file (serve's own figures, tests). */
+int fr_stats_open_memory(enum fr_stats_stage stage, struct fr_stats **out);
+/* Publish one last time and release. The file stays: readers see the
+ * values with the stage down. Accepts NULL. */
+void fr_stats_close(struct fr_stats *st);
+/* 1 when the handle publishes into a file. */
+int fr_stats_has_file(const struct fr_stats *st);
+
+/* Counters: add n, or set an absolute value (for totals the stage keeps
+ * itself, e.g. in its checkpoint). label is the index in the label set. */
+void fr_stats_add(struct fr_stats *st, enum fr_stats_id id, unsigned label, uint64_t n);
+void fr_stats_set_counter(struct fr_stats *st, enum fr_stats_id id, unsigned label, uint64_t v);
+/* Gauges (NaN: no value yet; published as absent). */
+void fr_stats_set(struct fr_stats *st, enum fr_stats_id id, unsigned label, double v);
+double fr_stats_get(const struct fr_stats *st, enum fr_stats_id id, unsigned label);
+/* Histograms: one observation. */
+void fr_stats_observe(struct fr_stats *st, enum fr_stats_id id, double v);
+/* Copy every value into the file under the seqlock and beat the heartbeat. */
+void fr_stats_publish(struct fr_stats *st);
+/* Take the processor's provisional view (fr_proc_view) and write it to
+ * <data>/stats/view.json (fr_stats_view_json below; replaced atomically by
+ * rename, not fsynced: it is derived and rewritten every epoch; not written
+ * by a handle without a file). *max_event_us (may be NULL) receives the
+ * largest event time the processor has seen, FR_PROC_WM_NONE when none. */
+int fr_stats_view_publish(struct fr_stats *st, struct fr_proc *proc, int64_t epoch,
+                          int64_t *max_event_us);
+
+/* ------------------------------------------------------------ reading -- */
+
+/* Heartbeats older than this mark a live process as not up. */
+#define FR_STATS_STALE_MS 30000
+
+struct fr_stats_snap {
+    enum fr_stats_stage stage;
+    int present;           /* a file (or handle) was read */
+    int alive;             /* a live process holds the file's lock */
+    int torn;              /* the writer died mid-publish: values may mix two publishes */
+    int64_t pid;           /* of the writer (the last one, when it died) */
+    int64_t started_ms;    /* Unix ms */
+    int64_t heartbeat_ms;  /* Unix ms of the newest publish */
+    uint64_t publishes;    /* publish count of this file */
+    int64_t read_mono_ns;  /* when the snapshot was taken (fr_mono_ns) */
+    uint64_t slots[FR_STATS_NSLOTS];
+};
+
+/* Snapshot the stage's file. FR_ENOTFOUND when there is none (snap->present
+ * 0), FR_ECORRUPT for a file of another format or layout. */
+int fr_stats_read(const char *data_dir, enum fr_stats_stage stage, struct fr_stats_snap *snap);
+/* Snapshot a handle's own values (serve's in-memory figures). */
+void fr_stats_snapshot(struct fr_stats *st, struct fr_stats_snap *snap);
+/* "up": alive and a heartbeat younger than FR_STATS_STALE_MS at now_ms. */
+int fr_stats_snap_up(const struct fr_stats_snap *snap, int64_t now_ms);
+uint64_t fr_stats_snap_counter(const struct fr_stats_snap *snap, enum fr_stats_id id,
+                               unsigned label);
+double fr_stats_snap_gauge(const struct fr_stats_snap *snap, enum fr_stats_id id, unsigned label);
+/* Histogram: observations (the +Inf bucket) and their sum. */
+uint64_t fr_stats_snap_hist_count(const struct fr_stats_snap *snap, enum fr_stats_id id);
+double fr_stats_snap_hist_sum(const struct fr_stats_snap *snap, enum fr_stats_id id);
+/* Path of a stage's file: <data_dir>/stats/<stage>.stats. */
+int fr_stats_path(const char *data_dir, enum fr_stats_stage stage, char *out, size_t outlen);
+
+/* ---------------------------------------------------------- rendering -- */
+
+/* Prometheus text format 0.0.4: every metric of every present snapshot
+ * (snaps indexed by stage; NULL or not present: that stage's samples are
+ * left out), HELP and TYPE lines, `freshet_` prefix. FR_ETOOBIG past out's cap. */
+int fr_stats_render_prom(const struct fr_stats_snap *const snaps[FR_STATS_STAGES],
+                         struct fr_buf *out);
+/* JSON object of one stage's metrics, keyed by name (docs/API.md). */
+int fr_stats_render_json(const struct fr_stats_snap *snap, struct fr_buf *out);
+/* JSON object of one stage's counter rates per second between old and now
+ * (old NULL: every rate null). */
+int fr_stats_render_rates(const struct fr_stats_snap *now, const struct fr_stats_snap *old,
+                          struct fr_buf *out);
+/* docs/METRICS.md. */
+int fr_stats_markdown(struct fr_buf *out);
+
+/* The provisional view as the JSON object of docs/API.md (/api/v1/live's
+ * "view"), bounded by the view's own caps. */
+struct fr_proc_view;
+int fr_stats_view_json(const struct fr_proc_view *view, int64_t epoch, int64_t now_ms,
+                       struct fr_buf *out);
+
+#endif
