@@ -65,6 +65,16 @@
       "Larger log records are dead-lettered (oversize).")                                 \
     X(process, row_group_bytes, INT, "8388608", 1 * FR_MiB, 512 * FR_MiB, 0,              \
       "Parquet row-group size: bounds each table writer's memory.")                       \
+    X(maintenance, interval_s, INT, "60", 5, 86400, 0,                                    \
+      "`up`/`demo` run table maintenance (`freshet compact`) this often, beside the stream.") \
+    X(maintenance, expire_after_s, INT, "900", 60, 31536000, 0,                           \
+      "Expire snapshots older than this (time travel reaches this far back); each pipeline's newest epoch marker is always kept.") \
+    X(maintenance, retain_last, INT, "50", 1, 100000, 0,                                  \
+      "Keep at least this many snapshots per table, however old.")                       \
+    X(maintenance, orphans_after_s, INT, "3600", 600, 31536000, 0,                        \
+      "Remove files no snapshot references once they are this old (a commit in flight writes files first).") \
+    X(maintenance, target_file_bytes, INT, "134217728", 1 * FR_MiB, 4 * FR_GiB, 0,        \
+      "Compaction bin-packs small data files into files of about this size.")            \
     X(demo, feed_listen, STR, "127.0.0.1:8788", 0, 0, 0,                                 \
       "Where `freshet demo` runs its built-in synthetic feed.")                            \
     X(demo, rate, INT, "200", 1, 1000000, 0,                                              \

@@ -13,7 +13,9 @@
  *                   └──SIGTERM to supervisor──► STOPPING ──exit──► DONE
  *
  * A child that ran for more than 60 s before dying is restarted after the
- * minimum delay again (its backoff resets).
+ * minimum delay again (its backoff resets). A periodic job (table
+ * maintenance) that exits 0 runs again after its period; if it fails it is
+ * retried with the same backoff as a stage.
  */
 #include "main/cmd.h"
 
@@ -40,6 +42,7 @@ struct sup_child {
     int64_t next_start_ms;
     int64_t backoff_ms;
     int restarts;
+    int64_t period_ms; /* > 0: a periodic job; a clean exit waits this long, not a backoff */
 };
 
 static volatile sig_atomic_t sup_stop;
@@ -102,7 +105,11 @@ static int sup_run(struct fr_conf *conf, struct sup_child *children, int nchildr
     int64_t now = fr_mono_ms();
     for (int i = 0; i < nchildren; i++) {
         children[i].backoff_ms = conf->up_restart_min_ms;
-        sup_start(&children[i], now);
+        if (children[i].period_ms > 0) {
+            children[i].next_start_ms = now + children[i].period_ms;
+        } else {
+            sup_start(&children[i], now);
+        }
     }
     while (!sup_stop) {
         int wstatus;
@@ -114,6 +121,10 @@ static int sup_run(struct fr_conf *conf, struct sup_child *children, int nchildr
                 continue;
             }
             child->pid = 0;
+            if (child->period_ms > 0 && WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) {
+                child->next_start_ms = now + child->period_ms;
+                continue;
+            }
             if (now - child->started_ms > 60000) {
                 child->backoff_ms = conf->up_restart_min_ms;
             }
@@ -166,6 +177,25 @@ static int sup_run(struct fr_conf *conf, struct sup_child *children, int nchildr
     return status;
 }
 
+/* Table maintenance as a periodic child: `freshet compact` with the
+ * [maintenance] settings, so expiry and compaction never stall the stream. */
+struct sup_maint_args {
+    char expire[32], retain[32], orphans[32], target[32];
+};
+
+static void sup_maint_init(struct fr_conf *conf, struct sup_child *child,
+                           struct sup_maint_args *a)
+{
+    snprintf(a->expire, sizeof a->expire, "%lld", (long long)conf->maintenance_expire_after_s);
+    snprintf(a->retain, sizeof a->retain, "%lld", (long long)conf->maintenance_retain_last);
+    snprintf(a->orphans, sizeof a->orphans, "%lld", (long long)conf->maintenance_orphans_after_s);
+    snprintf(a->target, sizeof a->target, "%lld", (long long)conf->maintenance_target_file_bytes);
+    char *words[] = {"compact", "--expire-older-than", a->expire, "--retain-last", a->retain,
+                     "--orphans-older-than", a->orphans, "--target-bytes", a->target, NULL};
+    sup_child_init(child, "maintenance", words);
+    child->period_ms = conf->maintenance_interval_s * 1000;
+}
+
 static int sup_help(const char *cmd, int argc, char **argv, const char *text)
 {
     static const struct option opts[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
@@ -198,7 +228,9 @@ int fr_cmd_up(struct fr_conf *conf, int argc, char **argv)
     char *process[] = {"process", NULL};
     sup_child_init(&children[0], "ingest", ingest);
     sup_child_init(&children[1], "process", process);
-    return sup_run(conf, children, 2);
+    struct sup_maint_args margs;
+    sup_maint_init(conf, &children[2], &margs);
+    return sup_run(conf, children, 3);
 }
 
 int fr_cmd_demo(struct fr_conf *conf, int argc, char **argv)
@@ -220,5 +252,7 @@ int fr_cmd_demo(struct fr_conf *conf, int argc, char **argv)
     sup_child_init(&children[0], "feed", feed);
     sup_child_init(&children[1], "ingest", ingest);
     sup_child_init(&children[2], "process", process);
-    return sup_run(conf, children, 3);
+    struct sup_maint_args margs;
+    sup_maint_init(conf, &children[3], &margs);
+    return sup_run(conf, children, 4);
 }
