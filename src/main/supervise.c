@@ -245,8 +245,12 @@ int fr_cmd_demo(struct fr_conf *conf, int argc, char **argv)
     snprintf(rate, sizeof rate, "%lld", (long long)conf->demo_rate);
     snprintf(source, sizeof source, "http://%s/v2/stream/recentchange", conf->demo_feed_listen);
     struct sup_child children[SUP_MAX_CHILDREN];
+    /* A realistic stream with a little of everything, so every table fills:
+     * duplicates, late events (5 minutes behind), malformed records. */
     char *feed[] = {"feed", "--listen", conf->demo_feed_listen, "--synthetic", "--rate", rate,
-                    "--seed", "1", NULL};
+                    "--seed", "1", "--dup-rate", "0.01", "--late-rate", "0.005",
+                    "--late-ms", "300000", "--malformed-rate", "0.003", "--ooo-rate", "0.02",
+                    NULL};
     char *ingest[] = {"ingest", "--source", source, NULL};
     char *process[] = {"process", NULL};
     sup_child_init(&children[0], "feed", feed);
