@@ -86,7 +86,17 @@
     X(serve, listen, STR, "127.0.0.1:8787", 0, 0, 0,                                      \
       "Address of the HTTP server (metrics, API, dashboard). Loopback by default.")       \
     X(serve, api_token, STR, "", 0, 0, FR_CONF_SECRET,                                    \
-      "Bearer token for endpoints that change things. Secret: environment only.")
+      "Bearer token for endpoints that change things. Secret: environment only.")         \
+    X(serve, web_root, STR, "", 0, 0, 0,                                                  \
+      "Directory of the dashboard and explorer pages; empty: the installed share/freshet/web, else the source tree's web/.") \
+    X(serve, max_connections, INT, "256", 4, 100000, 0,                                   \
+      "HTTP connections accepted at once; more are refused.")                             \
+    X(serve, max_streams, INT, "64", 1, 10000, 0,                                         \
+      "Open /api/v1/stream connections at once; more get 503.")                           \
+    X(serve, timeout_s, INT, "30", 1, 3600, 0,                                            \
+      "Close an HTTP connection after this many seconds without progress (also a client that stops reading).") \
+    X(serve, request_max_bytes, INT, "32768", 4 * FR_KiB, 1 * FR_MiB, 0,                  \
+      "Memory per HTTP connection for the request line and headers; larger requests are refused.")
 /* clang-format on */
 
 #endif

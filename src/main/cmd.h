@@ -15,6 +15,7 @@ int fr_cmd_log_main(struct fr_conf *conf, int argc, char **argv);
 int fr_cmd_feed_main(struct fr_conf *conf, int argc, char **argv);
 int fr_cmd_tables_main(struct fr_conf *conf, int argc, char **argv);
 int fr_cmd_compact_main(struct fr_conf *conf, int argc, char **argv);
+int fr_cmd_serve_main(struct fr_conf *conf, int argc, char **argv);
 
 /* Path of the running executable, for re-executing stages as children. */
 const char *fr_main_self(void);

@@ -8,6 +8,7 @@
 #include "feed/feed_cmd.h"
 #include "iceberg/iceberg_cmd.h"
 #include "log/log_cmd.h"
+#include "serve/serve.h"
 
 int fr_cmd_log_main(struct fr_conf *conf, int argc, char **argv)
 {
@@ -27,4 +28,12 @@ int fr_cmd_tables_main(struct fr_conf *conf, int argc, char **argv)
 int fr_cmd_compact_main(struct fr_conf *conf, int argc, char **argv)
 {
     return fr_cmd_compact(conf->general_data_dir, argc, argv);
+}
+
+/* serve starts jobs as children: it needs the binary and the global options. */
+int fr_cmd_serve_main(struct fr_conf *conf, int argc, char **argv)
+{
+    int gargc;
+    char **gargv = fr_main_global_args(&gargc);
+    return fr_cmd_serve(conf, fr_main_self(), gargv, gargc, argc, argv);
 }

@@ -218,8 +218,9 @@ int fr_cmd_up(struct fr_conf *conf, int argc, char **argv)
 {
     int rc = sup_help("up", argc, argv,
                       "Run the pipeline on the live Wikimedia stream (ingest.source_url): ingest\n"
-                      "and process as supervised child processes; restart any that dies; SIGTERM stops them\n"
-                      "cleanly.\n");
+                      "and process as supervised child processes, and serve (metrics, dashboard and\n"
+                      "explorer at serve.listen, default http://127.0.0.1:8787/); restart any that dies;\n"
+                      "SIGTERM stops them cleanly.\n");
     if (rc >= 0) {
         return rc;
     }
@@ -230,14 +231,17 @@ int fr_cmd_up(struct fr_conf *conf, int argc, char **argv)
     sup_child_init(&children[1], "process", process);
     struct sup_maint_args margs;
     sup_maint_init(conf, &children[2], &margs);
-    return sup_run(conf, children, 3);
+    char *serve[] = {"serve", NULL};
+    sup_child_init(&children[3], "serve", serve);
+    return sup_run(conf, children, 4);
 }
 
 int fr_cmd_demo(struct fr_conf *conf, int argc, char **argv)
 {
     int rc = sup_help("demo", argc, argv,
                       "Run the same pipeline as `up`, with a built-in synthetic feed\n"
-                      "(demo.feed_listen, demo.rate) as the source, so it works offline.\n");
+                      "(demo.feed_listen, demo.rate) as the source, so it works offline. The\n"
+                      "dashboard is at serve.listen (default http://127.0.0.1:8787/).\n");
     if (rc >= 0) {
         return rc;
     }
@@ -258,5 +262,7 @@ int fr_cmd_demo(struct fr_conf *conf, int argc, char **argv)
     sup_child_init(&children[2], "process", process);
     struct sup_maint_args margs;
     sup_maint_init(conf, &children[3], &margs);
-    return sup_run(conf, children, 4);
+    char *serve[] = {"serve", NULL};
+    sup_child_init(&children[4], "serve", serve);
+    return sup_run(conf, children, 5);
 }

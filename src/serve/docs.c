@@ -1,0 +1,236 @@
+/*
+ * docs.c — the documents built from the stats files: `GET /metrics`
+ * (Prometheus text), `GET /api/v1/status` and `GET /api/v1/live` (JSON,
+ * docs/API.md). The stream's frames (stream.c) are the same documents.
+ * Any worker thread and the ticker call these; they read the files afresh
+ * each time (a few microseconds) and share nothing but serve's own stats
+ * handle (thread-safe) and the sample ring (under srv->lock).
+ */
+#include "serve/serve_int.h"
+
+#include "core/buf.h"
+#include "core/clock.h"
+#include "core/err.h"
+#include "core/fsutil.h"
+#include "core/json.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define DOCS_CAP ((size_t)8 << 20)
+#define DOCS_VIEW_CAP ((size_t)4 << 20)
+
+int serve_read_snaps(struct fr_serve *srv, struct fr_stats_snap *snaps[FR_STATS_STAGES])
+{
+    for (int s = 0; s < FR_STATS_STAGES; s++) {
+        snaps[s] = calloc(1, sizeof *snaps[s]);
+        if (!snaps[s]) {
+            for (int k = 0; k < s; k++) {
+                free(snaps[k]);
+                snaps[k] = NULL;
+            }
+            return FR_ENOMEM;
+        }
+    }
+    int64_t now = fr_wall_ms();
+    for (int s = 0; s < FR_STATS_SERVE; s++) {
+        int rc = fr_stats_read(srv->data_dir, (enum fr_stats_stage)s, snaps[s]);
+        if (rc < 0 && rc != FR_ENOTFOUND) {
+            /* A file of another build or a damaged one: the stage shows down. */
+            memset(snaps[s], 0, sizeof *snaps[s]);
+            snaps[s]->stage = (enum fr_stats_stage)s;
+        }
+        const struct fr_stats_snap *snap = snaps[s];
+        fr_stats_set(srv->own, FR_STATS_STAGE_UP, (unsigned)s, fr_stats_snap_up(snap, now));
+        fr_stats_set(srv->own, FR_STATS_STAGE_HEARTBEAT_AGE, (unsigned)s,
+                     snap->present ? (double)(now - snap->heartbeat_ms) / 1000.0 : NAN);
+        fr_stats_set(srv->own, FR_STATS_STAGE_START, (unsigned)s,
+                     snap->present ? (double)snap->started_ms / 1000.0 : NAN);
+    }
+    fr_stats_set(srv->own, FR_STATS_STAGE_UP, FR_STATS_SERVE, 1);
+    fr_stats_set(srv->own, FR_STATS_STAGE_HEARTBEAT_AGE, FR_STATS_SERVE, 0);
+    fr_stats_snapshot(srv->own, snaps[FR_STATS_SERVE]);
+    fr_stats_set(srv->own, FR_STATS_STAGE_START, FR_STATS_SERVE,
+                 (double)snaps[FR_STATS_SERVE]->started_ms / 1000.0);
+    fr_stats_snapshot(srv->own, snaps[FR_STATS_SERVE]);
+    return FR_OK;
+}
+
+/* "null" or the integer. */
+static int docs_put_ms(struct fr_buf *out, const char *key, int present, int64_t ms)
+{
+    return present ? fr_buf_printf(out, "\"%s\":%lld", key, (long long)ms)
+                   : fr_buf_printf(out, "\"%s\":null", key);
+}
+
+static int docs_stage(struct fr_serve *srv, const struct fr_stats_snap *snap, int64_t now,
+                      struct fr_buf *out)
+{
+    int rc = fr_buf_printf(out, "\"%s\":{\"up\":%s,", fr_stats_stage_name(snap->stage),
+                           fr_stats_snap_up(snap, now) ? "true" : "false");
+    if (rc == FR_OK) {
+        rc = docs_put_ms(out, "pid", snap->present, snap->pid);
+    }
+    if (rc == FR_OK) {
+        rc = fr_buf_putc(out, ',');
+    }
+    if (rc == FR_OK) {
+        rc = docs_put_ms(out, "started_ms", snap->present, snap->started_ms);
+    }
+    if (rc == FR_OK) {
+        rc = fr_buf_putc(out, ',');
+    }
+    if (rc == FR_OK) {
+        rc = docs_put_ms(out, "heartbeat_ms", snap->present, snap->heartbeat_ms);
+    }
+    if (rc == FR_OK) {
+        rc = snap->present ? fr_buf_printf(out, ",\"heartbeat_age_seconds\":%.3f,",
+                                           (double)(now - snap->heartbeat_ms) / 1000.0)
+                           : fr_buf_puts(out, ",\"heartbeat_age_seconds\":null,");
+    }
+    if (rc == FR_OK) {
+        rc = fr_buf_puts(out, "\"metrics\":");
+    }
+    if (rc == FR_OK) {
+        rc = fr_stats_render_json(snap, out);
+    }
+    if (rc == FR_OK) {
+        rc = fr_buf_puts(out, ",\"rates\":");
+    }
+    if (rc == FR_OK) {
+        struct fr_stats_snap *old = malloc(sizeof *old);
+        if (!old) {
+            return FR_ENOMEM;
+        }
+        int have = serve_old_sample(srv, snap->stage, old);
+        rc = fr_stats_render_rates(snap, have ? old : NULL, out);
+        free(old);
+    }
+    return rc == FR_OK ? fr_buf_putc(out, '}') : rc;
+}
+
+int serve_status_json(struct fr_serve *srv, struct fr_stats_snap *const snaps[FR_STATS_STAGES],
+                      struct fr_buf *out)
+{
+    int64_t now = fr_wall_ms();
+    int rc = fr_buf_printf(out, "{\"version\":\"%s\",\"now_ms\":%lld,\"stages\":{", FR_VERSION,
+                           (long long)now);
+    for (int s = 0; rc == FR_OK && s < FR_STATS_STAGES; s++) {
+        if (s) {
+            rc = fr_buf_putc(out, ',');
+        }
+        if (rc == FR_OK) {
+            rc = docs_stage(srv, snaps[s], now, out);
+        }
+    }
+    return rc == FR_OK ? fr_buf_puts(out, "}}") : rc;
+}
+
+int serve_live_json(struct fr_serve *srv, const struct fr_stats_snap *process, struct fr_buf *out)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/stats/view.json", srv->data_dir);
+    struct fr_buf view;
+    fr_buf_init(&view, DOCS_VIEW_CAP);
+    int have = fr_fs_read_file(path, &view) == FR_OK;
+    while (have && view.len && (view.data[view.len - 1] == '\n' || view.data[view.len - 1] == ' ')) {
+        view.len--;
+    }
+    /* The file is ours and replaced atomically; a damaged one shows as null. */
+    if (have && fr_json_validate((const char *)view.data, (const char *)view.data + view.len) < 0) {
+        have = 0;
+    }
+    int rc = fr_buf_printf(out, "{\"up\":%s,\"view\":",
+                           fr_stats_snap_up(process, fr_wall_ms()) ? "true" : "false");
+    if (rc == FR_OK) {
+        rc = have && view.len ? fr_buf_append(out, view.data, view.len) : fr_buf_puts(out, "null");
+    }
+    if (rc == FR_OK) {
+        rc = fr_buf_putc(out, '}');
+    }
+    fr_buf_free(&view);
+    return rc;
+}
+
+static void docs_free_snaps(struct fr_stats_snap *snaps[FR_STATS_STAGES])
+{
+    for (int s = 0; s < FR_STATS_STAGES; s++) {
+        free(snaps[s]);
+    }
+}
+
+enum MHD_Result serve_metrics(struct fr_serve *srv, struct MHD_Connection *conn)
+{
+    struct fr_stats_snap *snaps[FR_STATS_STAGES] = {0};
+    struct fr_buf body;
+    fr_buf_init(&body, DOCS_CAP);
+    int rc = serve_read_snaps(srv, snaps);
+    if (rc == FR_OK) {
+        const struct fr_stats_snap *const *cs = (const struct fr_stats_snap *const *)snaps;
+        rc = fr_stats_render_prom(cs, &body);
+    }
+    docs_free_snaps(snaps);
+    if (rc < 0) {
+        fr_buf_free(&body);
+        return serve_error(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal",
+                           "cannot render the metrics: %s", fr_strerror(rc));
+    }
+    struct MHD_Response *resp = MHD_create_response_from_buffer(
+        body.len, body.data, body.data ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+    if (!resp) {
+        fr_buf_free(&body);
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+                            "text/plain; version=0.0.4; charset=utf-8");
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    enum MHD_Result ret = MHD_queue_response(conn, MHD_HTTP_OK, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+enum MHD_Result serve_status(struct fr_serve *srv, struct MHD_Connection *conn)
+{
+    struct fr_stats_snap *snaps[FR_STATS_STAGES] = {0};
+    struct fr_buf body;
+    fr_buf_init(&body, DOCS_CAP);
+    int rc = serve_read_snaps(srv, snaps);
+    if (rc == FR_OK) {
+        rc = serve_status_json(srv, snaps, &body);
+    }
+    if (rc == FR_OK) {
+        rc = fr_buf_putc(&body, '\n');
+    }
+    docs_free_snaps(snaps);
+    if (rc < 0) {
+        fr_buf_free(&body);
+        return serve_error(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal",
+                           "cannot build the status: %s", fr_strerror(rc));
+    }
+    return serve_send_json(conn, MHD_HTTP_OK, &body);
+}
+
+enum MHD_Result serve_live(struct fr_serve *srv, struct MHD_Connection *conn)
+{
+    struct fr_stats_snap *process = calloc(1, sizeof *process);
+    if (!process) {
+        return MHD_NO;
+    }
+    fr_stats_read(srv->data_dir, FR_STATS_PROCESS, process);
+    struct fr_buf body;
+    fr_buf_init(&body, DOCS_CAP);
+    int rc = serve_live_json(srv, process, &body);
+    if (rc == FR_OK) {
+        rc = fr_buf_putc(&body, '\n');
+    }
+    free(process);
+    if (rc < 0) {
+        fr_buf_free(&body);
+        return serve_error(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal",
+                           "cannot build the live view: %s", fr_strerror(rc));
+    }
+    return serve_send_json(conn, MHD_HTTP_OK, &body);
+}

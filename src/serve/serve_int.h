@@ -1,0 +1,182 @@
+/*
+ * serve_int.h — private to src/serve: the server's state, the route table
+ * and the functions the files of the module share.
+ *
+ *   http.c    the daemon, routing, limits, errors, authentication
+ *   stream.c  the ticker thread, stats samples and rates, /api/v1/stream
+ *   docs.c    the JSON documents (status, live) and /metrics
+ *   files.c   safe paths, /lake/ and the web root, HTTP Range
+ *   tables.c  /api/v1/tables from the catalog
+ *   jobs.c    maintenance jobs as child processes
+ *
+ * Locking: srv->lock guards the stream list, the frames, the samples and
+ * the jobs. It may be held while calling MHD_suspend_connection and
+ * MHD_resume_connection (libmicrohttpd takes its own locks inside them and
+ * never calls back into freshet while holding those), never while doing
+ * I/O.
+ */
+#ifndef FR_SERVE_INT_H
+#define FR_SERVE_INT_H
+
+#include "serve/serve.h"
+#include "stats/stats.h"
+
+#include <netinet/in.h>
+#include <microhttpd.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Route table: X(ID, methods, path as documented, auth, answer). The
+ * methods column is a bit set of SERVE_GET | SERVE_HEAD | SERVE_POST. */
+#define SERVE_GET 1u
+#define SERVE_HEAD 2u
+#define SERVE_POST 4u
+/* clang-format off */
+#define SERVE_ROUTES(X)                                                                            \
+    X(METRICS, SERVE_GET | SERVE_HEAD, "/metrics", 0,                                             \
+      "Prometheus text format 0.0.4: every metric of METRICS.md, `freshet_` prefix, HELP and TYPE.") \
+    X(STATUS, SERVE_GET | SERVE_HEAD, "/api/v1/status", 0,                                        \
+      "JSON: every stage's figures, `up` from its stats file, per-second rates.")                 \
+    X(LIVE, SERVE_GET | SERVE_HEAD, "/api/v1/live", 0,                                            \
+      "JSON: the processor's provisional view of the open windows (per-wiki counts and rates, top pages).") \
+    X(STREAM, SERVE_GET, "/api/v1/stream", 0,                                                     \
+      "Server-Sent Events: `event: status` and `event: live` once a second.")                     \
+    X(TABLES, SERVE_GET | SERVE_HEAD, "/api/v1/tables", 0,                                        \
+      "JSON: the lake's tables and their live Parquet data files as URLs under `/lake/`.")        \
+    X(JOBS, SERVE_GET | SERVE_HEAD, "/api/v1/jobs", 0,                                            \
+      "JSON: maintenance jobs started through this server (newest first) and how they ended.")    \
+    X(COMPACT, SERVE_POST, "/api/v1/compact", 1,                                                  \
+      "Start `freshet compact` as a child process: 202 with the job.")                            \
+    X(DLQ_REPLAY, SERVE_POST, "/api/v1/dlq/replay", 1,                                            \
+      "Start `freshet dlq replay` as a child process: 202 with the job.")                         \
+    X(LAKE, SERVE_GET | SERVE_HEAD, "/lake/<path>", 0,                                            \
+      "A file under `<data>/lake/warehouse`, read-only, with HTTP Range support.")                \
+    X(WEB, SERVE_GET | SERVE_HEAD, "/`, `/explorer`, `/<file>", 0,                                \
+      "The dashboard (`index.html`), the explorer (`explorer.html`) and static assets from the web root.")
+/* clang-format on */
+
+enum serve_route {
+#define SERVE_ROUTE_ENUM(id, methods, path, auth, doc) SERVE_R_##id,
+    SERVE_ROUTES(SERVE_ROUTE_ENUM)
+#undef SERVE_ROUTE_ENUM
+        SERVE_R_COUNT
+};
+
+#define SERVE_BODY_MAX ((size_t)64 * 1024)
+#define SERVE_JOBS_KEPT 16
+#define SERVE_SAMPLES 8 /* one a second: rates over about 5 s */
+
+/* One request (allocated when its URI arrives, freed when it completes). */
+struct serve_req {
+    char raw[4096]; /* the request target as sent (percent-encoding intact) */
+    int raw_too_long;
+    int started;
+    size_t body_bytes;
+};
+
+/* One stream frame: "event: status ... event: live ..." (shared, refcounted
+ * under srv->lock). */
+struct serve_frame {
+    unsigned refs;
+    uint64_t gen;
+    size_t len;
+    char *data;
+};
+
+/* One /api/v1/stream connection. */
+struct serve_stream {
+    struct fr_serve *srv;
+    struct MHD_Connection *conn;
+    struct serve_frame *frame; /* being sent, or NULL */
+    size_t off;
+    uint64_t gen; /* of the newest frame taken */
+    int prelude;  /* "retry:" line not yet sent */
+    int suspended;
+    int resume_pending;
+    struct serve_stream *next;
+};
+
+enum serve_job_state { SERVE_JOB_RUNNING = 1, SERVE_JOB_EXITED, SERVE_JOB_KILLED };
+
+struct serve_job {
+    int id;
+    char command[32];
+    pid_t pid;
+    enum serve_job_state state;
+    int64_t started_ms, ended_ms;
+    int code; /* exit code or signal */
+};
+
+struct fr_serve {
+    struct fr_serve_opts opts; /* strings below are owned copies */
+    char *data_dir, *web_root, *api_token, *self;
+    char warehouse[4200];
+    struct MHD_Daemon *daemon;
+    int port;
+
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    pthread_t ticker;
+    int ticker_started;
+    int stopping;
+    struct serve_stream *streams;
+    int nstreams;
+    struct serve_frame *frame; /* newest */
+    uint64_t frame_gen;
+    /* stats samples per stage, newest at [sample_next - 1] */
+    struct fr_stats_snap *samples[FR_STATS_STAGES][SERVE_SAMPLES];
+    unsigned sample_next, nsamples;
+    struct serve_job jobs[SERVE_JOBS_KEPT]; /* ring, newest at job_next - 1 */
+    int job_next, njobs, job_seq;
+
+    struct fr_stats *own; /* serve's own figures (FR_STATS_SERVE) */
+};
+
+/* http.c */
+enum MHD_Result serve_send_json(struct MHD_Connection *conn, unsigned status,
+                                struct fr_buf *body);
+enum MHD_Result serve_error(struct MHD_Connection *conn, unsigned status, const char *code,
+                            const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* docs.c: documents into out (appending). The snapshots are read here. */
+int serve_read_snaps(struct fr_serve *srv, struct fr_stats_snap *snaps[FR_STATS_STAGES]);
+int serve_status_json(struct fr_serve *srv, struct fr_stats_snap *const snaps[FR_STATS_STAGES],
+                      struct fr_buf *out);
+int serve_live_json(struct fr_serve *srv, const struct fr_stats_snap *process,
+                    struct fr_buf *out);
+enum MHD_Result serve_metrics(struct fr_serve *srv, struct MHD_Connection *conn);
+enum MHD_Result serve_status(struct fr_serve *srv, struct MHD_Connection *conn);
+enum MHD_Result serve_live(struct fr_serve *srv, struct MHD_Connection *conn);
+
+/* stream.c */
+int serve_ticker_start(struct fr_serve *srv);
+void serve_ticker_stop(struct fr_serve *srv);
+/* The sample about 5 s older than now for stage (a copy into out): 1 when
+ * there is one, 0 when not. */
+int serve_old_sample(struct fr_serve *srv, enum fr_stats_stage stage, struct fr_stats_snap *out);
+enum MHD_Result serve_stream(struct fr_serve *srv, struct MHD_Connection *conn);
+/* Resume every suspended stream and wait (bounded) until they noticed. */
+void serve_streams_close(struct fr_serve *srv);
+
+/* files.c */
+enum MHD_Result serve_lake(struct fr_serve *srv, struct MHD_Connection *conn,
+                           const struct serve_req *req);
+enum MHD_Result serve_web(struct fr_serve *srv, struct MHD_Connection *conn,
+                          const struct serve_req *req);
+/* Percent-encode a relative path for a URL (segments kept). */
+int serve_url_path(struct fr_buf *out, const char *rel);
+
+/* tables.c */
+enum MHD_Result serve_tables(struct fr_serve *srv, struct MHD_Connection *conn);
+
+/* jobs.c */
+enum MHD_Result serve_job_start(struct fr_serve *srv, struct MHD_Connection *conn,
+                                enum serve_route route);
+enum MHD_Result serve_jobs(struct fr_serve *srv, struct MHD_Connection *conn);
+/* Reap finished jobs (ticker thread). */
+void serve_jobs_reap(struct fr_serve *srv);
+/* Constant-time check of an Authorization header against the token. */
+int serve_bearer_ok(const char *header, const char *token);
+
+#endif
