@@ -233,6 +233,10 @@ static enum MHD_Result serve_handler(void *cls, struct MHD_Connection *conn, con
         if (req->raw_too_long) {
             return serve_error(conn, MHD_HTTP_URI_TOO_LONG, "bad_request", "request target too long");
         }
+        if (route == SERVE_R_WEB && strncmp(url, "/api/", 5) == 0) {
+            return serve_error(conn, MHD_HTTP_NOT_FOUND, "not_found", "no route for %s %s",
+                               method, url);
+        }
         if (!(serve_routes[route].methods & bit)) {
             return serve_not_allowed(conn, serve_routes[route].methods, method, url);
         }

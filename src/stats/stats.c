@@ -317,35 +317,43 @@ static int stats_map_ro(int fd, const struct stats_hdr **hdr)
     return FR_OK;
 }
 
-/* Seqlock read of a mapped file into snap (invariant 3). */
-static void stats_copy(const struct stats_hdr *hdr, int writer_alive, struct fr_stats_snap *snap)
+/* Seqlock read of a mapped file into snap (invariant 3). A live writer
+ * preempted mid-publish is waited for (up to 200 ms, yielding); a dead one
+ * that left seq odd gives a torn snapshot after a few tries. */
+static void stats_copy(const struct stats_hdr *hdr_c, int writer_alive, struct fr_stats_snap *snap)
 {
-    const _Atomic uint64_t *slots =
-        (const _Atomic uint64_t *)((const char *)hdr + STATS_HEADER_BYTES);
-    /* Bounded: a publish copies ~1 KB, so a few tries suffice; a writer that
-     * died between the two seq stores leaves seq odd for good. */
-    for (int attempt = 0;; attempt++) {
-        uint64_t s1 = atomic_load_explicit(&((struct stats_hdr *)hdr)->seq, memory_order_acquire);
-        if ((s1 & 1) && attempt < 20000 && (writer_alive || attempt < 100)) {
-            if (attempt > 100) {
-                sched_yield();
+    struct stats_hdr *hdr = (struct stats_hdr *)hdr_c; /* atomics are read, never written */
+    const _Atomic uint64_t *slots = (const _Atomic uint64_t *)((const char *)hdr + STATS_HEADER_BYTES);
+    int64_t deadline = 0;
+    for (unsigned attempt = 0;; attempt++) {
+        uint64_t s1 = atomic_load_explicit(&hdr->seq, memory_order_acquire);
+        if (!(s1 & 1)) {
+            for (unsigned i = 0; i < FR_STATS_NSLOTS; i++) {
+                snap->slots[i] = atomic_load_explicit(&slots[i], memory_order_relaxed);
             }
-            continue;
+            snap->heartbeat_ms =
+                (int64_t)atomic_load_explicit(&hdr->heartbeat_ms, memory_order_relaxed);
+            snap->publishes = atomic_load_explicit(&hdr->publishes, memory_order_relaxed);
+            atomic_thread_fence(memory_order_acquire);
+            if (atomic_load_explicit(&hdr->seq, memory_order_relaxed) == s1) {
+                snap->torn = 0;
+                return;
+            }
         }
-        for (unsigned i = 0; i < FR_STATS_NSLOTS; i++) {
-            snap->slots[i] = atomic_load_explicit(&slots[i], memory_order_relaxed);
+        int give_up = !writer_alive && attempt >= 100;
+        if (writer_alive && attempt % 64 == 63) {
+            int64_t now = fr_mono_ns();
+            deadline = deadline ? deadline : now + 200000000;
+            give_up = now > deadline;
+            sched_yield();
         }
-        snap->heartbeat_ms = (int64_t)atomic_load_explicit(
-            &((struct stats_hdr *)hdr)->heartbeat_ms, memory_order_relaxed);
-        snap->publishes =
-            atomic_load_explicit(&((struct stats_hdr *)hdr)->publishes, memory_order_relaxed);
-        atomic_thread_fence(memory_order_acquire);
-        uint64_t s2 = atomic_load_explicit(&((struct stats_hdr *)hdr)->seq, memory_order_relaxed);
-        if (s1 == s2 && !(s1 & 1)) {
-            snap->torn = 0;
-            return;
-        }
-        if (attempt >= 20000 || (!writer_alive && attempt >= 100)) {
+        if (give_up) {
+            for (unsigned i = 0; i < FR_STATS_NSLOTS; i++) {
+                snap->slots[i] = atomic_load_explicit(&slots[i], memory_order_relaxed);
+            }
+            snap->heartbeat_ms =
+                (int64_t)atomic_load_explicit(&hdr->heartbeat_ms, memory_order_relaxed);
+            snap->publishes = atomic_load_explicit(&hdr->publishes, memory_order_relaxed);
             snap->torn = 1;
             return;
         }

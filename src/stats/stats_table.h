@@ -60,7 +60,7 @@
       NONE, "Wall-clock time of the newest append to the log, Unix seconds.")                      \
     X(INGEST_LOG_RECORDS, INGEST, "ingest_log_records_appended_total", COUNTER, "", NONE, NONE,    \
       "Records appended to the log topic recentchange.")                                           \
-    X(INGEST_LOG_BYTES, INGEST, "ingest_log_bytes_appended_total", COUNTER, "bytes", NONE, NONE,   \
+    X(INGEST_LOG_BYTES, INGEST, "ingest_log_appended_bytes_total", COUNTER, "bytes", NONE, NONE,   \
       "Bytes appended to the log: payload, key and sse_id header of every record.")                \
     X(INGEST_FSYNC, INGEST, "ingest_log_fsync_duration_seconds", HISTOGRAM, "seconds", NONE,       \
       FSYNC, "Duration of each group commit of the log (write, fdatasync, publish).")              \
