@@ -243,6 +243,14 @@ static enum MHD_Result serve_handler(void *cls, struct MHD_Connection *conn, con
         if (bit != SERVE_POST) {
             return serve_dispatch(srv, conn, req, route);
         }
+        /* Refuse a declared oversized body before reading any of it. */
+        const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+                                                     MHD_HTTP_HEADER_CONTENT_LENGTH);
+        if (cl && strtoull(cl, NULL, 10) > SERVE_BODY_MAX) {
+            req->body_bytes = SERVE_BODY_MAX + 1;
+            return serve_error(conn, MHD_HTTP_CONTENT_TOO_LARGE, "too_large",
+                               "request bodies are limited to %zu bytes", SERVE_BODY_MAX);
+        }
         return MHD_YES; /* read the body first */
     }
     if (*upload_data_size > 0) {
