@@ -1,5 +1,6 @@
 /*
- * tables.c — schemas of the six tables and the per-epoch Parquet writers.
+ * tables.c — schemas of the six tables (and of dlq_replays, which only
+ * `freshet dlq replay` writes) and the per-epoch Parquet writers.
  *
  * Each table's columns are declared once (TABLE_COLS below) with their
  * field id, name, Iceberg type, Parquet type and nullability; the Iceberg
@@ -74,6 +75,14 @@ static const struct tbl_col dlq_cols[] = {
     {7, "raw_base64", STR, false},
 };
 
+static const struct tbl_col replay_cols[] = {
+    {1, "log_partition", INT, true}, {2, "log_offset", LONG, true},
+    {3, "ingest_time", TSTZ, true},  {4, "reason", STR, true},
+    {5, "replay_id", STR, true},     {6, "replayed_at", TSTZ, true},
+    {7, "outcome", STR, true},       {8, "meta_id", STR, true},
+    {9, "event_time", TSTZ, true},
+};
+
 struct tbl_info {
     const char *name;
     const struct tbl_col *cols;
@@ -85,10 +94,11 @@ struct tbl_info {
 };
 
 #define TBL(name, cols) {name, cols, sizeof cols / sizeof cols[0], {{0}}, {{0}}, {0}, {0}}
-static struct tbl_info tbl_infos[FR_TBL_COUNT] = {
+static struct tbl_info tbl_infos[FR_TBL_ALL] = {
     TBL("bronze_recentchange", bronze_cols),     TBL("silver_recentchange", silver_cols),
     TBL("gold_edits_per_minute", epm_cols),      TBL("gold_top_pages", top_cols),
     TBL("late_arrivals", late_cols),             TBL("dlq", dlq_cols),
+    TBL("dlq_replays", replay_cols),
 };
 static int tbl_built;
 
@@ -103,7 +113,7 @@ static void tbl_build(void)
     if (tbl_built) {
         return;
     }
-    for (int t = 0; t < FR_TBL_COUNT; t++) {
+    for (int t = 0; t < FR_TBL_ALL; t++) {
         struct tbl_info *info = &tbl_infos[t];
         for (uint32_t i = 0; i < info->ncols; i++) {
             const struct tbl_col *col = &info->cols[i];
@@ -131,19 +141,25 @@ const struct fr_pq_schema *fr_tbl_pq_schema(enum fr_tbl tbl)
     return &tbl_infos[tbl].schema;
 }
 
-int fr_tbl_ensure(struct fr_ice_catalog *cat)
+int fr_tbl_ensure_one(struct fr_ice_catalog *cat, enum fr_tbl tbl)
 {
     tbl_build();
-    for (int t = 0; t < FR_TBL_COUNT; t++) {
-        struct fr_ice_table *table = NULL;
-        int rc = fr_ice_table_load(cat, FR_NS, tbl_infos[t].name, &table);
-        if (rc == FR_ENOTFOUND) {
-            rc = fr_ice_table_create(cat, FR_NS, tbl_infos[t].name, &tbl_infos[t].def, &table);
-            if (rc == FR_EEXIST) { /* created by a racing process */
-                rc = fr_ice_table_load(cat, FR_NS, tbl_infos[t].name, &table);
-            }
+    struct fr_ice_table *table = NULL;
+    int rc = fr_ice_table_load(cat, FR_NS, tbl_infos[tbl].name, &table);
+    if (rc == FR_ENOTFOUND) {
+        rc = fr_ice_table_create(cat, FR_NS, tbl_infos[tbl].name, &tbl_infos[tbl].def, &table);
+        if (rc == FR_EEXIST) { /* created by a racing process */
+            rc = fr_ice_table_load(cat, FR_NS, tbl_infos[tbl].name, &table);
         }
-        fr_ice_table_free(table);
+    }
+    fr_ice_table_free(table);
+    return rc < 0 ? rc : FR_OK;
+}
+
+int fr_tbl_ensure(struct fr_ice_catalog *cat)
+{
+    for (int t = 0; t < FR_TBL_COUNT; t++) {
+        int rc = fr_tbl_ensure_one(cat, (enum fr_tbl)t);
         if (rc < 0) {
             return rc;
         }
@@ -160,6 +176,16 @@ void fr_tw_init(struct fr_tw *tw, enum fr_tbl tbl, const char *table_dir, const 
     tw->tbl = tbl;
     tw->row_group_bytes = row_group_bytes;
     snprintf(tw->rel, sizeof tw->rel, "data/%s-e%012lld.parquet", pipeline, (long long)epoch);
+    snprintf(tw->path, sizeof tw->path, "%s/%s", table_dir, tw->rel);
+}
+
+void fr_tw_init_named(struct fr_tw *tw, enum fr_tbl tbl, const char *table_dir, const char *rel,
+                      size_t row_group_bytes)
+{
+    memset(tw, 0, sizeof *tw);
+    tw->tbl = tbl;
+    tw->row_group_bytes = row_group_bytes;
+    snprintf(tw->rel, sizeof tw->rel, "%s", rel);
     snprintf(tw->path, sizeof tw->path, "%s/%s", table_dir, tw->rel);
 }
 
@@ -416,6 +442,25 @@ int fr_tw_gold_top(struct fr_tw *tw, const struct fr_top_row *r)
     TRY(put_str(w, 3, r->wiki));
     TRY(put_str(w, 4, r->title));
     TRY(fr_pq_write_int64(w, 5, (int64_t)r->count));
+    TRY(fr_pq_row_end(w));
+    tw->rows++;
+    return FR_OK;
+}
+
+int fr_tw_dlq_replay(struct fr_tw *tw, const struct fr_row *r, const char *reason,
+                     const char *replay_id, int64_t replayed_at_us, const char *outcome)
+{
+    TRY(tw_open(tw));
+    struct fr_pq_writer *w = tw->pq;
+    TRY(fr_pq_write_int32(w, 0, r->partition));
+    TRY(fr_pq_write_int64(w, 1, r->offset));
+    TRY(fr_pq_write_int64(w, 2, r->ingest_ms * 1000));
+    TRY(fr_pq_write_str(w, 3, reason, strlen(reason)));
+    TRY(fr_pq_write_str(w, 4, replay_id, strlen(replay_id)));
+    TRY(fr_pq_write_int64(w, 5, replayed_at_us));
+    TRY(fr_pq_write_str(w, 6, outcome, strlen(outcome)));
+    TRY(put_str(w, 7, r->meta_id));
+    TRY(fr_pq_write_int64(w, 8, r->event_us));
     TRY(fr_pq_row_end(w));
     tw->rows++;
     return FR_OK;

@@ -11,7 +11,8 @@
  * One struct fr_tw per table and epoch, owned by the epoch loop's thread.
  * Data file names are deterministic per (pipeline, epoch, table): a replay
  * of an uncommitted epoch rewrites the same names with the same bytes, and
- * a committed epoch is never written again.
+ * a committed epoch is never written again. Rebuild and dlq replay name
+ * their files themselves (fr_tw_init_named).
  */
 #ifndef FR_PIPELINE_TABLES_H
 #define FR_PIPELINE_TABLES_H
@@ -37,7 +38,11 @@ enum fr_tbl {
     FR_TBL_GOLD_TOP,
     FR_TBL_LATE,
     FR_TBL_DLQ,
-    FR_TBL_COUNT
+    FR_TBL_COUNT, /* the six tables `freshet process` writes */
+    /* Written only by `freshet dlq replay` (docs/adr/0008-dlq-replay.md):
+     * one row per dead letter that a replay landed in bronze. */
+    FR_TBL_DLQ_REPLAYS = FR_TBL_COUNT,
+    FR_TBL_ALL /* every table declared here */
 };
 
 /* The table's name in namespace `wiki`. */
@@ -49,6 +54,8 @@ const struct fr_pq_schema *fr_tbl_pq_schema(enum fr_tbl tbl);
 
 /* Create any of the six tables that does not exist yet. */
 int fr_tbl_ensure(struct fr_ice_catalog *cat);
+/* Create table tbl (any of FR_TBL_ALL) when it does not exist yet. */
+int fr_tbl_ensure_one(struct fr_ice_catalog *cat, enum fr_tbl tbl);
 
 /* A table's data file being written for one epoch. */
 struct fr_tw {
@@ -69,6 +76,11 @@ struct fr_tw {
 /* Prepare tw for table tbl of epoch (nothing is opened until a row comes). */
 void fr_tw_init(struct fr_tw *tw, enum fr_tbl tbl, const char *table_dir, const char *pipeline,
                 int64_t epoch, size_t row_group_bytes);
+/* Prepare tw for table tbl with the data file rel (relative to the table
+ * location, e.g. "data/freshet-rebuild-1791207722301-00000.parquet"): the
+ * writers of rebuild and dlq replay, whose files are not per epoch. */
+void fr_tw_init_named(struct fr_tw *tw, enum fr_tbl tbl, const char *table_dir, const char *rel,
+                      size_t row_group_bytes);
 /* Rows. Each returns FR_OK or a Parquet error (with fr_pq_errmsg()). */
 int fr_tw_bronze(struct fr_tw *tw, const struct fr_row *row, const char *raw, size_t raw_len);
 int fr_tw_silver(struct fr_tw *tw, const struct fr_row *row);
@@ -78,6 +90,11 @@ int fr_tw_dlq(struct fr_tw *tw, const struct fr_proc_pos *pos, const char *reaso
               const char *detail, const char *raw, size_t raw_len);
 int fr_tw_gold_epm(struct fr_tw *tw, const struct fr_win_row *row);
 int fr_tw_gold_top(struct fr_tw *tw, const struct fr_top_row *row);
+/* dlq_replays: the dead letter at row's log position, first rejected for
+ * reason, landed by replay replay_id at replayed_at_us with outcome
+ * ("silver", "late" or "duplicate"). */
+int fr_tw_dlq_replay(struct fr_tw *tw, const struct fr_row *row, const char *reason,
+                     const char *replay_id, int64_t replayed_at_us, const char *outcome);
 /* Close the file (temporary name, fsync, rename) and describe it for
  * Iceberg in tw->file. A writer with no rows finishes with no file
  * (tw->rows == 0). */
