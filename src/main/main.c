@@ -14,6 +14,7 @@
 #include "core/diag.h"
 #include "core/err.h"
 #include "ingest/ingest.h"
+#include "pipeline/maint.h"
 #include "pipeline/pipeline.h"
 
 #include <getopt.h>
@@ -39,6 +40,8 @@ static const struct main_cmd main_cmds[] = {
     {"log", fr_cmd_log_main, "list | dump: what the log holds (records as NDJSON)"},
     {"tables", fr_cmd_tables_main, "tables, snapshots, files and sizes (--json)"},
     {"compact", fr_cmd_compact_main, "table maintenance: compaction, snapshot expiry, orphans"},
+    {"rebuild", fr_cmd_rebuild, "recompute silver and gold from bronze under the current policy"},
+    {"dlq", fr_cmd_dlq, "list | replay: dead letters by reason; land the ones now accepted"},
     {"config", fr_cmd_config, "print the effective configuration (--markdown: the docs)"},
 };
 

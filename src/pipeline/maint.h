@@ -1,0 +1,152 @@
+/*
+ * maint.h — the lake maintenance commands that rewrite what `freshet
+ * process` wrote: `freshet rebuild` (silver, late_arrivals and gold
+ * recomputed from bronze under the current policy, docs/REBUILD.md) and
+ * `freshet dlq list | replay` (dead letters by reason; replay of the ones
+ * the current rules accept, exactly once, docs/DLQ.md and
+ * docs/adr/0008-dlq-replay.md).
+ *
+ * Both take the pipeline lock (fr_ck_lock) for everything that writes, so
+ * they never run beside the processor, each other, or themselves; `dlq
+ * list` only reads and runs anywhere. Each runs on the calling thread.
+ *
+ * The second half of this header is private to rebuild.c and dlq.c: the
+ * log-ordered scan both replay tables through and a progress meter
+ * (maint.c), and the recovery of a dlq replay that crashed (dlq.c), which
+ * rebuild runs too.
+ */
+#ifndef FR_PIPELINE_MAINT_H
+#define FR_PIPELINE_MAINT_H
+
+#include "conf/conf.h"
+#include "core/buf.h"
+#include "iceberg/iceberg.h"
+#include "pipeline/checkpoint.h"
+#include "pipeline/tables.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The commands (argv[0] is the command name; exit status 0 / 1 / 2). */
+int fr_cmd_rebuild(struct fr_conf *conf, int argc, char **argv);
+int fr_cmd_dlq(struct fr_conf *conf, int argc, char **argv);
+
+/* ------------------------------------------------------------------------ */
+/* Private to rebuild.c and dlq.c                                            */
+/* ------------------------------------------------------------------------ */
+
+/* Summary keys of the snapshots rebuild and dlq replay commit. Neither
+ * carries the epoch marker (freshet.pipeline-id / freshet.epoch): they are
+ * not epochs, and an epoch number on them would make the processor take a
+ * later epoch for one already committed. */
+/* rebuild: its id, the bronze cut (epoch) it covers, its lateness, and
+ * how many bronze rows the current gate rejected. */
+#define FR_SUMMARY_REBUILD "freshet.rebuild"
+#define FR_SUMMARY_REBUILD_EPOCH "freshet.rebuild-epoch"
+#define FR_SUMMARY_REBUILD_LATENESS "freshet.rebuild-lateness-s"
+#define FR_SUMMARY_REBUILD_REJECTED "freshet.rebuild-rejected"
+/* dlq replay: its id and how many dead letters it landed. */
+#define FR_SUMMARY_DLQ_REPLAY "freshet.dlq-replay"
+#define FR_SUMMARY_DLQ_REPLAY_RECORDS "freshet.dlq-replay-records"
+
+/* Take the pipeline lock for command cmd ("rebuild", "dlq replay"):
+ * creates the checkpoint directory (written to dir), returns the lock's
+ * descriptor, or -1 after printing why (another holder named by pid). */
+int fr_maint_lock(struct fr_conf *conf, const char *cmd, char *dir, size_t dirlen);
+
+/* The value of key in snapshot s's summary, or NULL. */
+const char *fr_maint_summary(const struct fr_ice_snapshot *s, const char *key);
+/* 1 when a retained snapshot of table tbl carries key = value, 0 when
+ * none does (or the table does not exist), or an error. */
+int fr_maint_has_marker(struct fr_ice_catalog *cat, enum fr_tbl tbl, const char *key,
+                        const char *value);
+
+/* Decode standard base64 (dlq.raw_base64) into out (appended). FR_EJSON
+ * for a malformed text, FR_ETOOBIG past out's cap. */
+int fr_maint_unbase64(const char *s, size_t len, struct fr_buf *out);
+
+/* Progress on stderr: on a terminal one line rewritten at most every
+ * 250 ms (rows, percent of total, rows/s); otherwise an info line every
+ * 5 s. what names the work ("rebuild"). */
+struct fr_maint_progress {
+    const char *what;
+    uint64_t total;
+    uint64_t done;
+    int64_t t0_ms, last_ms;
+    int tty;
+    int drawn; /* a terminal line is on screen */
+};
+void fr_maint_progress_start(struct fr_maint_progress *pg, const char *what, uint64_t total);
+void fr_maint_progress_tick(struct fr_maint_progress *pg, uint64_t done);
+/* Clear the terminal line (the caller prints its own summary). */
+void fr_maint_progress_end(struct fr_maint_progress *pg);
+
+/*
+ * Log-ordered scan. Reads the rows of a table holding log records (bronze
+ * or dlq: log_partition, log_offset, ingest_time, the raw bytes) from
+ * its live files and returns them in log order: ascending (ingest_time,
+ * log_partition, log_offset). ingest_time is the log's append time, never
+ * decreasing within a partition, so each partition comes in offset order,
+ * and partitions interleave in append-time order, independent of where
+ * the processor cut epochs (docs/SEMANTICS.md §2).
+ *
+ * Memory is bounded by opts.memory_bytes of buffered rows: files are read
+ * in order of their lower ingest_time bound, and a buffered row is handed
+ * out as soon as no unread row group can sort before it (per-file and
+ * per-row-group bounds), so the processor's per-epoch files, which do not
+ * overlap, stream through one at a time. When overlapping files (a
+ * compaction's output, a replay's file) need more than the budget, the
+ * buffer is sorted and spilled to a run file under opts.spill_dir and the
+ * runs are merged at the end (at most 32 at a time).
+ */
+struct fr_lscan_row {
+    int32_t partition;
+    int64_t offset;
+    int64_t ingest_us;
+    const char *raw; /* the record's bytes, or their base64 text when b64 */
+    uint32_t raw_len;
+    int b64;
+    const char *tag; /* dlq: the reason; bronze: "" */
+    uint32_t tag_len;
+    const char *detail; /* dlq: the gate's detail; bronze: "" */
+    uint32_t detail_len;
+};
+
+struct fr_lscan_opts {
+    enum fr_tbl tbl;       /* FR_TBL_BRONZE or FR_TBL_DLQ */
+    size_t memory_bytes;   /* buffered rows before a spill; >= 1 MiB */
+    const char *spill_dir; /* created at the first spill; emptied and removed by free */
+};
+
+struct fr_lscan_stats {
+    uint64_t rows;
+    uint32_t files;
+    uint32_t spilled_runs;
+    size_t peak_bytes;
+};
+
+struct fr_lscan;
+
+/* Start a scan over the files of list (copied: list may be freed). */
+int fr_lscan_open(const struct fr_ice_file_list *list, const struct fr_lscan_opts *opts,
+                  struct fr_lscan **out);
+/* The next row: 1 and *row (valid until the next call), 0 at the end, or
+ * an error (fr_pq_errmsg() says which file). */
+int fr_lscan_next(struct fr_lscan *ls, struct fr_lscan_row *row);
+void fr_lscan_stats(const struct fr_lscan *ls, struct fr_lscan_stats *stats);
+/* Accepts NULL. Removes the spill files. */
+void fr_lscan_free(struct fr_lscan *ls);
+
+/*
+ * Finish or undo a dlq replay that crashed (docs/DLQ.md, "Crashes"): with
+ * no replay in progress, nothing. If the crashed replay's commit never
+ * landed, its data files are removed; if it landed, its checkpoint is
+ * installed. for_rebuild: the caller recomputes the operator state itself,
+ * so a landed replay is only forgotten. Returns FR_OK, or FR_ESTATE after
+ * printing why when the checkpoint moved on without the replay's state
+ * (a processor ran in between: `freshet rebuild` repairs it).
+ */
+int fr_dlq_recover(struct fr_conf *conf, const char *dir, struct fr_ice_catalog *cat,
+                   int for_rebuild);
+
+#endif
