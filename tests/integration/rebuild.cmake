@@ -1,0 +1,7 @@
+# `freshet rebuild` end to end (tests/integration/rebuild.sh, DuckDB oracle
+# tests/interop/rebuild_check.mjs): the same policy reproduces the tables and
+# the checkpoint; stopped or killed rebuilds leave the tables all old or all
+# new; a larger lateness moves the late events into silver; the processor
+# continues and equals a lake processed from scratch under the new policy.
+fr_add_script_test(NAME integration_rebuild LABELS integration TIMEOUT 180
+    COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/rebuild.sh 3)
