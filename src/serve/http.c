@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 /* ------------------------------------------------------------- answers */
 
@@ -427,9 +428,13 @@ void fr_serve_stop(struct fr_serve *srv)
         return;
     }
     if (srv->daemon) {
-        MHD_quiesce_daemon(srv->daemon); /* no new connections */
+        /* No new connections; the listening socket is then ours to close. */
+        MHD_socket listen_fd = MHD_quiesce_daemon(srv->daemon);
         serve_streams_close(srv);
         MHD_stop_daemon(srv->daemon);
+        if (listen_fd != MHD_INVALID_SOCKET) {
+            close(listen_fd);
+        }
     }
     serve_ticker_stop(srv);
     for (int s = 0; s < FR_STATS_STAGES; s++) {
