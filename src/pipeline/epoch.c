@@ -78,6 +78,7 @@ struct proc_run {
     struct fr_tw tw[FR_TBL_COUNT];
     int write; /* 0 while replaying an epoch that is already in the lake */
     int once;  /* --once: no waiting; stop when the log is drained */
+    int64_t lake_epoch; /* the newest epoch in the lake at start, -1: none */
     struct epoch_counts n;
     int sink_rc;
     struct fr_stats *stats; /* <data>/stats/process.stats */
@@ -239,14 +240,17 @@ static int plan_epoch(struct proc_run *run, struct fr_ck_range *range)
     int64_t t0 = fr_mono_ms();
     int64_t max = run->conf->process_epoch_max_records;
     for (;;) {
+        /* New partitions start at offset 0. The checkpoint's partition
+         * count is the truth for the ones it covers (it may be ahead of
+         * run->nparts after a replayed first epoch). */
         int n = discover_partitions(run);
-        if ((uint32_t)n > run->nparts) {
-            for (uint32_t p = run->nparts; p < (uint32_t)n; p++) {
+        if ((uint32_t)n > run->ck.nparts) {
+            for (uint32_t p = run->ck.nparts; p < (uint32_t)n; p++) {
                 run->ck.next[p] = 0;
             }
-            run->nparts = (uint32_t)n;
             run->ck.nparts = (uint32_t)n;
         }
+        run->nparts = run->ck.nparts;
         int64_t avail = 0;
         int64_t ends[FR_CK_MAX_PARTS];
         for (uint32_t p = 0; p < run->nparts; p++) {
@@ -402,6 +406,68 @@ static int epoch_committed(struct proc_run *run, int64_t epoch)
     return rc;
 }
 
+/* The range epoch covered, from bronze's snapshot summary (the marker's
+ * freshet.source-offsets): used when the offsets WAL no longer has it (lost
+ * or rotated) but the lake does. 1 found, 0 not committed, < 0 error. */
+static int lake_range(struct proc_run *run, int64_t epoch, struct fr_ck_range *range)
+{
+    struct fr_ice_table *bronze = NULL;
+    int rc = fr_ice_table_load(run->cat, FR_NS, fr_tbl_name(FR_TBL_BRONZE), &bronze);
+    if (rc < 0) {
+        return rc;
+    }
+    uint32_t nsnap = 0;
+    const struct fr_ice_snapshot *snaps = fr_ice_table_snapshots(bronze, &nsnap);
+    char want[32];
+    snprintf(want, sizeof want, "%" PRId64, epoch);
+    int found = 0;
+    for (uint32_t i = 0; i < nsnap && !found; i++) {
+        const char *pipe = NULL, *ep = NULL, *offsets = NULL;
+        for (uint32_t k = 0; k < snaps[i].nsummary; k++) {
+            const struct fr_ice_kv *kv = &snaps[i].summary[k];
+            if (strcmp(kv->key, FR_ICE_SUMMARY_PIPELINE) == 0) {
+                pipe = kv->value;
+            } else if (strcmp(kv->key, FR_ICE_SUMMARY_EPOCH) == 0) {
+                ep = kv->value;
+            } else if (strcmp(kv->key, FR_ICE_SUMMARY_OFFSETS) == 0) {
+                offsets = kv->value;
+            }
+        }
+        if (!pipe || !ep || !offsets || strcmp(pipe, run->conf->general_pipeline_id) != 0 ||
+            strcmp(ep, want) != 0) {
+            continue;
+        }
+        /* "recentchange/0:100-200,recentchange/1:7-9" */
+        memset(range, 0, sizeof *range);
+        range->epoch = epoch;
+        const char *p = offsets;
+        while (*p) {
+            unsigned part;
+            long long start, end;
+            int used = 0;
+            if (sscanf(p, TOPIC "/%u:%lld-%lld%n", &part, &start, &end, &used) != 3 ||
+                part >= FR_CK_MAX_PARTS) {
+                fr_ice_table_free(bronze);
+                fr_error("process", "epoch %" PRId64 ": unreadable source offsets \"%s\"", epoch,
+                         offsets);
+                return FR_ECORRUPT;
+            }
+            range->start[part] = start;
+            range->end[part] = end;
+            if (part + 1 > range->nparts) {
+                range->nparts = part + 1;
+            }
+            p += used;
+            if (*p == ',') {
+                p++;
+            }
+        }
+        found = 1;
+    }
+    fr_ice_table_free(bronze);
+    return found;
+}
+
 static int run_epoch(struct proc_run *run, const struct fr_ck_range *range)
 {
     int64_t t0 = fr_mono_ms();
@@ -429,7 +495,9 @@ static int run_epoch(struct proc_run *run, const struct fr_ck_range *range)
     int64_t t2 = fr_mono_ms();
     /* The epoch is in the lake: move the checkpoint. */
     run->ck.epoch = range->epoch;
-    run->ck.nparts = range->nparts;
+    if (range->nparts > run->ck.nparts) {
+        run->ck.nparts = range->nparts;
+    }
     for (uint32_t p = 0; p < range->nparts; p++) {
         run->ck.next[p] = range->end[p];
     }
@@ -583,6 +651,31 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
         goto cleanup;
     }
     stats_epoch(run, run->ck.epoch, -1, 0);
+    /* The newest epoch in the lake: every epoch up to it must be replayed
+     * from its recorded range, never planned anew. */
+    {
+        struct fr_ice_table *bronze = NULL;
+        int64_t snap;
+        run->lake_epoch = -1;
+        rc = fr_ice_table_load(run->cat, FR_NS, fr_tbl_name(FR_TBL_BRONZE), &bronze);
+        if (rc == FR_OK) {
+            rc = fr_ice_last_epoch(bronze, conf->general_pipeline_id, &run->lake_epoch, &snap);
+            if (rc == FR_ENOTFOUND || rc == 0) {
+                rc = FR_OK;
+            }
+        }
+        fr_ice_table_free(bronze);
+        if (rc < 0) {
+            fr_error("process", "cannot read the lake's last epoch: %s %s", fr_strerror(rc),
+                     fr_ice_errmsg());
+            goto cleanup;
+        }
+        if (run->lake_epoch > run->ck.epoch + 1) {
+            fr_warn("process", "the lake holds epochs up to %" PRId64 " but the checkpoint is at %" PRId64
+                               ": rebuilding the operators' state from the recorded ranges",
+                    run->lake_epoch, run->ck.epoch);
+        }
+    }
     /* A planned epoch the last run did not finish fixes the next range. */
     struct fr_ck_range planned;
     int have_plan = fr_ck_wal_last(run->dir, &planned) == FR_OK &&
@@ -595,8 +688,20 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
             have_plan = 0;
             fr_info("process", "replaying planned epoch %" PRId64, range.epoch);
         } else {
-            int got = plan_epoch(run, &range);
-            if (got == 0) {
+            /* The WAL did not have it, but the lake may: then its range is
+             * the one the marker records, whatever is in the log now. */
+            rc = lake_range(run, run->ck.epoch + 1, &range);
+            if (rc < 0) {
+                goto cleanup;
+            }
+            if (rc == 0 && run->ck.epoch + 1 <= run->lake_epoch) {
+                fr_error("process", "epoch %" PRId64 " is in the lake but its snapshot (and range) "
+                                    "has expired: the operators' state cannot be rebuilt; restore "
+                                    "the checkpoint or run `freshet rebuild`",
+                         run->ck.epoch + 1);
+                goto cleanup;
+            }
+            if (rc == 0 && plan_epoch(run, &range) == 0) {
                 break;
             }
             rc = fr_ck_wal_append(run->dir, &range);
