@@ -61,6 +61,7 @@ struct ingest {
     struct fr_log *log;
     struct fr_sse_client *client;
     struct fr_stats *stats; /* <data>/stats/ingest.stats (thread-safe) */
+    struct fr_sse_client_stats published; /* client counters already added to stats */
     pthread_mutex_t lock;
     int log_error; /* first log error, under lock */
 
@@ -155,15 +156,18 @@ static int ingest_maybe_flush(struct ingest *in, int64_t now_ms)
     return rc;
 }
 
-/* Copy the SSE client's counters into the stats and publish them. */
+/* Add what the SSE client counted since the last call to the stats (which
+ * continue across restarts) and publish them. Under lock. */
 static void ingest_publish(struct ingest *in)
 {
     if (in->client) {
         struct fr_sse_client_stats s;
         fr_sse_client_stats(in->client, &s);
-        fr_stats_set_counter(in->stats, FR_STATS_INGEST_RECONNECTS, 0, s.reconnects);
-        fr_stats_set_counter(in->stats, FR_STATS_INGEST_STALLS, 0, s.stalls);
-        fr_stats_set_counter(in->stats, FR_STATS_INGEST_OVERSIZE, 0, s.oversize);
+        fr_stats_add(in->stats, FR_STATS_INGEST_RECONNECTS, 0,
+                     s.reconnects - in->published.reconnects);
+        fr_stats_add(in->stats, FR_STATS_INGEST_STALLS, 0, s.stalls - in->published.stalls);
+        fr_stats_add(in->stats, FR_STATS_INGEST_OVERSIZE, 0, s.oversize - in->published.oversize);
+        in->published = s;
     }
     fr_stats_publish(in->stats);
 }

@@ -53,9 +53,6 @@ int serve_read_snaps(struct fr_serve *srv, struct fr_stats_snap *snaps[FR_STATS_
     fr_stats_set(srv->own, FR_STATS_STAGE_UP, FR_STATS_SERVE, 1);
     fr_stats_set(srv->own, FR_STATS_STAGE_HEARTBEAT_AGE, FR_STATS_SERVE, 0);
     fr_stats_snapshot(srv->own, snaps[FR_STATS_SERVE]);
-    fr_stats_set(srv->own, FR_STATS_STAGE_START, FR_STATS_SERVE,
-                 (double)snaps[FR_STATS_SERVE]->started_ms / 1000.0);
-    fr_stats_snapshot(srv->own, snaps[FR_STATS_SERVE]);
     return FR_OK;
 }
 
@@ -136,15 +133,16 @@ int serve_live_json(struct fr_serve *srv, const struct fr_stats_snap *process, s
     struct fr_buf view;
     fr_buf_init(&view, DOCS_VIEW_CAP);
     int have = fr_fs_read_file(path, &view) == FR_OK;
-    while (have && view.len && (view.data[view.len - 1] == '\n' || view.data[view.len - 1] == ' ')) {
+    while (have && view.len &&
+           (view.data[view.len - 1] == '\n' || view.data[view.len - 1] == ' ')) {
         view.len--;
     }
     /* The file is ours and replaced atomically; a damaged one shows as null. */
     if (have && fr_json_validate((const char *)view.data, (const char *)view.data + view.len) < 0) {
         have = 0;
     }
-    int rc = fr_buf_printf(out, "{\"up\":%s,\"view\":",
-                           fr_stats_snap_up(process, fr_wall_ms()) ? "true" : "false");
+    int rc = fr_buf_printf(
+        out, "{\"up\":%s,\"view\":", fr_stats_snap_up(process, fr_wall_ms()) ? "true" : "false");
     if (rc == FR_OK) {
         rc = have && view.len ? fr_buf_append(out, view.data, view.len) : fr_buf_puts(out, "null");
     }

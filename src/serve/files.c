@@ -208,14 +208,15 @@ static enum MHD_Result files_send(struct MHD_Connection *conn, int fd, const str
 {
     char etag[96], modified[64];
     snprintf(etag, sizeof etag, "\"%" PRIx64 "-%" PRIx64 "-%" PRIx64 "\"", (uint64_t)st->st_ino,
-             (uint64_t)st->st_size, (uint64_t)st->st_mtim.tv_sec * 1000000000u +
-                                        (uint64_t)st->st_mtim.tv_nsec);
+             (uint64_t)st->st_size,
+             (uint64_t)st->st_mtim.tv_sec * 1000000000u + (uint64_t)st->st_mtim.tv_nsec);
     struct tm tm;
     gmtime_r(&st->st_mtim.tv_sec, &tm);
     strftime(modified, sizeof modified, "%a, %d %b %Y %H:%M:%S GMT", &tm);
     uint64_t size = (uint64_t)st->st_size, off = 0, len = size;
     unsigned status = MHD_HTTP_OK;
-    const char *inm = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH);
+    const char *inm =
+        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH);
     const char *range = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_RANGE);
     struct MHD_Response *resp = NULL;
     if (inm && strcmp(inm, etag) == 0) {
@@ -230,8 +231,8 @@ static enum MHD_Result files_send(struct MHD_Connection *conn, int fd, const str
             snprintf(cr, sizeof cr, "bytes */%" PRIu64, size);
             const char *msg = "{\"error\":\"range_not_satisfiable\",\"message\":\"the range is "
                               "outside the file\"}\n";
-            resp = MHD_create_response_from_buffer(strlen(msg), (void *)msg,
-                                                   MHD_RESPMEM_PERSISTENT);
+            resp =
+                MHD_create_response_from_buffer(strlen(msg), (void *)msg, MHD_RESPMEM_PERSISTENT);
             if (!resp) {
                 return MHD_NO;
             }
@@ -259,8 +260,7 @@ static enum MHD_Result files_send(struct MHD_Connection *conn, int fd, const str
     }
     if (status == MHD_HTTP_PARTIAL_CONTENT) {
         char cr[96];
-        snprintf(cr, sizeof cr, "bytes %" PRIu64 "-%" PRIu64 "/%" PRIu64, off, off + len - 1,
-                 size);
+        snprintf(cr, sizeof cr, "bytes %" PRIu64 "-%" PRIu64 "/%" PRIu64, off, off + len - 1, size);
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_RANGE, cr);
     }
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, files_content_type(name));
@@ -274,8 +274,8 @@ static enum MHD_Result files_send(struct MHD_Connection *conn, int fd, const str
 }
 
 /* Serve rel (raw, relative) from the directory root. */
-static enum MHD_Result files_serve(struct MHD_Connection *conn, const char *root,
-                                   const char *rel, const char *what)
+static enum MHD_Result files_serve(struct MHD_Connection *conn, const char *root, const char *rel,
+                                   const char *what)
 {
     char path[4096];
     size_t n = strcspn(rel, "?#");
@@ -301,8 +301,7 @@ static enum MHD_Result files_serve(struct MHD_Connection *conn, const char *root
                            "are not served)");
     }
     if (fd < 0) {
-        return serve_error(conn, MHD_HTTP_NOT_FOUND, "not_found", "no such file in the %s",
-                           what);
+        return serve_error(conn, MHD_HTTP_NOT_FOUND, "not_found", "no such file in the %s", what);
     }
     const char *slash = strrchr(path, '/');
     return files_send(conn, fd, &st, slash ? slash + 1 : path);

@@ -128,11 +128,10 @@ int fr_serve_routes_markdown(struct fr_buf *out)
     int rc = fr_buf_puts(out, "| method | path | auth | answer |\n|---|---|---|---|\n");
     for (int r = 0; rc == FR_OK && r < SERVE_R_COUNT; r++) {
         const struct serve_route_def *d = &serve_routes[r];
-        rc = fr_buf_printf(out, "| %s%s%s | `%s` | %s | %s |\n",
-                           d->methods & SERVE_GET ? "GET" : "",
-                           d->methods & SERVE_HEAD ? ", HEAD" : "",
-                           d->methods & SERVE_POST ? "POST" : "", d->path,
-                           d->auth ? "bearer" : "—", d->doc);
+        rc = fr_buf_printf(
+            out, "| %s%s%s | `%s` | %s | %s |\n", d->methods & SERVE_GET ? "GET" : "",
+            d->methods & SERVE_HEAD ? ", HEAD" : "", d->methods & SERVE_POST ? "POST" : "", d->path,
+            d->auth ? "bearer" : "—", d->doc);
     }
     return rc;
 }
@@ -169,12 +168,18 @@ static enum MHD_Result serve_dispatch(struct fr_serve *srv, struct MHD_Connectio
                                       const struct serve_req *req, enum serve_route route)
 {
     switch (route) {
-    case SERVE_R_METRICS: return serve_metrics(srv, conn);
-    case SERVE_R_STATUS: return serve_status(srv, conn);
-    case SERVE_R_LIVE: return serve_live(srv, conn);
-    case SERVE_R_STREAM: return serve_stream(srv, conn);
-    case SERVE_R_TABLES: return serve_tables(srv, conn);
-    case SERVE_R_JOBS: return serve_jobs(srv, conn);
+    case SERVE_R_METRICS:
+        return serve_metrics(srv, conn);
+    case SERVE_R_STATUS:
+        return serve_status(srv, conn);
+    case SERVE_R_LIVE:
+        return serve_live(srv, conn);
+    case SERVE_R_STREAM:
+        return serve_stream(srv, conn);
+    case SERVE_R_TABLES:
+        return serve_tables(srv, conn);
+    case SERVE_R_JOBS:
+        return serve_jobs(srv, conn);
     case SERVE_R_COMPACT:
     case SERVE_R_DLQ_REPLAY: {
         if (!srv->api_token || !srv->api_token[0]) {
@@ -207,9 +212,12 @@ static enum MHD_Result serve_dispatch(struct fr_serve *srv, struct MHD_Connectio
         }
         return serve_job_start(srv, conn, route);
     }
-    case SERVE_R_LAKE: return serve_lake(srv, conn, req);
-    case SERVE_R_WEB: return serve_web(srv, conn, req);
-    case SERVE_R_COUNT: break;
+    case SERVE_R_LAKE:
+        return serve_lake(srv, conn, req);
+    case SERVE_R_WEB:
+        return serve_web(srv, conn, req);
+    case SERVE_R_COUNT:
+        break;
     }
     return serve_error(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal", "bad route");
 }
@@ -232,11 +240,12 @@ static enum MHD_Result serve_handler(void *cls, struct MHD_Connection *conn, con
         req->started = 1;
         fr_stats_add(srv->own, FR_STATS_SERVE_REQUESTS, 0, 1);
         if (req->raw_too_long) {
-            return serve_error(conn, MHD_HTTP_URI_TOO_LONG, "bad_request", "request target too long");
+            return serve_error(conn, MHD_HTTP_URI_TOO_LONG, "bad_request",
+                               "request target too long");
         }
         if (route == SERVE_R_WEB && strncmp(url, "/api/", 5) == 0) {
-            return serve_error(conn, MHD_HTTP_NOT_FOUND, "not_found", "no route for %s %s",
-                               method, url);
+            return serve_error(conn, MHD_HTTP_NOT_FOUND, "not_found", "no route for %s %s", method,
+                               url);
         }
         if (!(serve_routes[route].methods & bit)) {
             return serve_not_allowed(conn, serve_routes[route].methods, method, url);
@@ -245,8 +254,8 @@ static enum MHD_Result serve_handler(void *cls, struct MHD_Connection *conn, con
             return serve_dispatch(srv, conn, req, route);
         }
         /* Refuse a declared oversized body before reading any of it. */
-        const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-                                                     MHD_HTTP_HEADER_CONTENT_LENGTH);
+        const char *cl =
+            MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         if (cl && strtoull(cl, NULL, 10) > SERVE_BODY_MAX) {
             req->body_bytes = SERVE_BODY_MAX + 1;
             return serve_error(conn, MHD_HTTP_CONTENT_TOO_LARGE, "too_large",
@@ -328,7 +337,8 @@ static int serve_parse_listen(const char *listen, struct sockaddr_storage *ss, s
         host[colon - listen] = 0;
         port = colon + 1;
     }
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+    struct addrinfo hints = {.ai_family = AF_UNSPEC,
+                             .ai_socktype = SOCK_STREAM,
                              .ai_flags = AI_NUMERICSERV | AI_PASSIVE};
     struct addrinfo *ai = NULL;
     if (!port[0] || getaddrinfo(host[0] ? host : NULL, port, &hints, &ai) != 0 || !ai) {
@@ -350,7 +360,10 @@ static int serve_is_loopback(const struct sockaddr_storage *ss)
     return IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr);
 }
 
-static char *serve_strdup(const char *s) { return s ? strdup(s) : NULL; }
+static char *serve_strdup(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
 
 int fr_serve_start(const struct fr_serve_opts *opts, struct fr_serve **out)
 {
@@ -363,8 +376,9 @@ int fr_serve_start(const struct fr_serve_opts *opts, struct fr_serve **out)
         return FR_EINVAL;
     }
     if (!serve_is_loopback(&ss)) {
-        fr_warn("serve", "listening on %s, which is not a loopback address: anyone who can "
-                         "reach it can read the metrics and the lake",
+        fr_warn("serve",
+                "listening on %s, which is not a loopback address: anyone who can "
+                "reach it can read the metrics and the lake",
                 opts->listen);
     }
     struct fr_serve *srv = calloc(1, sizeof *srv);
@@ -388,6 +402,7 @@ int fr_serve_start(const struct fr_serve_opts *opts, struct fr_serve **out)
         goto cleanup;
     }
     fr_stats_set(srv->own, FR_STATS_SERVE_STREAMS, 0, 0);
+    fr_stats_set(srv->own, FR_STATS_STAGE_START, FR_STATS_SERVE, (double)fr_wall_ms() / 1000.0);
     rc = serve_ticker_start(srv);
     if (rc < 0) {
         goto cleanup;
@@ -420,7 +435,10 @@ cleanup:
     return rc;
 }
 
-int fr_serve_port(const struct fr_serve *srv) { return srv->port; }
+int fr_serve_port(const struct fr_serve *srv)
+{
+    return srv->port;
+}
 
 void fr_serve_stop(struct fr_serve *srv)
 {

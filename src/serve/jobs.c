@@ -57,9 +57,12 @@ int serve_bearer_ok(const char *header, const char *token)
 static const char *jobs_state_name(enum serve_job_state state)
 {
     switch (state) {
-    case SERVE_JOB_RUNNING: return "running";
-    case SERVE_JOB_EXITED: return "exited";
-    case SERVE_JOB_KILLED: return "killed";
+    case SERVE_JOB_RUNNING:
+        return "running";
+    case SERVE_JOB_EXITED:
+        return "exited";
+    case SERVE_JOB_KILLED:
+        return "killed";
     }
     return "?";
 }

@@ -24,13 +24,13 @@
 struct fr_buf;
 
 struct fr_serve_opts {
-    const char *data_dir;   /* required; read-only use */
-    const char *listen;     /* "127.0.0.1:8787", "localhost:0", "[::1]:8787" */
-    const char *web_root;   /* the pages' directory; NULL or "": none (404) */
-    const char *api_token;  /* bearer token; NULL or "": job endpoints answer 403 */
-    int max_connections;    /* accepted at once */
-    int max_streams;        /* open /api/v1/stream connections */
-    int timeout_s;          /* per-connection inactivity timeout */
+    const char *data_dir;     /* required; read-only use */
+    const char *listen;       /* "127.0.0.1:8787", "localhost:0", "[::1]:8787" */
+    const char *web_root;     /* the pages' directory; NULL or "": none (404) */
+    const char *api_token;    /* bearer token; NULL or "": job endpoints answer 403 */
+    int max_connections;      /* accepted at once */
+    int max_streams;          /* open /api/v1/stream connections */
+    int timeout_s;            /* per-connection inactivity timeout */
     size_t request_max_bytes; /* per-connection memory for the request (headers) */
     /* For jobs: the freshet binary and the global options to pass it. */
     const char *self;
@@ -55,7 +55,7 @@ int fr_serve_routes_markdown(struct fr_buf *out);
 
 /* `freshet serve`. self and the global options are those of the running
  * binary (main passes them), used to start jobs with the same settings. */
-int fr_cmd_serve(struct fr_conf *conf, const char *self, char **global_args, int nglobal,
-                 int argc, char **argv);
+int fr_cmd_serve(struct fr_conf *conf, const char *self, char **global_args, int nglobal, int argc,
+                 char **argv);
 
 #endif

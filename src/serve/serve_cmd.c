@@ -86,8 +86,8 @@ static int serve_print(int (*gen)(struct fr_buf *))
     return rc == FR_OK ? 0 : 1;
 }
 
-int fr_cmd_serve(struct fr_conf *conf, const char *self, char **global_args, int nglobal,
-                 int argc, char **argv)
+int fr_cmd_serve(struct fr_conf *conf, const char *self, char **global_args, int nglobal, int argc,
+                 char **argv)
 {
     static const struct option opts[] = {{"listen", required_argument, 0, 'l'},
                                          {"web-root", required_argument, 0, 'w'},
@@ -100,12 +100,22 @@ int fr_cmd_serve(struct fr_conf *conf, const char *self, char **global_args, int
     int c;
     while ((c = getopt_long(argc, argv, "l:w:h", opts, NULL)) != -1) {
         switch (c) {
-        case 'l': listen = optarg; break;
-        case 'w': web_root = optarg; break;
-        case 'M': return serve_print(fr_stats_markdown);
-        case 'R': return serve_print(fr_serve_routes_markdown);
-        case 'h': serve_usage(stdout); return 0;
-        default: serve_usage(stderr); return 2;
+        case 'l':
+            listen = optarg;
+            break;
+        case 'w':
+            web_root = optarg;
+            break;
+        case 'M':
+            return serve_print(fr_stats_markdown);
+        case 'R':
+            return serve_print(fr_serve_routes_markdown);
+        case 'h':
+            serve_usage(stdout);
+            return 0;
+        default:
+            serve_usage(stderr);
+            return 2;
         }
     }
     if (optind < argc) {

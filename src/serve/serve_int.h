@@ -134,8 +134,7 @@ struct fr_serve {
 };
 
 /* http.c */
-enum MHD_Result serve_send_json(struct MHD_Connection *conn, unsigned status,
-                                struct fr_buf *body);
+enum MHD_Result serve_send_json(struct MHD_Connection *conn, unsigned status, struct fr_buf *body);
 enum MHD_Result serve_error(struct MHD_Connection *conn, unsigned status, const char *code,
                             const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
@@ -143,8 +142,7 @@ enum MHD_Result serve_error(struct MHD_Connection *conn, unsigned status, const 
 int serve_read_snaps(struct fr_serve *srv, struct fr_stats_snap *snaps[FR_STATS_STAGES]);
 int serve_status_json(struct fr_serve *srv, struct fr_stats_snap *const snaps[FR_STATS_STAGES],
                       struct fr_buf *out);
-int serve_live_json(struct fr_serve *srv, const struct fr_stats_snap *process,
-                    struct fr_buf *out);
+int serve_live_json(struct fr_serve *srv, const struct fr_stats_snap *process, struct fr_buf *out);
 enum MHD_Result serve_metrics(struct fr_serve *srv, struct MHD_Connection *conn);
 enum MHD_Result serve_status(struct fr_serve *srv, struct MHD_Connection *conn);
 enum MHD_Result serve_live(struct fr_serve *srv, struct MHD_Connection *conn);

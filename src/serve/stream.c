@@ -308,9 +308,8 @@ enum MHD_Result serve_stream(struct fr_serve *srv, struct MHD_Connection *conn)
     srv->nstreams++;
     fr_stats_set(srv->own, FR_STATS_SERVE_STREAMS, 0, srv->nstreams);
     pthread_mutex_unlock(&srv->lock);
-    struct MHD_Response *resp =
-        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 32 * 1024, stream_reader, s,
-                                          stream_free);
+    struct MHD_Response *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 32 * 1024,
+                                                                  stream_reader, s, stream_free);
     if (!resp) {
         stream_free(s);
         return MHD_NO;

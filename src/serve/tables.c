@@ -24,14 +24,22 @@
 static const char *tables_type_name(enum fr_ice_type type)
 {
     switch (type) {
-    case FR_ICE_BOOLEAN: return "boolean";
-    case FR_ICE_INT: return "int";
-    case FR_ICE_LONG: return "long";
-    case FR_ICE_DOUBLE: return "double";
-    case FR_ICE_STRING: return "string";
-    case FR_ICE_DATE: return "date";
-    case FR_ICE_TIMESTAMP: return "timestamp";
-    case FR_ICE_TIMESTAMPTZ: return "timestamptz";
+    case FR_ICE_BOOLEAN:
+        return "boolean";
+    case FR_ICE_INT:
+        return "int";
+    case FR_ICE_LONG:
+        return "long";
+    case FR_ICE_DOUBLE:
+        return "double";
+    case FR_ICE_STRING:
+        return "string";
+    case FR_ICE_DATE:
+        return "date";
+    case FR_ICE_TIMESTAMP:
+        return "timestamp";
+    case FR_ICE_TIMESTAMPTZ:
+        return "timestamptz";
     }
     return "?";
 }
@@ -130,8 +138,8 @@ static int tables_one(struct fr_ice_catalog *cat, const struct fr_ice_ident *ide
         }
     }
     if (rc == FR_OK) {
-        rc = fr_buf_printf(out, "],\"files_truncated\":%s}",
-                           shown < list.nfiles ? "true" : "false");
+        rc =
+            fr_buf_printf(out, "],\"files_truncated\":%s}", shown < list.nfiles ? "true" : "false");
     }
 
 cleanup:

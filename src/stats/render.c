@@ -338,9 +338,8 @@ int fr_stats_markdown(struct fr_buf *out)
         }
         if (rc == FR_OK) {
             rc = fr_buf_printf(out, "| `freshet_%s` | %s | %s | %s%s%s | %s |\n", m->name,
-                               types[m->type], m->unit[0] ? m->unit : "—",
-                               m->label[0] ? "`" : "", m->label[0] ? m->label : "—",
-                               m->label[0] ? "`" : "", m->help);
+                               types[m->type], m->unit[0] ? m->unit : "—", m->label[0] ? "`" : "",
+                               m->label[0] ? m->label : "—", m->label[0] ? "`" : "", m->help);
         }
     }
     if (rc == FR_OK) {

@@ -193,10 +193,14 @@ const char *fr_stats_label_value(const struct fr_stats_meta *meta, unsigned i)
         return "?";
     }
     switch (stats_lsets[meta->id]) {
-    case STATS_LSET_NONE: return "";
-    case STATS_LSET_REASON: return fr_gate_reason_name((enum fr_gate_reason)(i + 1));
-    case STATS_LSET_OUTCOME: return stats_outcomes[i];
-    case STATS_LSET_STAGE: return stats_stages[i];
+    case STATS_LSET_NONE:
+        return "";
+    case STATS_LSET_REASON:
+        return fr_gate_reason_name((enum fr_gate_reason)(i + 1));
+    case STATS_LSET_OUTCOME:
+        return stats_outcomes[i];
+    case STATS_LSET_STAGE:
+        return stats_stages[i];
     }
     return "?";
 }
@@ -233,8 +237,8 @@ struct fr_stats {
     char data_dir[4096];
     pthread_mutex_t lock; /* histograms and publish */
     _Atomic uint64_t local[FR_STATS_NSLOTS];
-    int fd;                 /* -1: memory only */
-    struct stats_hdr *hdr;  /* the mapping, NULL: memory only */
+    int fd;                /* -1: memory only */
+    struct stats_hdr *hdr; /* the mapping, NULL: memory only */
     _Atomic uint64_t *slots;
     int64_t started_ms;
     uint64_t publishes;
@@ -323,7 +327,8 @@ static int stats_map_ro(int fd, const struct stats_hdr **hdr)
 static void stats_copy(const struct stats_hdr *hdr_c, int writer_alive, struct fr_stats_snap *snap)
 {
     struct stats_hdr *hdr = (struct stats_hdr *)hdr_c; /* atomics are read, never written */
-    const _Atomic uint64_t *slots = (const _Atomic uint64_t *)((const char *)hdr + STATS_HEADER_BYTES);
+    const _Atomic uint64_t *slots =
+        (const _Atomic uint64_t *)((const char *)hdr + STATS_HEADER_BYTES);
     int64_t deadline = 0;
     for (unsigned attempt = 0;; attempt++) {
         uint64_t s1 = atomic_load_explicit(&hdr->seq, memory_order_acquire);
@@ -482,8 +487,9 @@ int fr_stats_open(const char *data_dir, enum fr_stats_stage stage, struct fr_sta
         rc = stats_inspect_old(st, path, &holder);
     }
     if (rc == FR_ELOCKED) {
-        fr_warn("stats", "%s is held by another live %s (pid %lld); this process's figures "
-                         "are not published",
+        fr_warn("stats",
+                "%s is held by another live %s (pid %lld); this process's figures "
+                "are not published",
                 path, fr_stats_stage_name(stage), (long long)holder);
     } else if (rc == FR_OK) {
         rc = stats_create_file(st, path);
@@ -496,7 +502,10 @@ int fr_stats_open(const char *data_dir, enum fr_stats_stage stage, struct fr_sta
     return FR_OK;
 }
 
-int fr_stats_has_file(const struct fr_stats *st) { return st && st->hdr != NULL; }
+int fr_stats_has_file(const struct fr_stats *st)
+{
+    return st && st->hdr != NULL;
+}
 
 void fr_stats_close(struct fr_stats *st)
 {
@@ -533,8 +542,7 @@ void fr_stats_add(struct fr_stats *st, enum fr_stats_id id, unsigned label, uint
 void fr_stats_set_counter(struct fr_stats *st, enum fr_stats_id id, unsigned label, uint64_t v)
 {
     if (stats_check(st, id, label, FR_STATS_COUNTER)) {
-        atomic_store_explicit(&st->local[fr_stats_meta(id)->slot + label], v,
-                              memory_order_relaxed);
+        atomic_store_explicit(&st->local[fr_stats_meta(id)->slot + label], v, memory_order_relaxed);
     }
 }
 
@@ -700,4 +708,7 @@ struct fr_proc_view *fr_stats_view_buffer_int(struct fr_stats *st)
     return st->view;
 }
 
-const char *fr_stats_data_dir_int(const struct fr_stats *st) { return st->data_dir; }
+const char *fr_stats_data_dir_int(const struct fr_stats *st)
+{
+    return st->data_dir;
+}

@@ -48,7 +48,7 @@ enum {
     FR_STATS_LABEL_SETS(FR_STATS_NLAB_ENUM)
 #undef FR_STATS_NLAB_ENUM
 #define FR_STATS_NBUCK_ENUM(set, n) FR_STATS_NBUCK_##set = (n),
-    FR_STATS_BUCKET_SETS(FR_STATS_NBUCK_ENUM)
+        FR_STATS_BUCKET_SETS(FR_STATS_NBUCK_ENUM)
 #undef FR_STATS_NBUCK_ENUM
 };
 
@@ -70,8 +70,9 @@ enum fr_stats_id {
  * _LAST constant makes the next one start right after it. */
 enum fr_stats_slot {
 #define FR_STATS_SLOT_ENUM(id, stage, name, type, unit, labels, buckets, help)                     \
-    FR_STATS_SLOT_##id, FR_STATS_SLOT_##id##_LAST =                                                \
-                            FR_STATS_SLOT_##id + FR_STATS_WIDTH_##type(labels, buckets) - 1,
+    FR_STATS_SLOT_##id,                                                                            \
+        FR_STATS_SLOT_##id##_LAST =                                                                \
+            FR_STATS_SLOT_##id + FR_STATS_WIDTH_##type(labels, buckets) - 1,
     FR_STATS_TABLE(FR_STATS_SLOT_ENUM)
 #undef FR_STATS_SLOT_ENUM
         FR_STATS_NSLOTS
@@ -145,14 +146,14 @@ int fr_stats_view_publish(struct fr_stats *st, struct fr_proc *proc, int64_t epo
 
 struct fr_stats_snap {
     enum fr_stats_stage stage;
-    int present;           /* a file (or handle) was read */
-    int alive;             /* a live process holds the file's lock */
-    int torn;              /* the writer died mid-publish: values may mix two publishes */
-    int64_t pid;           /* of the writer (the last one, when it died) */
-    int64_t started_ms;    /* Unix ms */
-    int64_t heartbeat_ms;  /* Unix ms of the newest publish */
-    uint64_t publishes;    /* publish count of this file */
-    int64_t read_mono_ns;  /* when the snapshot was taken (fr_mono_ns) */
+    int present;          /* a file (or handle) was read */
+    int alive;            /* a live process holds the file's lock */
+    int torn;             /* the writer died mid-publish: values may mix two publishes */
+    int64_t pid;          /* of the writer (the last one, when it died) */
+    int64_t started_ms;   /* Unix ms */
+    int64_t heartbeat_ms; /* Unix ms of the newest publish */
+    uint64_t publishes;   /* publish count of this file */
+    int64_t read_mono_ns; /* when the snapshot was taken (fr_mono_ns) */
     uint64_t slots[FR_STATS_NSLOTS];
 };
 

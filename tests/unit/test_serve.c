@@ -102,7 +102,10 @@ static int http(const char *method, const char *target, const char *extra, struc
     return http_raw(port, req, strlen(req), r);
 }
 
-static void resp_free(struct resp *r) { fr_buf_free(&r->body); }
+static void resp_free(struct resp *r)
+{
+    fr_buf_free(&r->body);
+}
 
 static int has_header(const struct resp *r, const char *line)
 {
@@ -322,23 +325,28 @@ static void test_auth_jobs(void)
     CHECK(has_header(&r, "WWW-Authenticate: Bearer"));
     CHECK(strstr(fr_buf_cstr(&r.body), TOKEN) == NULL);
     resp_free(&r);
-    CHECK_EQ_INT(http("POST", "/api/v1/compact",
-                      "Content-Length: 0\r\nAuthorization: Bearer wrong\r\n", &r), 401);
+    CHECK_EQ_INT(
+        http("POST", "/api/v1/compact", "Content-Length: 0\r\nAuthorization: Bearer wrong\r\n", &r),
+        401);
     resp_free(&r);
     CHECK_EQ_INT(http("POST", "/api/v1/compact",
-                      "Content-Length: 0\r\nAuthorization: Bearer " TOKEN "x\r\n", &r), 401);
+                      "Content-Length: 0\r\nAuthorization: Bearer " TOKEN "x\r\n", &r),
+                 401);
     resp_free(&r);
     CHECK_EQ_INT(http("POST", "/api/v1/compact",
-                      "Content-Length: 0\r\nAuthorization: Basic " TOKEN "\r\n", &r), 401);
+                      "Content-Length: 0\r\nAuthorization: Basic " TOKEN "\r\n", &r),
+                 401);
     resp_free(&r);
     CHECK_EQ_INT(http("POST", "/api/v1/compact",
-                      "Content-Length: 0\r\nAuthorization: Bearer " TOKEN "\r\n", &r), 202);
+                      "Content-Length: 0\r\nAuthorization: Bearer " TOKEN "\r\n", &r),
+                 202);
     const char *s = fr_buf_cstr(&r.body);
     CHECK(strstr(s, "{\"job\":{\"id\":1,\"command\":\"compact\"") != NULL);
     CHECK_EQ_INT(fr_json_validate(s, s + r.body.len), FR_OK);
     resp_free(&r);
     CHECK_EQ_INT(http("POST", "/api/v1/dlq/replay",
-                      "Content-Length: 0\r\nAuthorization: bearer " TOKEN "\r\n", &r), 202);
+                      "Content-Length: 0\r\nAuthorization: bearer " TOKEN "\r\n", &r),
+                 202);
     CHECK(strstr(fr_buf_cstr(&r.body), "\"command\":\"dlq replay\"") != NULL);
     resp_free(&r);
     /* A body over 64 KiB is refused before any job starts. */
@@ -357,7 +365,8 @@ static void test_auth_jobs(void)
     n = snprintf(req, 512,
                  "POST /api/v1/dlq/replay HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
                  "Authorization: Bearer " TOKEN "\r\nTransfer-Encoding: chunked\r\n\r\n"
-                 "%zx\r\n", big);
+                 "%zx\r\n",
+                 big);
     memset(req + n, 'b', big);
     memcpy(req + n + big, "\r\n0\r\n\r\n", 7);
     int status = http_raw(port, req, (size_t)n + big + 7, &r);
@@ -378,8 +387,9 @@ static void test_auth_jobs(void)
     struct fr_serve *open_srv = NULL;
     CHECK_EQ_INT(start_server("", 4, 5, &open_srv), FR_OK);
     char raw[512];
-    snprintf(raw, sizeof raw, "POST /api/v1/compact HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
-                              "Authorization: Bearer " TOKEN "\r\nContent-Length: 0\r\n\r\n");
+    snprintf(raw, sizeof raw,
+             "POST /api/v1/compact HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+             "Authorization: Bearer " TOKEN "\r\nContent-Length: 0\r\n\r\n");
     CHECK_EQ_INT(http_raw(fr_serve_port(open_srv), raw, strlen(raw), &r), 403);
     CHECK(strstr(fr_buf_cstr(&r.body), "FRESHET_SERVE_API_TOKEN") != NULL);
     resp_free(&r);

@@ -36,7 +36,8 @@ static void test_table_conventions(void)
         for (const char *p = m->name; *p; p++) {
             CHECK(islower((unsigned char)*p) || isdigit((unsigned char)*p) || *p == '_');
         }
-        CHECK(strncmp(m->name, fr_stats_stage_name(m->stage), strlen(fr_stats_stage_name(m->stage))) == 0 ||
+        CHECK(strncmp(m->name, fr_stats_stage_name(m->stage),
+                      strlen(fr_stats_stage_name(m->stage))) == 0 ||
               m->stage == FR_STATS_SERVE);
         if (m->type == FR_STATS_COUNTER) {
             CHECK(ends_with(m->name, "_total"));
@@ -265,9 +266,9 @@ static int check_exposition(const char *text)
             return -7;
         }
         const char *suffix = name + strlen(family);
-        if (strcmp(type, "histogram") == 0 ? strcmp(suffix, "_bucket") && strcmp(suffix, "_sum") &&
-                                                 strcmp(suffix, "_count")
-                                           : suffix[0] != 0) {
+        if (strcmp(type, "histogram") == 0
+                ? strcmp(suffix, "_bucket") && strcmp(suffix, "_sum") && strcmp(suffix, "_count")
+                : suffix[0] != 0) {
             return -8;
         }
         const char *q = line + k;
