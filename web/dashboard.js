@@ -196,7 +196,7 @@ function makeCharts() {
              paths: uPlot.paths.bars({size: [0.75, 48]}), points: {show: false}},
         ],
         axes: [
-            {stroke: COLORS.axis, grid: {show: false}, ticks: {show: false},
+            {stroke: COLORS.axis, grid: {show: false}, ticks: {show: false}, font: '11px system-ui, sans-serif',
              splits: u => u.data[0], values: (u, splits) => splits.map(histLabel)},
             {stroke: COLORS.axis, grid: {stroke: COLORS.grid}, size: 50,
              values: (u, splits) => splits.map(v => intFmt.format(v))},
@@ -227,8 +227,8 @@ function histLabel(i) {
     if (b === undefined) {
         return '';
     }
-    const short = ms => (ms < 1000 ? `${intFmt.format(ms)}ms` : `${+(ms / 1000).toFixed(1)}s`);
-    return Number.isFinite(b) ? `≤${short(b)}` : `>${short(histBounds[i - 1] ?? 0)}`;
+    const short = ms => (ms < 1000 ? `${intFmt.format(ms)}` : `${+(ms / 1000).toFixed(1)}s`);
+    return Number.isFinite(b) ? short(b) : `>${short(histBounds[i - 1] ?? 0)}`;
 }
 
 function drawCharts() {

@@ -339,7 +339,7 @@ function drawTables() {
             : 'no files yet';
         b.append(name, meta);
         b.addEventListener('click', () => {
-            $('#sql').value = `SELECT *\nFROM ${quoteIdent(t.name)}\nLIMIT 100`;
+            setSql(`SELECT *\nFROM ${quoteIdent(t.name)}\nLIMIT 100`);
             runFromEditor();
         });
         li.append(b);
@@ -360,11 +360,20 @@ function drawPresets() {
         b.dataset.preset = p.id;
         b.textContent = p.label;
         b.addEventListener('click', () => {
-            $('#sql').value = p.sql || rowCountsSql();
+            setSql(p.sql || rowCountsSql());
             runFromEditor();
         });
         box.append(b);
     }
+}
+
+// The editor grows with its text (up to MAX_EDITOR_LINES lines).
+const MAX_EDITOR_LINES = 18;
+
+function setSql(text) {
+    const ta = $('#sql');
+    ta.value = text;
+    ta.rows = Math.min(MAX_EDITOR_LINES, text.split('\n').length + 1);
 }
 
 function runFromEditor() {
