@@ -1,0 +1,463 @@
+// pages.mjs — browser test of the dashboard and the SQL explorer against a
+// real pipeline: `freshet feed` (synthetic, with duplicates, late and
+// malformed events), `ingest`, `process` and `serve`, each its own process
+// on loopback ephemeral ports, in a fresh data directory.
+//
+//   node tests/browser/pages.mjs [--out DIR] [--dwell S] [--readme-shot PNG]
+//
+// Environment (set by fr_add_script_test): FR_BINARY, FR_SOURCE_DIR,
+// FR_BUILD_DIR. Artefacts (screenshots, the stages' logs, requests seen)
+// go to --out, default $FR_BUILD_DIR/browser-artifacts.
+//
+// Checks, in order:
+//   1. Offline: Debian's chromium runs headless with flags that keep it
+//      from the network; every request not to 127.0.0.1 is aborted and
+//      recorded, and any such request fails the test at the end.
+//   2. Dashboard: the pushed stream fills the charts (uPlot data, not empty)
+//      and they change as events flow: two looks --dwell seconds apart
+//      differ in the series, the canvases and the rendered figures; the
+//      per-wiki and top-page lists are filled.
+//   3. Reconnect: serve is stopped and started again on the same port; the
+//      page shows the broken stream, reconnects and draws new updates.
+//   4. Explorer: with the processor stopped (the lake no longer moves),
+//      presets in DuckDB-WASM give the numbers `freshet verify --json`
+//      prints for the same lake: rows of every table, silver rows split by
+//      bot/human, late rows, dead letters (and those by reason against the
+//      processor's own counters in /api/v1/status).
+// --readme-shot also writes the dashboard's screenshot there (docs/img/).
+//
+// Exit 0 pass, 1 fail, 77 skip (no chromium, no node_modules, no web/vendor).
+import {spawn, execFile} from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import {fileURLToPath} from 'node:url';
+import {promisify} from 'node:util';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const source = process.env.FR_SOURCE_DIR || path.resolve(here, '../..');
+const binary = process.env.FR_BINARY || path.join(source, 'build/release/freshet');
+const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_FLAGS = [
+    '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync',
+    '--disable-default-apps', '--disable-extensions', '--metrics-recording-only',
+    '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost',
+];
+
+function skip(why) {
+    console.log(`skip: ${why}`);
+    process.exit(77);
+}
+
+// ---------------------------------------------------------------- args
+
+const args = {out: null, dwell: 4, readmeShot: null};
+for (let i = 2; i < process.argv.length; i++) {
+    const a = process.argv[i];
+    const v = process.argv[i + 1];
+    if (a === '--out') {
+        args.out = v;
+    } else if (a === '--dwell') {
+        args.dwell = Number(v);
+    } else if (a === '--readme-shot') {
+        args.readmeShot = path.resolve(v);
+    } else {
+        console.error(`usage: pages.mjs [--out DIR] [--dwell S] [--readme-shot PNG] (not "${a}")`);
+        process.exit(2);
+    }
+    i++;
+}
+const buildDir = process.env.FR_BUILD_DIR || path.join(source, 'build/release');
+const out = path.resolve(args.out || path.join(buildDir, 'browser-artifacts'));
+
+if (!fs.existsSync(CHROMIUM)) {
+    skip(`${CHROMIUM} is missing (scripts/setup.sh --test installs Debian's chromium)`);
+}
+if (!fs.existsSync(path.join(here, 'node_modules/playwright-core'))) {
+    skip('tests/browser/node_modules is missing (scripts/setup.sh --test runs npm install there)');
+}
+if (!fs.existsSync(path.join(source, 'web/vendor/uplot/uPlot.esm.js')) ||
+    !fs.existsSync(path.join(source, 'web/vendor/duckdb/duckdb-browser.mjs'))) {
+    skip('web/vendor is missing (scripts/setup.sh runs scripts/web-setup.sh)');
+}
+if (!fs.existsSync(binary)) {
+    skip(`no freshet binary at ${binary}`);
+}
+const {chromium} = await import('playwright-core');
+
+// ------------------------------------------------------------- helpers
+
+const sleep = ms => new Promise(r => setTimeout(r, ms));
+const t0 = Date.now();
+const log = msg => console.log(`[${((Date.now() - t0) / 1000).toFixed(1)}s] ${msg}`);
+let failures = 0;
+
+function check(ok, what, detail) {
+    if (ok) {
+        log(`ok: ${what}`);
+    } else {
+        failures++;
+        log(`FAIL: ${what}${detail === undefined ? '' : ` — ${typeof detail === 'string' ? detail : JSON.stringify(detail)}`}`);
+    }
+    return ok;
+}
+
+async function waitFor(what, fn, timeoutMs = 30000, everyMs = 250) {
+    const end = Date.now() + timeoutMs;
+    let last;
+    while (Date.now() < end) {
+        try {
+            last = await fn();
+            if (last) {
+                return last;
+            }
+        } catch (err) {
+            last = err;
+        }
+        await sleep(everyMs);
+    }
+    throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
+}
+
+fs.mkdirSync(out, {recursive: true});
+for (const f of fs.readdirSync(out)) {
+    fs.rmSync(path.join(out, f), {recursive: true, force: true});
+}
+const data = fs.mkdtempSync(path.join(out, 'data-'));
+
+// The stages. Each is a child process of this script, stopped by its pid.
+const stages = new Map();
+
+function startStage(name, argv) {
+    const logFile = path.join(out, `${name}.log`);
+    const fd = fs.openSync(logFile, 'a');
+    const child = spawn(binary, ['--data', data, ...argv], {stdio: ['ignore', 'pipe', fd]});
+    const st = {name, child, stdout: '', exited: null};
+    child.stdout.on('data', b => {
+        st.stdout += b;
+        fs.appendFileSync(logFile, b);
+    });
+    child.on('exit', (code, sig) => {
+        st.exited = {code, sig};
+    });
+    fs.closeSync(fd);
+    stages.set(name, st);
+    log(`started ${name} (pid ${child.pid}): freshet ${argv.join(' ')}`);
+    return st;
+}
+
+async function stopStage(name, signal = 'SIGINT') {
+    const st = stages.get(name);
+    if (!st || st.exited) {
+        return st ? st.exited : null;
+    }
+    st.child.kill(signal);
+    try {
+        await waitFor(`${name} to exit`, () => st.exited, 20000, 50);
+    } catch {
+        log(`${name} did not stop on ${signal}; SIGKILL pid ${st.child.pid}`);
+        st.child.kill('SIGKILL');
+        await waitFor(`${name} to die`, () => st.exited, 5000, 50);
+    }
+    log(`stopped ${name}: ${JSON.stringify(st.exited)}`);
+    return st.exited;
+}
+
+// The URL a stage prints as "listening URL" on its first stdout line.
+async function listening(name) {
+    const st = stages.get(name);
+    const m = await waitFor(`${name} to listen`, () => {
+        if (st.exited) {
+            throw new Error(`${name} exited ${JSON.stringify(st.exited)} (see ${name}.log)`);
+        }
+        return /listening (http:\/\/\S+)/.exec(st.stdout);
+    }, 20000, 50);
+    return new URL(m[1]);
+}
+
+async function getJSON(url) {
+    const res = await fetch(url, {cache: 'no-store'});
+    if (!res.ok) {
+        throw new Error(`${url}: HTTP ${res.status}`);
+    }
+    return res.json();
+}
+
+const execFileP = promisify(execFile);
+
+async function verifyJson() {
+    try {
+        const {stdout} = await execFileP(binary, ['--data', data, 'verify', '--json'], {maxBuffer: 1 << 24});
+        return JSON.parse(stdout);
+    } catch (err) {
+        if (err.stdout) {
+            return JSON.parse(err.stdout);  // exit 1: a check failed; the document says which
+        }
+        throw err;
+    }
+}
+
+// ---------------------------------------------------------------- run
+
+let ctx = null;
+const offBox = [];
+const seen = {loopback: 0};
+let serveAddr = null;
+
+async function main() {
+    // 1. The pipeline.
+    startStage('feed', ['feed', '--listen', '127.0.0.1:0', '--synthetic', '--rate', '150', '--seed', '11',
+                        '--dup-rate', '0.03', '--late-rate', '0.02', '--malformed-rate', '0.01',
+                        '--malformed-kinds', 'truncated,missing_meta_id,type_invalid,bot_string']);
+    const feedUrl = await listening('feed');
+    startStage('ingest', ['ingest', '--source', feedUrl.href]);
+    startStage('process', ['process']);
+    startStage('serve', ['serve', '--listen', '127.0.0.1:0']);
+    serveAddr = await listening('serve');
+    const base = `http://127.0.0.1:${serveAddr.port}/`;
+    log(`serve at ${base}`);
+    await waitFor('the first epoch in /api/v1/status', async () => {
+        const s = await getJSON(`${base}api/v1/status`);
+        const rec = s.stages.process.metrics.process_records_total;
+        return rec && rec.silver > 0;
+    }, 60000, 500);
+
+    // 2. The browser, kept offline.
+    const profile = fs.mkdtempSync(path.join(out, 'profile-'));
+    ctx = await chromium.launchPersistentContext(profile, {
+        executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS,
+        viewport: {width: 1440, height: 1000}, deviceScaleFactor: 1,
+    });
+    await ctx.route('**/*', route => {
+        const u = new URL(route.request().url());
+        if (u.protocol === 'data:' || u.protocol === 'blob:' || u.hostname === '127.0.0.1') {
+            seen.loopback++;
+            return route.continue();
+        }
+        offBox.push(u.href);
+        return route.abort('blockedbyclient');
+    });
+    const page = ctx.pages()[0] || (await ctx.newPage());
+    const consoleErrors = [];
+    page.on('pageerror', e => consoleErrors.push(`pageerror: ${e.message}`));
+    page.on('console', m => {
+        if (m.type() === 'error') {
+            consoleErrors.push(`console: ${m.text()}`);
+        }
+    });
+
+    await dashboard(page, base);
+    await reconnect(page, base);
+    await explorer(page, base);
+
+    const errs = consoleErrors.filter(e => !/Failed to load resource|net::ERR_CONNECTION_REFUSED|EventSource/.test(e));
+    check(errs.length === 0, 'no script errors on the pages', errs.slice(0, 5));
+}
+
+// A look at the dashboard: history, the charts' data and pixels, the
+// rendered figures and lists.
+async function look(page) {
+    return page.evaluate(() => {
+        const d = window.freshetDashboard;
+        const hash = s => {
+            let h = 2166136261;
+            for (let i = 0; i < s.length; i++) {
+                h = Math.imul(h ^ s.charCodeAt(i), 16777619) >>> 0;
+            }
+            return h;
+        };
+        const text = sel => document.querySelector(sel).textContent.trim();
+        const charts = {};
+        for (const [name, u] of Object.entries(d.charts)) {
+            charts[name] = {
+                points: u.data[0].length,
+                nonNull: u.data.slice(1).map(s => s.filter(v => v !== null && v !== undefined).length),
+                last: u.data.slice(1).map(s => s[s.length - 1] ?? null),
+                pixels: hash(u.ctx.canvas.toDataURL()),
+            };
+        }
+        return {
+            updates: {...d.state.updates},
+            lastT: d.history.t[d.history.t.length - 1] ?? null,
+            conn: document.querySelector('#conn').dataset.state,
+            charts,
+            figures: Object.fromEntries([...document.querySelectorAll('[data-figure]')]
+                .map(e => [e.dataset.figure, e.textContent.trim()])),
+            wikis: [...document.querySelectorAll('#wikis li[data-wiki]')].map(li => li.textContent.trim()),
+            pages: [...document.querySelectorAll('#pages li[data-rank]')].map(li => li.textContent.trim()),
+            updated: text('#updated'),
+        };
+    });
+}
+
+async function dashboard(page, base) {
+    log('dashboard: open');
+    await page.goto(base, {waitUntil: 'load'});
+    await waitFor('three pushed status updates and a live view', () => page.evaluate(() => {
+        const d = window.freshetDashboard;
+        return d && d.state.updates.status >= 3 && d.state.last.live && d.state.last.live.wikis.length > 0 &&
+            d.state.last.live.pages.length > 0;
+    }), 30000);
+    const a = await look(page);
+    await page.screenshot({path: path.join(out, 'dashboard-1.png'), fullPage: true});
+    await sleep(args.dwell * 1000);
+    await waitFor('more updates', async () => (await look(page)).updates.status >= a.updates.status + 2, 15000);
+    const b = await look(page);
+    await page.screenshot({path: path.join(out, 'dashboard-2.png'), fullPage: true});
+    fs.writeFileSync(path.join(out, 'dashboard-looks.json'), JSON.stringify({a, b}, null, 2));
+
+    check(b.conn === 'live', 'the stream is connected (pill "live")', b.conn);
+    for (const name of ['freshness', 'throughput', 'batch', 'quality']) {
+        check(a.charts[name].points >= 2, `chart ${name} has points at the first look`, a.charts[name]);
+        check(b.charts[name].points > a.charts[name].points, `chart ${name} grew between the looks`,
+              [a.charts[name].points, b.charts[name].points]);
+        check(b.charts[name].pixels !== a.charts[name].pixels, `chart ${name} was redrawn with new data`);
+    }
+    check(b.charts.freshness.nonNull[0] > 0 && b.charts.freshness.last[0] !== null,
+          'freshness has values', b.charts.freshness);
+    check(b.charts.freshness.last[1] === 120, 'the freshness chart carries the 120 s SLO line', b.charts.freshness.last);
+    check(b.charts.throughput.last[0] > 0 && b.charts.throughput.last[1] > 0,
+          'throughput: events received and records processed per second are positive', b.charts.throughput.last);
+    check(b.charts.batch.last[0] > 0 && b.charts.batch.last[1] === 1000,
+          'batch duration is drawn against the 1000 ms trigger', b.charts.batch.last);
+    check(b.charts.hist.points > 0 && b.charts.hist.nonNull[0] > 0, 'the batch-duration histogram has buckets', b.charts.hist);
+    check(b.lastT > a.lastT, 'the time axis moved on', [a.lastT, b.lastT]);
+    check(a.figures.events !== b.figures.events && a.figures.silver !== b.figures.silver,
+          'rendered figures changed (events received, silver rows)',
+          [a.figures.events, b.figures.events, a.figures.silver, b.figures.silver]);
+    const n = s => Number(String(s).replace(/[^0-9.]/g, ''));
+    check(n(b.figures.events) > n(a.figures.events), 'events received grew', [a.figures.events, b.figures.events]);
+    check(/^[0-9.]+ s$/.test(b.figures.freshness) && n(b.figures.freshness) < 120,
+          'freshness is shown and within the SLO', b.figures.freshness);
+    check(n(b.figures.duplicates) > 0 && n(b.figures.late) > 0 && n(b.figures.dlq) > 0,
+          'duplicates, late and dead letters are counted', [b.figures.duplicates, b.figures.late, b.figures.dlq]);
+    check(b.figures['ingest-up'] === 'up' && b.figures['process-up'] === 'up', 'both stages shown up');
+    check(b.wikis.length > 0, 'edits per wiki is filled', b.wikis.length);
+    check(b.pages.length > 0, 'top pages is filled', b.pages.length);
+    check(JSON.stringify(a.wikis) !== JSON.stringify(b.wikis), 'edits per wiki changed between the looks');
+
+    if (args.readmeShot) {
+        fs.mkdirSync(path.dirname(args.readmeShot), {recursive: true});
+        await page.screenshot({path: args.readmeShot, fullPage: true});
+        log(`wrote ${args.readmeShot}`);
+    }
+}
+
+async function reconnect(page, base) {
+    log('reconnect: stop serve');
+    const before = (await look(page)).updates.status;
+    await stopStage('serve', 'SIGTERM');
+    await waitFor('the page to notice the broken stream', async () => (await look(page)).conn !== 'live', 15000);
+    const down = await look(page);
+    check(down.conn !== 'live', 'the pill leaves "live" when serve is gone', down.conn);
+    startStage('serve2', ['serve', '--listen', `127.0.0.1:${serveAddr.port}`]);
+    await listening('serve2');
+    await waitFor('the page to reconnect and draw new updates', async () => {
+        const l = await look(page);
+        return l.conn === 'live' && l.updates.status > down.updates.status + 1;
+    }, 40000, 250);
+    const up = await look(page);
+    check(up.conn === 'live' && up.updates.status > before, 'the dashboard reconnected by itself and kept updating',
+          [before, down.updates.status, up.updates.status]);
+    await page.screenshot({path: path.join(out, 'dashboard-reconnected.png'), fullPage: true});
+}
+
+// The result table on the explorer page, as rows of cell texts.
+async function resultRows(page) {
+    return page.evaluate(() => {
+        const heads = [...document.querySelectorAll('#result thead th')].map(th => th.firstChild.textContent);
+        const rows = [...document.querySelectorAll('#result tbody tr')]
+            .filter(tr => !tr.querySelector('td.null[colspan]'))
+            .map(tr => Object.fromEntries([...tr.cells].map((td, i) => [heads[i], td.textContent])));
+        return rows;
+    });
+}
+
+async function runPreset(page, id) {
+    const n0 = await page.evaluate(() => window.freshetExplorer.state.queries);
+    await page.click(`[data-preset="${id}"]`);
+    await waitFor(`preset ${id}`, () => page.evaluate(
+        n => window.freshetExplorer.state.queries > n || !document.querySelector('#error').hidden, n0), 60000);
+    const err = await page.evaluate(() => (document.querySelector('#error').hidden ? null : document.querySelector('#error').textContent));
+    if (err) {
+        throw new Error(`preset ${id}: ${err}`);
+    }
+    await page.screenshot({path: path.join(out, `explorer-${id}.png`), fullPage: true});
+    return resultRows(page);
+}
+
+const int = s => Number(String(s).replace(/,/g, ''));
+
+async function explorer(page, base) {
+    // Freeze the lake: the processor stops after its epoch; the table list,
+    // the files and verify's cut are then the same.
+    await stopStage('process', 'SIGINT');
+    const status = await getJSON(`${base}api/v1/status`);
+    const v = await verifyJson();
+    fs.writeFileSync(path.join(out, 'verify.json'), JSON.stringify(v, null, 2));
+    check(v.ok === true, 'freshet verify passes on the lake the pages read', v.checks.filter(c => c.status !== 'PASS'));
+    const rows = Object.fromEntries(v.cut.tables.map(t => [t.name, t.rows]));
+    log(`verify: ${JSON.stringify(rows)}`);
+
+    log('explorer: open');
+    await page.goto(`${base}explorer`, {waitUntil: 'load'});
+    await page.evaluate(() => window.freshetExplorer.ready);
+
+    const counts = await runPreset(page, 'row-counts');
+    const got = Object.fromEntries(counts.map(r => [r.table_name, int(r.row_count)]));
+    check(Object.keys(rows).length >= 6 && Object.keys(rows).every(t => got[t] === rows[t]),
+          'Rows per table: every table as verify counts it', {explorer: got, verify: rows});
+
+    const bots = await runPreset(page, 'bot-vs-human');
+    const botSum = bots.reduce((s, r) => s + int(r.events), 0);
+    check(botSum === rows.silver_recentchange && bots.length >= 2,
+          'Bots against humans: the split adds up to verify\'s silver rows', {bots, silver: rows.silver_recentchange});
+
+    const late = await runPreset(page, 'late-arrivals');
+    const lateSum = late.reduce((s, r) => s + int(r.late_events), 0);
+    check(lateSum === rows.late_arrivals && lateSum > 0, 'Late arrivals: as many as verify counts', [lateSum, rows.late_arrivals]);
+
+    const dlq = await runPreset(page, 'dlq-reasons');
+    const dlqGot = Object.fromEntries(dlq.map(r => [r.reason, int(r.records)]));
+    const dlqSum = Object.values(dlqGot).reduce((s, x) => s + x, 0);
+    check(dlqSum === rows.dlq && dlqSum > 0, 'Dead letters by reason: as many as verify counts', [dlqSum, rows.dlq]);
+    const counters = Object.fromEntries(Object.entries(status.stages.process.metrics.process_dlq_records_total || {})
+        .filter(([, x]) => x > 0));
+    check(JSON.stringify(Object.entries(dlqGot).sort()) === JSON.stringify(Object.entries(counters).sort()),
+          'Dead letters by reason: the processor\'s counters per reason', {explorer: dlqGot, status: counters});
+
+    const wikis = await runPreset(page, 'top-wikis');
+    check(wikis.length > 0 && int(wikis[0].events) >= int(wikis[wikis.length - 1].events),
+          'Top wikis: rows, most events first', wikis.slice(0, 3));
+    const pages = await runPreset(page, 'top-pages');
+    check(pages.length > 0, 'Top pages: rows', pages.length);
+    // Leave the explorer on a readable result for the last screenshot.
+    await runPreset(page, 'top-wikis');
+}
+
+let code = 0;
+try {
+    await main();
+} catch (err) {
+    failures++;
+    log(`FAIL: ${err.stack || err}`);
+} finally {
+    if (ctx) {
+        await ctx.close().catch(() => {});
+    }
+    for (const name of [...stages.keys()].reverse()) {
+        await stopStage(name, 'SIGINT').catch(err => log(`stopping ${name}: ${err.message}`));
+    }
+    fs.writeFileSync(path.join(out, 'requests.json'), JSON.stringify({loopback: seen.loopback, offBox}, null, 2));
+    check(offBox.length === 0, `no request left 127.0.0.1 (${seen.loopback} loopback requests)`, offBox.slice(0, 10));
+    code = failures ? 1 : 0;
+    if (!failures) {
+        for (const f of fs.readdirSync(out)) {
+            if (f.startsWith('data-') || f.startsWith('profile-')) {
+                fs.rmSync(path.join(out, f), {recursive: true, force: true});
+            }
+        }
+    }
+    log(failures ? `${failures} check(s) failed; artefacts in ${out}` : `pass; screenshots in ${out}`);
+}
+process.exit(code);
