@@ -102,6 +102,7 @@ static enum MHD_Result serve_not_allowed(struct MHD_Connection *conn, unsigned m
         return MHD_NO;
     }
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
     MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
     enum MHD_Result ret = MHD_queue_response(conn, MHD_HTTP_METHOD_NOT_ALLOWED, resp);
     MHD_destroy_response(resp);
@@ -204,6 +205,7 @@ static enum MHD_Result serve_dispatch(struct fr_serve *srv, struct MHD_Connectio
                 return MHD_NO;
             }
             MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+            MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
             MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
                                     "Bearer realm=\"freshet\"");
             enum MHD_Result ret = MHD_queue_response(conn, MHD_HTTP_UNAUTHORIZED, resp);
