@@ -5,12 +5,13 @@
 #   make demo     the same pipeline against the built-in synthetic feed (offline)
 #   make test     set up (incl. test tools), build with ASan+UBSan, run every test
 #   make bench    build release and run the benchmarks in bench/
+#   make bench-peers  the issue-7 comparison with DuckDB and Polars, live freshness, soak, plots
 #   make install  PREFIX=/usr/local (default) or DESTDIR=... for packaging
 PREFIX ?= /usr/local
 DATA ?= ./freshet-data
 JOBS ?= $(shell nproc)
 
-.PHONY: setup setup-test build release test test-unit chaos-long demo run bench install clean
+.PHONY: setup setup-test build release test test-unit chaos-long demo run bench bench-peers install clean
 
 setup:
 	bash scripts/setup.sh
@@ -49,6 +50,9 @@ run: release
 
 bench: release
 	bash bench/run.sh
+
+bench-peers: release
+	bash bench/peers.sh
 
 install: release
 	cmake --install build/release --prefix $(PREFIX)

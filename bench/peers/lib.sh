@@ -51,8 +51,8 @@ fr_timev() {
 }
 
 # Ingest NDJSON into DATA's log through the real path (SSE over loopback).
-# Wall time runs from ingest's start until the stream's end is in the log
-# durably; CPU and peak RSS are ingest's own (GNU time), the feed excluded.
+# Wall time runs from ingest's start until it has the stream's last event;
+# CPU and peak RSS are ingest's own (GNU time), the feed excluded.
 fr_ingest_file() {
     local file=$1 data=$2 tag=${3:-ingest}
     "$BIN" feed --listen 127.0.0.1:0 --file "$file" --close-at-end >"$tag.feed.out" 2>"$tag.feed.log" &
@@ -74,12 +74,15 @@ fr_ingest_file() {
         kill -0 "$timer" 2>/dev/null || { echo "ingest died: $(tail -3 "$tag.log")" >&2; return 1; }
         sleep 0.05
     done
-    # `ended` counts canaries too (ingest drops them after the SSE client):
-    # the log is complete once its end stops moving; t1 is when it last moved.
+    # The wall time ends at ingest's own timestamp of the stream's end (all
+    # events received; appended and made durable by the group commit within
+    # log.fsync_interval_ms, 50 ms). `ended` counts canaries too (ingest
+    # drops them), so the log is complete once its end stops moving.
+    t1=$(date -d "$(grep -m1 'stream ended after' "$tag.log" | cut -d' ' -f1)" +%s.%N)
     local prev=-1 same=0
-    while [ "$same" -lt 4 ]; do
+    while [ "$same" -lt 3 ]; do
         n=$(fr_log_end "$data")
-        if [ "$n" = "$prev" ]; then same=$((same + 1)); else same=0; prev=$n; t1=$(date +%s.%N); fi
+        if [ "$n" = "$prev" ]; then same=$((same + 1)); else same=0; prev=$n; fi
         sleep 0.1
     done
     kill -TERM "$(pgrep -P "$timer")" 2>/dev/null || true

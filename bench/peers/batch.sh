@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# batch.sh — the same job three ways (issue 7), timed side by side with the
+# physical limits of the input, ROUNDS rounds (engines alternating):
+#   freshet: ingest the NDJSON into the log (feed --file + ingest over
+#            loopback, timed on its own), then `freshet process --once`
+#            (the processing figure) into all six tables;
+#   duckdb:  bench/peers/job_duckdb.mjs;   polars: bench/peers/job_polars.mjs;
+#   limits:  `cat FILE > /dev/null` (page-cached: the file was just read, so
+#            this is memory bandwidth, not the disk) and `zstd -1 -T2`.
+# Then the equality check on a second, clean dataset (no late events; see
+# lib.sh), where batch and streaming semantics agree, and the same check on
+# the timed (realistic) dataset for information. Then one more freshet
+# processing run under `perf record -g` (not timed).
+# Writes OUT/batch.tsv ("round engine phase wall_s cpu_s rss_kb"),
+# OUT/batch-steps.txt, OUT/check-{clean,realistic}.txt, OUT/perf-*.txt,
+# OUT/input.txt.
+# usage: BIN=build/release/freshet bench/peers/batch.sh OUT [N] [ROUNDS]
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+OUT=$(realpath "$1"); N=${2:-1000000}; ROUNDS=${3:-3}
+mkdir -p "$OUT"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/frbench-batch.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp"
+
+t0=$SECONDS
+fr_gen realistic.ndjson 7 "$N" realistic
+fr_gen clean.ndjson 8 "$N" clean
+{
+    echo "generated $N events twice in $((SECONDS - t0)) s (freshet feed --dump --synthetic)"
+    for f in realistic clean; do
+        echo "$f.ndjson: $(stat -c %s $f.ndjson) bytes, $(wc -l <$f.ndjson) lines, sha256 $(sha256sum $f.ndjson | cut -c1-16)…," \
+             "canaries $(grep -c '"domain":"canary"' $f.ndjson || true)"
+    done
+} | tee "$OUT/input.txt"
+IN=realistic.ndjson
+
+tsv=$OUT/batch.tsv
+: >"$tsv"
+: >"$OUT/batch-steps.txt"
+row() { echo "$1 $2 $3 $4" >>"$tsv"; }
+timed() { # timed ROUND ENGINE PHASE CMD... : time -v a command, record it
+    local r=$1 e=$2 p=$3
+    shift 3
+    /usr/bin/time -v -o t.log "$@" >>"$OUT/batch-steps.txt" 2>"$e.$p.err" ||
+        { echo "batch: $e $p failed:" >&2; tail -5 "$e.$p.err" >&2; return 1; }
+    row "$r" "$e" "$p" "$(fr_timev t.log)"
+}
+fresh_lake() { rm -rf "$1/lake" "$1/process" "$1/stats"; }
+
+cat "$IN" >/dev/null; cat "$IN" >/dev/null # warm the page cache for every engine alike
+for r in $(seq "$ROUNDS"); do
+    echo "round $r: $(uptime | sed 's/.*load/load/')"
+    timed "$r" limit cat sh -c "cat $IN > /dev/null"
+    timed "$r" limit zstd1T2 sh -c "zstd -q -1 -T2 -c $IN > /dev/null"
+    rm -rf fr
+    read -r w c m _ < <(fr_ingest_file "$IN" fr ingest)
+    row "$r" freshet ingest "$w $c $m"
+    echo "freshet round $r:" >>"$OUT/batch-steps.txt"
+    timed "$r" freshet process "$BIN" --data fr process --once
+    grep -c "epoch .*records" freshet.process.err >>"$OUT/batch-steps.txt" || true
+    timed "$r" duckdb job node "$here/job_duckdb.mjs" "$IN" out-duckdb
+    timed "$r" polars job node "$here/job_polars.mjs" "$IN" out-polars
+done
+"$BIN" --data fr tables --json --files >tables-realistic.json
+node "$here/check.mjs" tables-realistic.json duckdb=out-duckdb polars=out-polars | tee "$OUT/check-realistic.txt"
+
+# The equality check on the clean dataset.
+rm -rf frc
+fr_ingest_file clean.ndjson frc ingest-clean >/dev/null
+"$BIN" --data frc process --once 2>process-clean.log
+"$BIN" --data frc tables --json --files >tables-clean.json
+node "$here/job_duckdb.mjs" clean.ndjson out-duckdb-clean >/dev/null
+node "$here/job_polars.mjs" clean.ndjson out-polars-clean >/dev/null
+node "$here/check.mjs" tables-clean.json duckdb=out-duckdb-clean polars=out-polars-clean | tee "$OUT/check-clean.txt"
+
+# Profile: the processor once more over the realistic log, under perf.
+if command -v perf >/dev/null && [ "${FR_PERF:-1}" = 1 ]; then
+    fresh_lake fr
+    perf record -q -g -o perf.data "$BIN" --data fr process --once 2>/dev/null >/dev/null
+    perf report -i perf.data --stdio --no-children --sort symbol --percent-limit 0.7 -g none 2>/dev/null |
+        grep -v '^$' >"$OUT/perf-flat.txt" || true
+    perf report -i perf.data --stdio --children --sort symbol --percent-limit 3 -g none 2>/dev/null |
+        grep -v '^$' >"$OUT/perf-children.txt" || true
+    perf report -i perf.data --stdio --no-children --sort dso 2>/dev/null | grep -v '^$' | head -30 >"$OUT/perf-dso.txt" || true
+fi

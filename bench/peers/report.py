@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""report.py — turn bench/peers' raw figures (OUT/batch.tsv, live.tsv,
+soak-*.tsv, input.txt, check-*.txt) into the markdown tables of
+docs/BENCHMARKS.md's "Against DuckDB and Polars (issue 7)" section: medians
+over rounds, ratios against the targets. Standard library only.
+usage: report.py OUT N > OUT/report.md"""
+import collections
+import os
+import statistics
+import sys
+
+OUT, N = sys.argv[1], int(sys.argv[2])
+med = statistics.median
+
+
+def read(name):
+    p = os.path.join(OUT, name)
+    return open(p).read() if os.path.exists(p) else ""
+
+
+def mb(kb):
+    return kb * 1024 / 1e6
+
+
+# ---------------------------------------------------------------- batch
+runs = collections.defaultdict(list)  # (engine, phase) -> [(wall, cpu, rss)]
+for line in read("batch.tsv").splitlines():
+    r, e, p, w, c, m = line.split()
+    runs[(e, p)].append((float(w), float(c), int(m)))
+rounds = max((len(v) for v in runs.values()), default=0)
+size = 0
+for line in read("input.txt").splitlines():
+    if line.startswith("realistic.ndjson:"):
+        size = int(line.split()[1])
+
+
+def m3(e, p):
+    v = runs.get((e, p), [])
+    if not v:
+        return None
+    return med(x[0] for x in v), med(x[1] for x in v), med(x[2] for x in v), [x[0] for x in v]
+
+
+print(f"### The job three ways, and the limits ({N:,} events, {size / 1e6:,.0f} MB, median of {rounds} rounds)\n")
+print("| engine / step | wall s | events/s | input MB/s | CPU s (user+sys) | peak RSS MB | wall s per round |")
+print("|---|---:|---:|---:|---:|---:|---|")
+rows = [("freshet: ingest (feed --file → SSE → log)", "freshet", "ingest"),
+        ("**freshet: process --once (log → 6 tables)**", "freshet", "process"),
+        ("DuckDB (`job_duckdb.mjs`)", "duckdb", "job"),
+        ("Polars (`job_polars.mjs`)", "polars", "job"),
+        ("limit: `cat` (page cache)", "limit", "cat"),
+        ("limit: `zstd -1 -T2`", "limit", "zstd1T2")]
+fig = {}
+for label, e, p in rows:
+    x = m3(e, p)
+    if not x:
+        continue
+    w, c, m, each = x
+    fig[(e, p)] = x
+    print(f"| {label} | {w:.2f} | {N / w:,.0f} | {size / 1e6 / w:,.0f} | {c:.2f} | {mb(m):,.0f} | "
+          f"{' / '.join(f'{v:.2f}' for v in each)} |")
+if ("freshet", "ingest") in fig and ("freshet", "process") in fig:
+    w = fig[("freshet", "ingest")][0] + fig[("freshet", "process")][0]
+    print(f"| freshet: ingest + process | {w:.2f} | {N / w:,.0f} | {size / 1e6 / w:,.0f} | "
+          f"{fig[('freshet', 'ingest')][1] + fig[('freshet', 'process')][1]:.2f} | — | |")
+print()
+
+targets = []
+if ("freshet", "process") in fig:
+    fw, _, frss, _ = fig[("freshet", "process")]
+    peers = [fig[k][0] for k in (("duckdb", "job"), ("polars", "job")) if k in fig]
+    if peers:
+        best = min(peers)
+        sp = best / fw
+        targets.append(("freshet ≥ 5x faster than the faster peer (process --once)", f"{sp:.2f}x", sp >= 5))
+        if ("freshet", "ingest") in fig:
+            sp2 = best / (fw + fig[("freshet", "ingest")][0])
+            targets.append(("… counting ingest too", f"{sp2:.2f}x", sp2 >= 5))
+    if ("limit", "zstd1T2") in fig:
+        r = fw / fig[("limit", "zstd1T2")][0]
+        targets.append(("freshet within 2x of `zstd -1 -T2` over the input", f"{r:.2f}x the limit", r <= 2))
+    targets.append(("≤ 128 MB peak RSS while backfilling (process)", f"{mb(frss):.0f} MB", mb(frss) <= 128))
+    if ("freshet", "ingest") in fig:
+        irss = fig[("freshet", "ingest")][2]
+        targets.append(("… ingest's peak RSS", f"{mb(irss):.0f} MB", mb(irss) <= 128))
+
+# ---------------------------------------------------------------- live
+live = collections.defaultdict(list)
+for line in read("live.tsv").splitlines():
+    v = line.split()
+    if len(v) < 14:
+        continue
+    r, rate, trig = v[0], int(v[1]), int(v[2])
+    live[(rate, trig)].append([float(x) for x in v[3:]])
+if live:
+    nr = max(len(v) for v in live.values())
+    print(f"### Live freshness (median of {nr} rounds; log entry → committed in silver)\n")
+    print("| rate ev/s | trigger | rows | freshness p50 ms | p99 ms | max ms | batch p50 / p99 ms | commit p50 / p99 ms | processor RSS MB | epochs |")
+    print("|---:|---:|---:|---:|---:|---:|---|---|---:|---:|")
+    for (rate, trig), vs in sorted(live.items()):
+        c = [med(x[i] for x in vs) for i in range(len(vs[0]))]
+        print(f"| {rate:,} | {trig / 1000:g} s | {c[0]:,.0f} | {c[1]:,.0f} | {c[2]:,.0f} | {c[3]:,.0f} | "
+              f"{c[4]:.0f} / {c[5]:.0f} | {c[6]:.0f} / {c[7]:.0f} | {mb(c[8]):.0f} | {c[9]:.0f} |")
+    print()
+
+# ---------------------------------------------------------------- soak
+print("### The hour-three soak, compressed (epochs of 10 records)\n")
+print("| run | epochs | wall s | batch ms: first 1,000 → last 1,000 (median) | commit ms: first → last | RSS MB: first 30 s → last 30 s | within 1.5x? |")
+print("|---|---:|---:|---|---|---|---|")
+for name in ("raw", "maint"):
+    ep = [tuple(map(int, l.split())) for l in read(f"soak-{name}-epochs.tsv").splitlines() if l.strip()]
+    rs = [tuple(map(int, l.split())) for l in read(f"soak-{name}-rss.tsv").splitlines() if l.strip()]
+    if len(ep) < 100:
+        continue
+    k = min(1000, len(ep) // 4)
+    b0, b1 = med(e[2] for e in ep[:k]), med(e[2] for e in ep[-k:])
+    c0, c1 = med(e[3] for e in ep[:k]), med(e[3] for e in ep[-k:])
+    t0, t1 = rs[0][0], rs[-1][0]
+    r0 = med(x[1] for x in rs if x[0] - t0 <= 30000)
+    r1 = med(x[1] for x in rs if t1 - x[0] <= 30000)
+    wall = (ep[-1][0] - ep[0][0]) / 1000
+    ratios = [(b1 + 1) / (b0 + 1), (c1 + 1) / (c0 + 1), r1 / r0]
+    ok = all(x <= 1.5 for x in ratios)
+    label = {"raw": "processor alone (as shipped)", "maint": "with `freshet compact` every 30 s"}[name]
+    print(f"| {label} | {len(ep):,} | {wall:,.0f} | {b0:.0f} → {b1:.0f} ({ratios[0]:.1f}x) | "
+          f"{c0:.0f} → {c1:.0f} ({ratios[1]:.1f}x) | {mb(r0):.0f} → {mb(r1):.0f} ({ratios[2]:.2f}x) | "
+          f"{'yes' if ok else '**no**'} |")
+    targets.append((f"soak ({label}): batch, commit, RSS end/start ≤ 1.5x over {len(ep):,} epochs"
+                    f"{'' if len(ep) >= 86400 else ' (86,400 not reached)'}",
+                    f"{ratios[0]:.1f}x / {ratios[1]:.1f}x / {ratios[2]:.2f}x", ok and len(ep) >= 86400))
+    summ = read(f"soak-{name}.summary").strip()
+    if summ:
+        print(f"|  | {summ} | | | | | |")
+print()
+
+# ---------------------------------------------------------------- check
+chk = read("check-clean.txt")
+if chk:
+    print("### Equality check on the clean dataset\n")
+    print("```\n" + chk.rstrip() + "\n```\n")
+
+print("### Targets\n")
+print("| target | measured | met? |")
+print("|---|---|---|")
+for t, v, ok in targets:
+    print(f"| {t} | {v} | {'met' if ok else '**missed**'} |")
