@@ -16,6 +16,8 @@
 # the growth being measured; the figures are then CPU and syscall cost.
 # Writes OUT/soak-{maint,raw}-{epochs,rss}.tsv and OUT/soak-*.summary, which
 # bench/peers/report.py turns into the table and bench/peers/plot.py plots.
+# The raw run's last 30 s are profiled with perf (FR_PERF=0: not) into
+# OUT/perf-soak-*.txt. SOAK_RUNS chooses the runs (default "raw maint").
 # usage: BIN=build/release/freshet bench/peers/soak.sh OUT [EPOCHS] [MAINT_S] [RAW_S] [MAX_S]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -41,10 +43,16 @@ run() { # run NAME SECONDS(0 = to the end) MAINT(0/1)
     pids+=("$proc")
     python3 "$here/rss_sample.py" "$proc" "$OUT/soak-$name-rss.tsv" 1 &
     local sampler=$!
-    local t0=$SECONDS next=$MAINT_S
+    local t0=$SECONDS next=$MAINT_S profiled=0
     : >"$OUT/soak-$name-compact.log"
     while kill -0 "$proc" 2>/dev/null; do
         sleep 1
+        # The last 30 s of the raw run under perf: where the growing time goes.
+        if [ "$maint" = 0 ] && [ "$profiled" = 0 ] && [ "${FR_PERF:-1}" = 1 ] && command -v perf >/dev/null &&
+           [ "$secs" -ge 60 ] && [ $((SECONDS - t0)) -ge $((secs - 30)) ]; then
+            profiled=1
+            perf record -q -g -p "$proc" -o perf-soak.data -- sleep 25 >/dev/null 2>&1 &
+        fi
         if [ "$secs" -gt 0 ] && [ $((SECONDS - t0)) -ge "$secs" ]; then
             kill -TERM "$proc"
             break
@@ -74,5 +82,16 @@ PY
          "bronze metadata dir $(ls "$md" | wc -l) files, newest metadata.json $(ls -t "$md"/*.metadata.json | head -1 | xargs stat -c %s) B;" \
          "lake $(du -sm "$name/lake" | cut -f1) MB" | tee "$OUT/soak-$name.summary"
 }
-run raw "$RAW_S" 0
-run maint "$MAX_S" 1
+for r in ${SOAK_RUNS:-raw maint}; do
+    case $r in
+    raw) run raw "$RAW_S" 0 ;;
+    maint) run maint "$MAX_S" 1 ;;
+    esac
+done
+if [ -f perf-soak.data ]; then
+    wait # the perf recorder
+    perf report -i perf-soak.data --stdio --no-children --sort symbol --percent-limit 0.7 -g none 2>/dev/null |
+        grep -v '^$' >"$OUT/perf-soak-flat.txt" || true
+    perf report -i perf-soak.data --stdio --children --sort symbol --percent-limit 3 -g none 2>/dev/null |
+        grep -v '^$' >"$OUT/perf-soak-children.txt" || true
+fi
