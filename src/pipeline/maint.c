@@ -803,7 +803,7 @@ int fr_lscan_next(struct fr_lscan *ls, struct fr_lscan_row *row)
         }
         if (ls->bytes > ls->opts.memory_bytes) {
             if (!ls->spilling) {
-                fr_info("rebuild",
+                fr_info("maint",
                         "overlapping files hold more than the memory budget: "
                         "sorting through run files in %s",
                         ls->spill_dir);

@@ -95,7 +95,8 @@ struct rb {
     uint64_t bronze_rows, duplicates, rejected, dlq_rejected, dlq_now_valid;
     uint64_t rejected_by[FR_GATE_REASON_COUNT];
     uint64_t done;
-    int committed; /* the overwrite landed: its files are the tables' now */
+    struct fr_lscan_stats scan; /* of bronze */
+    int committed;              /* the overwrite landed: its files are the tables' now */
     struct fr_maint_progress pg;
 };
 
@@ -221,6 +222,9 @@ static int rb_replay_bronze(struct rb *rb, const struct fr_ice_file_list *files)
     if (rc < 0) {
         fr_error("rebuild", "reading bronze: %s %s", fr_strerror(rc), fr_pq_errmsg());
     }
+    if (ls) {
+        fr_lscan_stats(ls, &rb->scan);
+    }
     fr_lscan_free(ls);
     return rc < 0 ? rc : FR_OK;
 }
@@ -319,8 +323,8 @@ static int rb_cut(struct rb *rb, struct fr_ice_table *bronze)
     int64_t snap;
     int rc = fr_ice_last_epoch(bronze, rb->conf->general_pipeline_id, &rb->cut_epoch, &snap);
     if (rc == FR_ENOTFOUND) {
-        fr_error("rebuild", "nothing to rebuild: bronze holds no epoch of pipeline %s",
-                 rb->conf->general_pipeline_id);
+        printf("rebuild: nothing to rebuild (bronze holds no epoch of pipeline %s)\n",
+               rb->conf->general_pipeline_id);
         return rc;
     }
     rc = fr_ck_load(rb->dir, &rb->ck);
@@ -487,6 +491,12 @@ static void rb_report(struct rb *rb, int64_t ms, int64_t watermark_us)
     printf("  dlq rows: %" PRIu64 " still rejected, %" PRIu64
            " accepted by the current gate (land them with `freshet dlq replay`)\n",
            rb->dlq_rejected, rb->dlq_now_valid);
+    printf("  bronze read in log order from %" PRIu32 " files, %zu bytes buffered at most",
+           rb->scan.files, rb->scan.peak_bytes);
+    if (rb->scan.spilled_runs) {
+        printf(", sorted through %" PRIu32 " run files", rb->scan.spilled_runs);
+    }
+    printf("\n");
     printf("  watermark %s; checkpoint: epoch %" PRId64 ", operator state %zu bytes\n", wm,
            rb->ck.epoch, rb->ck.state.len);
 }
@@ -507,7 +517,7 @@ static void rebuild_usage(FILE *out)
             "rebuild takes the pipeline lock and refuses while another process holds it.\n"
             "A rebuild that is killed leaves the tables as they were; run it again.\n\n"
             "  --memory-mb N    rows buffered to put overlapping files in log order before\n"
-            "                   sorting through run files on disk (default %d, 16..65536)\n"
+            "                   sorting through run files on disk (default %d, 1..65536)\n"
             "  --file-rows N    rows per data file written (default %d)\n"
             "  --crash-after S  testing: exit(3) right after step S (files: data files\n"
             "                   written, before the commit; commit: committed, before the\n"
@@ -531,8 +541,8 @@ int fr_cmd_rebuild(struct fr_conf *conf, int argc, char **argv)
         switch (c) {
         case 'm':
             mb = strtoll(optarg, &end, 10);
-            if (*end || mb < 16 || mb > 65536) {
-                fprintf(stderr, "freshet rebuild: --memory-mb takes 16..65536\n");
+            if (*end || mb < 1 || mb > 65536) {
+                fprintf(stderr, "freshet rebuild: --memory-mb takes 1..65536\n");
                 return 2;
             }
             break;
