@@ -16,6 +16,9 @@
 #   3. with process.lateness_s=600 the feed's late events move from
 #      late_arrivals into silver, and gold_edits_per_minute equals DuckDB's
 #      recomputation from the rebuilt silver under the rebuild's watermark;
+#      after bronze is compacted into one file out of log order, a rebuild
+#      through a 1 MiB buffer (sorted run files) gives the same tables and
+#      checkpoint;
 #   4. the processor then continues (the rest of the stream is ingested)
 #      and commits new epochs, and the lake equals one processed from
 #      scratch under lateness 600.
@@ -167,6 +170,21 @@ check same control.json after.json --marked
 
 # 3. The late events moved into silver; gold follows.
 check late before.json after.json 600
+
+# 3b. Compacted bronze (one file, epochs in size order, not log order)
+# through a 1 MiB buffer: sorted through run files on disk, the same
+# tables and the same checkpoint.
+"$BIN" --data data compact --table wiki.bronze_recentchange --no-expire --no-orphans >/dev/null ||
+    fail "compact"
+"$BIN" --data data tables --json --files >compacted.json
+cp "$ck" ck.600
+"$BIN" --data data "${late600[@]}" rebuild --memory-mb 1 >rebuild-spill.out 2>>rebuild.log ||
+    fail "rebuild of compacted bronze"
+grep -q 'sorted through [0-9]* run files' rebuild-spill.out || fail "the 1 MiB rebuild did not spill"
+cmp -s "$ck" ck.600 || fail "the spilled rebuild left another checkpoint"
+echo "PASS compacted bronze sorted through run files: the same checkpoint"
+"$BIN" --data data tables --json --files >spilled.json
+check same compacted.json spilled.json --marked
 
 # 4. The processor continues under the new policy: the rest of the stream.
 if "$BIN" --data data "${p[@]}" process --once 2>refuse2.log; then
