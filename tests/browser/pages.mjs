@@ -24,6 +24,7 @@
 //      prints for the same lake: rows of every table, silver rows split by
 //      bot/human, late rows, dead letters (and those by reason against the
 //      processor's own counters in /api/v1/status).
+//   5. Every stage exits with status 0 when stopped.
 // --readme-shot also writes the dashboard's screenshot there (docs/img/).
 //
 // Exit 0 pass, 1 fail, 77 skip (no chromium, no node_modules, no web/vendor).
@@ -447,6 +448,11 @@ try {
     }
     for (const name of [...stages.keys()].reverse()) {
         await stopStage(name, 'SIGINT').catch(err => log(`stopping ${name}: ${err.message}`));
+    }
+    // Every stage stops cleanly on SIGINT/SIGTERM with status 0; anything
+    // else (a crash, a sanitizer report) is a failure.
+    for (const [name, st] of stages) {
+        check(st.exited && st.exited.code === 0, `${name} exited with status 0`, st.exited);
     }
     fs.writeFileSync(path.join(out, 'requests.json'), JSON.stringify({loopback: seen.loopback, offBox}, null, 2));
     check(offBox.length === 0, `no request left 127.0.0.1 (${seen.loopback} loopback requests)`, offBox.slice(0, 10));
