@@ -335,8 +335,14 @@ function drawTables() {
         const meta = document.createElement('span');
         meta.className = 'tmeta';
         meta.textContent = t.files.length
-            ? `${intFmt.format(t.records)} rows · ${t.files.length} file${t.files.length === 1 ? '' : 's'}`
+            ? `${intFmt.format(t.records)} rows · ${intFmt.format(t.files.length)} file${t.files.length === 1 ? '' : 's'}`
             : 'no files yet';
+        if (t.truncated) {
+            // The API lists at most 10,000 files a table: the view sees
+            // only those until `freshet compact` merges them.
+            meta.textContent += ' (list truncated: compact the table)';
+            meta.title = 'the view reads only the files /api/v1/tables listed';
+        }
         b.append(name, meta);
         b.addEventListener('click', () => {
             setSql(`SELECT *\nFROM ${quoteIdent(t.name)}\nLIMIT 100`);
