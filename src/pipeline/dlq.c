@@ -53,7 +53,6 @@
 #include "core/fsutil.h"
 #include "process/process.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -72,7 +71,7 @@
 
 /* ================================================================ helpers */
 
-/* A log position as one sortable key (partitions < 64, offsets < 2^56). */
+/* A log position as one sortable key (partitions < 256, offsets < 2^56). */
 static uint64_t pos_key(int32_t partition, int64_t offset)
 {
     return (uint64_t)(uint32_t)partition << 56 | ((uint64_t)offset & ((UINT64_C(1) << 56) - 1));
@@ -266,33 +265,22 @@ static void intent_clear(const char *dir)
 }
 
 /* Remove the data files replay id wrote into any table (they are named
- * "<pipeline>-replay-<id>.parquet", temporary names after that). */
+ * "<pipeline>-replay-<id>.parquet", temporary names after that). The
+ * crashed replay is always the newest (replays hold the lock and recover
+ * first), so its snapshot would be dlq_replays' current one: none of its
+ * files can be live, and fr_maint_remove_prefixed keeps any that is. */
 static unsigned remove_replay_files(struct fr_conf *conf, struct fr_ice_catalog *cat,
                                     const char *id)
 {
     char prefix[256];
     snprintf(prefix, sizeof prefix, "%s-replay-%s.", conf->general_pipeline_id, id);
-    size_t plen = strlen(prefix);
     unsigned removed = 0;
     for (int t = 0; t < FR_TBL_ALL; t++) {
-        struct fr_ice_table *table = NULL;
-        if (fr_ice_table_load(cat, FR_NS, fr_tbl_name((enum fr_tbl)t), &table) < 0) {
-            continue;
-        }
-        char data[4200];
-        snprintf(data, sizeof data, "%s/data", fr_ice_table_dir(table));
-        fr_ice_table_free(table);
-        DIR *d = opendir(data);
-        struct dirent *e;
-        while (d && (e = readdir(d))) {
-            if (strncmp(e->d_name, prefix, plen) == 0) {
-                char victim[4600];
-                snprintf(victim, sizeof victim, "%s/%s", data, e->d_name);
-                removed += unlink(victim) == 0;
-            }
-        }
-        if (d) {
-            closedir(d);
+        if (fr_maint_remove_prefixed(cat, (enum fr_tbl)t, prefix, &removed) < 0) {
+            fr_warn("dlq",
+                    "%s: cannot list its files (%s); the crashed replay's files there "
+                    "stay until `freshet compact` removes orphans",
+                    fr_tbl_name((enum fr_tbl)t), fr_ice_errmsg());
         }
     }
     return removed;
@@ -416,7 +404,11 @@ static void sample_head(struct sample *s, const struct fr_lscan_row *lr)
         memcpy(s->head, b.data, s->head_len);
     }
     fr_buf_free(&b);
-    s->raw_len = (uint32_t)(lr->raw_len / 4 * 3);
+    uint32_t pad = 0;
+    for (uint32_t i = lr->raw_len; i > 0 && pad < 2 && lr->raw[i - 1] == '='; i--) {
+        pad++;
+    }
+    s->raw_len = lr->raw_len / 4 * 3 - (lr->raw_len >= 4 ? pad : 0);
 }
 
 /* Bytes for a terminal or a JSON string: UTF-8 text as is (control bytes

@@ -12,6 +12,7 @@
 #include "core/err.h"
 #include "core/fsutil.h"
 
+#include <dirent.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,6 +116,51 @@ int fr_maint_has_marker(struct fr_ice_catalog *cat, enum fr_tbl tbl, const char 
     }
     fr_ice_table_free(table);
     return found;
+}
+
+int fr_maint_remove_prefixed(struct fr_ice_catalog *cat, enum fr_tbl tbl, const char *prefix,
+                             unsigned *removed)
+{
+    struct fr_ice_table *table = NULL;
+    int rc = fr_ice_table_load(cat, FR_NS, fr_tbl_name(tbl), &table);
+    if (rc == FR_ENOTFOUND) {
+        return FR_OK;
+    }
+    if (rc < 0) {
+        return rc;
+    }
+    struct fr_ice_file_list live;
+    rc = fr_ice_files(cat, table, -1, false, &live);
+    char data[4200];
+    snprintf(data, sizeof data, "%s/data", fr_ice_table_dir(table));
+    fr_ice_table_free(table);
+    if (rc < 0) {
+        return rc;
+    }
+    size_t plen = strlen(prefix);
+    DIR *d = opendir(data);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        if (strncmp(e->d_name, prefix, plen) != 0) {
+            continue;
+        }
+        char victim[4600];
+        snprintf(victim, sizeof victim, "%s/%s", data, e->d_name);
+        int is_live = 0;
+        for (size_t i = 0; i < live.nfiles && !is_live; i++) {
+            is_live = strcmp(live.files[i].local_path, victim) == 0;
+        }
+        if (is_live) {
+            fr_warn("maint", "%s is live in %s: kept", victim, fr_tbl_name(tbl));
+        } else if (unlink(victim) == 0) {
+            (*removed)++;
+        }
+    }
+    if (d) {
+        closedir(d);
+    }
+    fr_ice_file_list_free(&live);
+    return FR_OK;
 }
 
 void fr_maint_progress_start(struct fr_maint_progress *pg, const char *what, uint64_t total)

@@ -61,6 +61,13 @@ const char *fr_maint_summary(const struct fr_ice_snapshot *s, const char *key);
 int fr_maint_has_marker(struct fr_ice_catalog *cat, enum fr_tbl tbl, const char *key,
                         const char *value);
 
+/* Remove the files under table tbl's data/ directory whose names start
+ * with prefix (a crashed attempt's outputs and their temporary names),
+ * except any the table's current snapshot lists (a guard against a
+ * marker that expiry removed). Adds the count to *removed. */
+int fr_maint_remove_prefixed(struct fr_ice_catalog *cat, enum fr_tbl tbl, const char *prefix,
+                             unsigned *removed);
+
 /* Decode standard base64 (dlq.raw_base64) into out (appended). FR_EJSON
  * for a malformed text, FR_ETOOBIG past out's cap. */
 int fr_maint_unbase64(const char *s, size_t len, struct fr_buf *out);

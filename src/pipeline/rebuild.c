@@ -47,7 +47,6 @@
 #include "pipeline/checkpoint.h"
 #include "process/process.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -390,22 +389,11 @@ static int rb_forget_crashed(struct rb *rb)
     if (!committed && text[0]) {
         char prefix[256];
         snprintf(prefix, sizeof prefix, "%s-rebuild-%s-", rb->conf->general_pipeline_id, text);
-        size_t plen = strlen(prefix);
         unsigned removed = 0;
         for (int k = 0; k < RB_NOUT; k++) {
-            char data[4200];
-            snprintf(data, sizeof data, "%s/data", rb->out[k].table_dir);
-            DIR *d = opendir(data);
-            struct dirent *e;
-            while (d && (e = readdir(d))) {
-                if (strncmp(e->d_name, prefix, plen) == 0) {
-                    char victim[4600];
-                    snprintf(victim, sizeof victim, "%s/%s", data, e->d_name);
-                    removed += unlink(victim) == 0;
-                }
-            }
-            if (d) {
-                closedir(d);
+            int rc = fr_maint_remove_prefixed(rb->cat, rb_tbl[k], prefix, &removed);
+            if (rc < 0) {
+                return rc;
             }
         }
         fr_info("rebuild", "rebuild %s crashed before its commit: removed its %u files", text,
