@@ -119,11 +119,19 @@ function record(s) {
 // Whole seconds and up on the time axis: the data arrive once a second.
 const TIME_INCRS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600];
 
-function axes(yValues) {
+// Whole-number steps for axes that count things (no "0, 0, 1, 1" ticks
+// on an idle pipeline).
+const COUNT_INCRS = [1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1e3, 2e3, 2.5e3, 5e3, 1e4, 2e4, 5e4, 1e5, 2e5, 5e5, 1e6];
+
+function axes(yValues, yIncrs) {
     const common = {stroke: COLORS.axis, grid: {stroke: COLORS.grid, width: 1}, ticks: {stroke: COLORS.grid}};
+    const y = {...common, size: 60, values: (u, splits) => splits.map(yValues)};
+    if (yIncrs) {
+        y.incrs = yIncrs;
+    }
     return [
         {...common, space: 70, incrs: TIME_INCRS, values: (u, splits) => splits.map(v => fmtClock(v * 1000))},
-        {...common, size: 60, values: (u, splits) => splits.map(yValues)},
+        y,
     ];
 }
 
@@ -135,12 +143,12 @@ function chartHeight(el) {
     return el.classList.contains('chart-short') ? 150 : 210;
 }
 
-function makeTimeChart(el, series, yValues, yRange) {
+function makeTimeChart(el, series, yValues, yRange, yIncrs) {
     const opts = {
         width: Math.max(el.clientWidth, 200),
         height: chartHeight(el),
         series: [{label: 'time', value: (u, v) => (v === null ? '—' : fmtClock(v * 1000))}, ...series],
-        axes: axes(yValues),
+        axes: axes(yValues, yIncrs),
         scales: {x: {time: true}, y: {range: yRange}},
         legend: {live: false},
         cursor: {drag: {x: false, y: false}},
@@ -168,7 +176,7 @@ function makeCharts() {
             line('events received /s', COLORS.blue),
             line('records processed /s', COLORS.green),
         ],
-        v => intFmt.format(v), zeroTo(1));
+        v => intFmt.format(v), zeroTo(1), COUNT_INCRS);
     charts.batch = makeTimeChart(
         $('#chart-batch'),
         [
@@ -176,7 +184,7 @@ function makeCharts() {
             line('trigger (ms)', COLORS.red, {dash: [6, 4], width: 1.5}),
             line('commit (ms)', COLORS.grey, {width: 1.5}),
         ],
-        v => intFmt.format(v), zeroTo(10));
+        v => intFmt.format(v), zeroTo(10), COUNT_INCRS);
     charts.quality = makeTimeChart(
         $('#chart-quality'),
         [
@@ -184,7 +192,7 @@ function makeCharts() {
             line('late /s', COLORS.violet),
             line('dead letters /s', COLORS.red),
         ],
-        v => oneFmt.format(v), zeroTo(1));
+        v => (Number.isInteger(v) ? intFmt.format(v) : oneFmt.format(v)), zeroTo(1), [0.1, 0.2, 0.5, ...COUNT_INCRS]);
 
     const histEl = $('#chart-hist');
     charts.hist = new uPlot({
@@ -198,7 +206,7 @@ function makeCharts() {
         axes: [
             {stroke: COLORS.axis, grid: {show: false}, ticks: {show: false}, font: '11px system-ui, sans-serif',
              splits: u => u.data[0], values: (u, splits) => splits.map(histLabel)},
-            {stroke: COLORS.axis, grid: {stroke: COLORS.grid}, size: 50,
+            {stroke: COLORS.axis, grid: {stroke: COLORS.grid}, size: 50, incrs: COUNT_INCRS,
              values: (u, splits) => splits.map(v => intFmt.format(v))},
         ],
         scales: {x: {time: false, range: (u, min, max) => [-0.5, (u.data[0].length || 1) - 0.5]},
