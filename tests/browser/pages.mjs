@@ -194,7 +194,7 @@ async function verifyJson() {
         if (err.stdout) {
             return JSON.parse(err.stdout);  // exit 1: a check failed; the document says which
         }
-        throw err;
+        throw new Error(`freshet verify --json gave no document (exit ${err.code}): ${String(err.stderr).trim()}`);
     }
 }
 
