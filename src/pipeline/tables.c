@@ -209,6 +209,11 @@ static int tw_open(struct fr_tw *tw)
     opts.codec = FR_PQ_ZSTD;
     opts.zstd_level = 1;
     opts.row_group_bytes = tw->row_group_bytes;
+    /* Bronze carries the raw JSON (most of the epoch's bytes): compress its
+     * pages on a second thread while this one decodes the next records. */
+    if (tw->tbl == FR_TBL_BRONZE) {
+        opts.compress_workers = 1;
+    }
     struct fr_pq_out out;
     int rc = fr_pq_out_file(tw->path, &out);
     if (rc < 0) {
