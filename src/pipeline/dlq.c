@@ -606,6 +606,11 @@ static int dlq_list(struct fr_conf *conf, int argc, char **argv)
     if (!rs) {
         goto cleanup;
     }
+    if (!fr_maint_lake_exists(conf->general_data_dir)) {
+        fprintf(stderr, "freshet dlq list: no lake in %s (has `freshet process` run?)\n",
+                conf->general_data_dir);
+        goto cleanup;
+    }
     char spill[4200];
     snprintf(spill, sizeof spill, "%s/tmp-dlq-list-%ld", conf->general_data_dir, (long)getpid());
     struct fr_ice_catalog_opts copts = {.data_dir = conf->general_data_dir};
@@ -1018,6 +1023,11 @@ static int dlq_replay(struct fr_conf *conf, int argc, char **argv)
     rp->replayed_at_us = fr_wall_us();
     snprintf(rp->id, sizeof rp->id, "%" PRId64, rp->replayed_at_us / 1000);
 
+    if (!fr_maint_lake_exists(conf->general_data_dir)) {
+        fprintf(stderr, "freshet dlq replay: no lake in %s (has `freshet process` run?)\n",
+                conf->general_data_dir);
+        goto cleanup;
+    }
     lock_fd = fr_maint_lock(conf, "dlq replay", rp->dir, sizeof rp->dir);
     if (lock_fd < 0) {
         goto cleanup;

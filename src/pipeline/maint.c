@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define RAW_CAP ((size_t)64 << 20) /* process.max_event_bytes at most */
@@ -61,6 +62,14 @@ int fr_maint_unbase64(const char *s, size_t len, struct fr_buf *out)
         }
     }
     return (len % 4 == 0 && pad <= 2) ? FR_OK : FR_EJSON;
+}
+
+int fr_maint_lake_exists(const char *data_dir)
+{
+    char path[4200];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/lake/catalog.db", data_dir);
+    return stat(path, &st) == 0;
 }
 
 int fr_maint_lock(struct fr_conf *conf, const char *cmd, char *dir, size_t dirlen)

@@ -49,6 +49,10 @@ int fr_cmd_dlq(struct fr_conf *conf, int argc, char **argv);
 #define FR_SUMMARY_DLQ_REPLAY "freshet.dlq-replay"
 #define FR_SUMMARY_DLQ_REPLAY_RECORDS "freshet.dlq-replay-records"
 
+/* 1 when <data_dir>/lake/catalog.db exists: the maintenance commands never
+ * create a lake, they say there is none. */
+int fr_maint_lake_exists(const char *data_dir);
+
 /* Take the pipeline lock for command cmd ("rebuild", "dlq replay"):
  * creates the checkpoint directory (written to dir), returns the lock's
  * descriptor, or -1 after printing why (another holder named by pid). */

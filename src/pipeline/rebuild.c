@@ -577,6 +577,11 @@ int fr_cmd_rebuild(struct fr_conf *conf, int argc, char **argv)
     int64_t t0 = fr_mono_ms();
     snprintf(rb->id, sizeof rb->id, "%" PRId64, fr_wall_ms());
 
+    if (!fr_maint_lake_exists(conf->general_data_dir)) {
+        fprintf(stderr, "freshet rebuild: no lake in %s (has `freshet process` run?)\n",
+                conf->general_data_dir);
+        goto cleanup;
+    }
     lock_fd = fr_maint_lock(conf, "rebuild", rb->dir, sizeof rb->dir);
     if (lock_fd < 0) {
         goto cleanup;
