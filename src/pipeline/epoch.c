@@ -598,6 +598,18 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
     }
     fr_stats_open(conf->general_data_dir, FR_STATS_PROCESS, &run->stats);
     fr_stats_set(run->stats, FR_STATS_PROC_TRIGGER, 0, (double)conf->process_trigger_ms / 1000.0);
+    /* A dlq replay that committed but did not install its checkpoint must
+     * be finished (or undone) by rerunning it before epochs go on. */
+    {
+        char intent[4200];
+        snprintf(intent, sizeof intent, "%s/dlq-replay/intent", run->dir);
+        if (access(intent, F_OK) == 0) {
+            fr_error("process", "an interrupted `freshet dlq replay` left %s: rerun `freshet dlq "
+                                "replay` to finish it before processing",
+                     intent);
+            goto cleanup;
+        }
+    }
     struct fr_ice_catalog_opts copts = {.data_dir = conf->general_data_dir};
     rc = fr_ice_catalog_open(&copts, &run->cat);
     if (rc == FR_OK) {
