@@ -15,9 +15,9 @@
 //     freshet emits them (it holds the last ones open).
 // Read path and plan follow shared/reference/PEER-BASELINES.md (its traps:
 // read_ndjson(ignore_errors) silently drops the line after a truncated one,
-// so lines are read with read_json_objects; rowid of a temp table is
-// aliased before QUALIFY). Two passes over the file: bronze streams from the
-// scan (row groups of 20,000, the baseline's fastest), then one typed table.
+// so lines are read with read_json_objects). Two passes over the file: bronze streams from the
+// scan (row groups of 20,000, the baseline's fastest), then one typed table
+// that carries each line's number.
 // usage: node job_duckdb.mjs EVENTS.ndjson OUTDIR     (prints step times)
 import { mkdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -83,9 +83,14 @@ const REASON = `CASE
   WHEN NOT (${fieldsOk}) THEN 'bad_field_type'
 END`;
 // Lines as ingest leaves them: no canaries, nothing over 1 MiB.
-const SRC = `(SELECT json, j FROM (SELECT json, json_extract(json, [${P.map(lit).join(', ')}]) AS j
+// (Line numbers: WITH ORDINALITY. The rowid of a CTAS temp table, which the
+// baseline used, did not follow file order for this wider query at 1M
+// lines in DuckDB 1.5.6 — half the rows came out late — so only bronze,
+// which needs no order, reads without it.)
+const src = (ord) => `(SELECT ${ord ? 'ln, ' : ''}json, j FROM (SELECT ${ord ? 'ln, ' : ''}json,
+     json_extract(json, [${P.map(lit).join(', ')}]) AS j
    FROM read_json_objects(${lit(input)}, format = 'newline_delimited', ignore_errors = true,
-                          maximum_object_size = 67108864))
+                          maximum_object_size = 67108864)${ord ? ' WITH ORDINALITY AS src(json, ln)' : ''})
    WHERE (json IS NULL OR strlen(json::VARCHAR) <= 1048576)
      AND ${str('$.meta.domain')} IS DISTINCT FROM 'canary')`;
 const ET = `TRY_CAST(${str('$.meta.dt')} AS TIMESTAMPTZ)`;
@@ -93,11 +98,11 @@ const ET = `TRY_CAST(${str('$.meta.dt')} AS TIMESTAMPTZ)`;
 // Pass 1: bronze, streamed from the scan in file order.
 await step('bronze', `COPY (SELECT ${ET} AS event_time, ${str('$.meta.id')} AS meta_id,
     ${str('$.wiki')} AS wiki, ${str('$.type')} AS type, json::VARCHAR AS raw
-  FROM ${SRC} WHERE (${REASON}) IS NULL)
+  FROM ${src(false)} WHERE (${REASON}) IS NULL)
   TO ${lit(join(out, 'bronze.parquet'))} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 20000)`);
 
 // Pass 2: one typed row per line (raw kept for dead letters only).
-await step('parse', `CREATE TEMP TABLE ev AS SELECT reason,
+await step('parse', `CREATE TEMP TABLE evn AS SELECT ln AS rn, reason,
     CASE WHEN reason IS NOT NULL THEN json::VARCHAR END AS dlq_raw,
     ${ET} AS event_time, ${str('$.meta.id')} AS meta_id, ${str('$.wiki')} AS wiki,
     ${str('$.type')} AS type, TRY_CAST(${str('$.namespace')} AS INTEGER) AS namespace,
@@ -109,8 +114,8 @@ await step('parse', `CREATE TEMP TABLE ev AS SELECT reason,
     ${str('$.server_name')} AS server_name, ${str('$.comment')} AS comment,
     ${str('$.log_type')} AS log_type, ${str('$.log_action')} AS log_action,
     TRY_CAST(${str('$.id')} AS BIGINT) AS rc_id, TRY_CAST(${str('$.log_id')} AS BIGINT) AS log_id
-  FROM (SELECT *, ${REASON} AS reason FROM ${SRC})`);
-await step('dlq', `COPY (SELECT rn AS line, reason, dlq_raw AS raw FROM (SELECT *, rowid AS rn FROM ev)
+  FROM (SELECT *, ${REASON} AS reason FROM ${src(true)})`);
+await step('dlq', `COPY (SELECT rn AS line, reason, dlq_raw AS raw FROM evn
   WHERE reason IS NOT NULL ORDER BY rn) TO ${lit(join(out, 'dlq.parquet'))} (FORMAT parquet, COMPRESSION zstd)`);
 const COLS = `meta_id, event_time, wiki, type, namespace, title, "user", bot, minor, patrolled,
   length_old, length_new, revision_old, revision_new, server_name, comment, log_type, log_action, rc_id, log_id`;
@@ -118,7 +123,7 @@ const COLS = `meta_id, event_time, wiki, type, namespace, title, "user", bot, mi
 await step('watermark', `CREATE TEMP TABLE v AS SELECT rn, ${COLS},
     max(event_time) OVER (ORDER BY rn ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
       - INTERVAL 120 SECOND AS wm
-  FROM (SELECT *, rowid AS rn FROM ev) WHERE reason IS NULL`);
+  FROM evn WHERE reason IS NULL`);
 await step('late', `COPY (SELECT ${COLS}, wm AS watermark,
     (epoch_ms(wm) - epoch_ms(event_time))::BIGINT AS lateness_ms
   FROM v WHERE event_time < wm ORDER BY rn)
