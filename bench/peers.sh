@@ -37,15 +37,15 @@ if ! /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
 fi
 
 {
+    echo "== stages: $stages"
     echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"
     echo "machine: $(nproc) cores, $(awk '/model name/ {sub(/.*: /, ""); print; exit}' /proc/cpuinfo)," \
          "$(free -g | awk '/Mem:/ {print $2}') GiB, $(. /etc/os-release && echo "$PRETTY_NAME")"
-    echo "freshet: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$root" diff --quiet -- src 2>/dev/null || echo ' (+ uncommitted src changes)')"
+    echo "freshet: $BIN, tree $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$root" diff --quiet -- src 2>/dev/null || echo ' (+ uncommitted src changes)')"
     echo "node $(node --version), duckdb $(node -p "require('$here/node_modules/@duckdb/node-api/package.json').version")," \
          "nodejs-polars $(node -p "require('$here/node_modules/nodejs-polars/package.json').version"), $(zstd --version | head -1)"
     echo "load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-} >"$OUT/machine.txt"
-cat "$OUT/machine.txt"
+} | tee -a "$OUT/machine.txt"
 
 for s in $stages; do
     echo "== $s ($(date -u +%H:%M:%S), load $(cut -d' ' -f1-3 /proc/loadavg))"

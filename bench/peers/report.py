@@ -107,8 +107,12 @@ if live:
 print("### The hour-three soak, compressed (epochs of 10 records)\n")
 print("| run | epochs | wall s | batch ms: first 1,000 → last 1,000 (median) | commit ms: first → last | RSS MB: first 30 s → last 30 s | within 1.5x? |")
 print("|---|---:|---:|---|---|---|---|")
-for name in ("raw", "maint"):
+notes = []
+for name in ("raw", "maint", "paused"):
     ep = [tuple(map(int, l.split())) for l in read(f"soak-{name}-epochs.tsv").splitlines() if l.strip()]
+    paused = {int(l) for l in read(f"soak-{name}-pauses.tsv").split()}
+    n_all = len(ep)
+    ep = [e for e in ep if e[1] not in paused]  # epochs in flight during a pause
     rs = [tuple(map(int, l.split())) for l in read(f"soak-{name}-rss.tsv").splitlines() if l.strip()]
     if len(ep) < 100:
         continue
@@ -121,17 +125,27 @@ for name in ("raw", "maint"):
     wall = (ep[-1][0] - ep[0][0]) / 1000
     ratios = [(b1 + 1) / (b0 + 1), (c1 + 1) / (c0 + 1), r1 / r0]
     ok = all(x <= 1.5 for x in ratios)
-    label = {"raw": "processor alone (as shipped)", "maint": "with `freshet compact` every 30 s"}[name]
-    print(f"| {label} | {len(ep):,} | {wall:,.0f} | {b0:.0f} → {b1:.0f} ({ratios[0]:.1f}x) | "
+    label = {"raw": "processor alone (as shipped)", "maint": "`freshet compact` every 30 s beside it",
+             "paused": "paused for `freshet compact` every 500 epochs"}[name]
+    print(f"| {label} | {n_all:,} | {wall:,.0f} | {b0:.0f} → {b1:.0f} ({ratios[0]:.1f}x) | "
           f"{c0:.0f} → {c1:.0f} ({ratios[1]:.1f}x) | {mb(r0):.0f} → {mb(r1):.0f} ({ratios[2]:.2f}x) | "
           f"{'yes' if ok else '**no**'} |")
-    targets.append((f"soak ({label}): batch, commit, RSS end/start ≤ 1.5x over {len(ep):,} epochs"
-                    f"{'' if len(ep) >= 86400 else ' (86,400 not reached)'}",
-                    f"{ratios[0]:.1f}x / {ratios[1]:.1f}x / {ratios[2]:.2f}x", ok and len(ep) >= 86400))
+    targets.append((f"soak ({label}): batch, commit, RSS end/start ≤ 1.5x over {n_all:,} epochs"
+                    f"{'' if n_all >= 86400 else ' (86,400 not reached)'}",
+                    f"{ratios[0]:.1f}x / {ratios[1]:.1f}x / {ratios[2]:.2f}x", ok and n_all >= 86400))
     summ = read(f"soak-{name}.summary").strip()
     if summ:
-        print(f"|  | {summ} | | | | | |")
+        notes.append(f"- {label}: {summ.split(': ', 1)[1]}"
+                     + (f"; {len(paused)} pauses (their epochs left out)" if paused else ""))
+    log = read(f"soak-{name}-compact.log")
+    if log:
+        runs = log.count("compact wall")
+        lost = log.count("lost the race")
+        walls = [float(x.split()[2]) for x in log.splitlines() if x.startswith("compact wall")]
+        notes.append(f"  - `freshet compact` ran {runs} times (wall median {med(walls):.1f} s); "
+                     f"{lost} table commits gave up after losing the race to the processor")
 print()
+print("\n".join(notes) + "\n")
 
 # ---------------------------------------------------------------- check
 chk = read("check-clean.txt")

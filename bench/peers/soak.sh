@@ -1,28 +1,33 @@
 #!/usr/bin/env bash
 # soak.sh — the hour-three soak, compressed (issue 7): EPOCHS epochs of 10
 # records each (a day at one epoch per second is 86,400) run as fast as the
-# processor goes, over a log of EPOCHS x 10 realistic events. Two runs over
-# copies of the same log:
-#   maint: `freshet process --once` with process.epoch_max_records=10 while a
-#          sidecar runs `freshet compact` every MAINT_S seconds (compaction,
-#          snapshot expiry keeping 50, orphan removal) — the processor itself
-#          runs no expiry, so this is what an operator must add;
-#   raw:   the processor alone, as shipped, for RAW_S seconds (its commit cost
-#          grows with history, so a full day would not finish; see the report).
-# The maint run stops after MAX_S seconds if the epochs are not done by then
-# (the summary says how many ran). The data directories live under $TMPDIR:
-# bench/peers.sh points it at /dev/shm so that the shared virtual disk's
-# fsync latency (6 to 90 ms per commit while other jobs ran) does not hide
-# the growth being measured; the figures are then CPU and syscall cost.
-# Writes OUT/soak-{maint,raw}-{epochs,rss}.tsv and OUT/soak-*.summary, which
-# bench/peers/report.py turns into the table and bench/peers/plot.py plots.
-# The raw run's last 30 s are profiled with perf (FR_PERF=0: not) into
-# OUT/perf-soak-*.txt. SOAK_RUNS chooses the runs (default "raw maint").
-# usage: BIN=build/release/freshet bench/peers/soak.sh OUT [EPOCHS] [MAINT_S] [RAW_S] [MAX_S]
+# processor goes, over a log of EPOCHS x 10 realistic events, copied for
+# each of these runs (SOAK_RUNS, default "raw maint paused"):
+#   raw:    the processor alone, as shipped, for RAW_S seconds (it runs no
+#           snapshot expiry; its commit cost grows with history, so a full
+#           day would not finish);
+#   maint:  the same while a sidecar runs `freshet compact` (compaction,
+#           expiry keeping 50 snapshots, orphan removal) every MAINT_S
+#           seconds beside it, as docs/adr/0006 allows;
+#   paused: every MAINT_EPOCHS epochs the processor is stopped (SIGSTOP),
+#           `freshet compact` runs, and it continues (SIGCONT): what the
+#           commit cost is when expiry keeps up, as if the processor expired
+#           its own snapshots; the epochs in flight at a pause are left out
+#           of the figures (OUT/soak-paused-pauses.tsv names them).
+# maint and paused stop after MAX_S seconds when the epochs are not done.
+# The data directories live under $TMPDIR: bench/peers.sh points it at
+# /dev/shm so that the shared virtual disk's fsync latency (6 to 90 ms per
+# commit while other jobs ran) does not hide the growth being measured; the
+# figures are then CPU and syscall cost. The raw run's last 30 s are
+# profiled with perf (FR_PERF=0: not) into OUT/perf-soak-*.txt.
+# Writes OUT/soak-RUN-{epochs,rss}.tsv, OUT/soak-RUN-compact.log and
+# OUT/soak-RUN.summary, which report.py and plot.py read.
+# usage: BIN=build/release/freshet bench/peers/soak.sh OUT [EPOCHS] [MAINT_S] [RAW_S] [MAX_S] [MAINT_EPOCHS]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 OUT=$(realpath "$1"); EPOCHS=${2:-86400}; MAINT_S=${3:-30}; RAW_S=${4:-300}; MAX_S=${5:-1800}
+MAINT_EPOCHS=${6:-500}
 mkdir -p "$OUT"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/frbench-soak.XXXXXX")
 pids=()
@@ -31,24 +36,31 @@ cd "$tmp"
 
 events=$((EPOCHS * 10 + 10))
 fr_gen ev.ndjson 21 "$events" realistic
-read -r iw _ _ records < <(fr_ingest_file ev.ndjson maint soak-ingest)
+read -r iw _ _ records < <(fr_ingest_file ev.ndjson base soak-ingest)
 rm -f ev.ndjson
-mkdir -p raw && cp -a maint/log raw/log
 echo "soak: $records records in the log (ingest ${iw} s); $EPOCHS epochs of 10 records"
 
-run() { # run NAME SECONDS(0 = to the end) MAINT(0/1)
-    local name=$1 secs=$2 maint=$3
+run() { # run NAME SECONDS(0 = to the end) MODE(raw/maint/paused)
+    local name=$1 secs=$2 mode=$3
+    rm -rf "$name" && mkdir "$name" && cp -a base/log "$name/log"
     "$BIN" --data "$name" --set process.epoch_max_records=10 process --once 2>"$name.process.log" &
     local proc=$!
     pids+=("$proc")
     python3 "$here/rss_sample.py" "$proc" "$OUT/soak-$name-rss.tsv" 1 &
     local sampler=$!
-    local t0=$SECONDS next=$MAINT_S profiled=0
+    local t0=$SECONDS next=$MAINT_S next_epoch=$MAINT_EPOCHS profiled=0 last
     : >"$OUT/soak-$name-compact.log"
+    : >"$OUT/soak-$name-pauses.tsv"
+    compact() { # compact EXPIRE_OLDER_THAN_S
+        { echo "# $(date -u +%FT%T.%3NZ)"
+          /usr/bin/time -f 'compact wall %e s cpu %U+%S s rss %M KB' "$BIN" --data "$name" compact \
+              --expire-older-than "$1" --retain-last 50 --orphans-older-than 120 2>&1 || true
+        } >>"$OUT/soak-$name-compact.log"
+    }
     while kill -0 "$proc" 2>/dev/null; do
-        sleep 1
+        if [ "$mode" = paused ]; then sleep 0.2; else sleep 1; fi
         # The last 30 s of the raw run under perf: where the growing time goes.
-        if [ "$maint" = 0 ] && [ "$profiled" = 0 ] && [ "${FR_PERF:-1}" = 1 ] && command -v perf >/dev/null &&
+        if [ "$mode" = raw ] && [ "$profiled" = 0 ] && [ "${FR_PERF:-1}" = 1 ] && command -v perf >/dev/null &&
            [ "$secs" -ge 60 ] && [ $((SECONDS - t0)) -ge $((secs - 30)) ]; then
             profiled=1
             perf record -q -g -p "$proc" -o perf-soak.data -- sleep 25 >/dev/null 2>&1 &
@@ -57,12 +69,19 @@ run() { # run NAME SECONDS(0 = to the end) MAINT(0/1)
             kill -TERM "$proc"
             break
         fi
-        if [ "$maint" = 1 ] && [ $((SECONDS - t0)) -ge "$next" ]; then
+        if [ "$mode" = maint ] && [ $((SECONDS - t0)) -ge "$next" ]; then
             next=$((SECONDS - t0 + MAINT_S))
-            { echo "# $(date -u +%FT%T.%3NZ)"
-              /usr/bin/time -f 'compact wall %e s cpu %U+%S s rss %M KB' "$BIN" --data "$name" compact \
-                  --expire-older-than 30 --retain-last 50 --orphans-older-than 120 2>&1 || true
-            } >>"$OUT/soak-$name-compact.log"
+            compact 30
+        fi
+        if [ "$mode" = paused ]; then
+            last=$(tail -c 600 "$name.process.log" | grep -o 'info: epoch [0-9]*' | tail -1 | awk '{print $3}')
+            if [ -n "$last" ] && [ "$last" -ge "$next_epoch" ]; then
+                next_epoch=$((last + MAINT_EPOCHS))
+                kill -STOP "$proc" 2>/dev/null || break
+                echo "$((last + 1))" >>"$OUT/soak-$name-pauses.tsv"
+                compact 0
+                kill -CONT "$proc"
+            fi
         fi
     done
     wait "$proc" || echo "soak: $name processor exited $?" >&2
@@ -82,11 +101,13 @@ PY
          "bronze metadata dir $(ls "$md" | wc -l) files, newest metadata.json $(ls -t "$md"/*.metadata.json | head -1 | xargs stat -c %s) B;" \
          "lake $(du -sm "$name/lake" | cut -f1) MB" | tee "$OUT/soak-$name.summary"
 }
-for r in ${SOAK_RUNS:-raw maint}; do
+for r in ${SOAK_RUNS:-raw maint paused}; do
     case $r in
-    raw) run raw "$RAW_S" 0 ;;
-    maint) run maint "$MAX_S" 1 ;;
+    raw) run raw "$RAW_S" raw ;;
+    maint) run maint "$MAX_S" maint ;;
+    paused) run paused "$MAX_S" paused ;;
     esac
+    rm -rf "$r"
 done
 if [ -f perf-soak.data ]; then
     wait # the perf recorder
