@@ -263,15 +263,34 @@ static int plan_epoch(struct proc_run *run, struct fr_ck_range *range)
                                            process_stop || run->once))) {
             range->epoch = run->ck.epoch + 1;
             range->nparts = run->nparts;
+            /* Share the record budget evenly between the partitions, then
+             * give what some could not use to the others, so that no
+             * partition's records run ahead of the rest (read_range merges
+             * them by append time). */
             int64_t budget = max;
+            int64_t share = max / (int64_t)run->nparts;
+            if (share < 1) {
+                share = 1;
+            }
             for (uint32_t p = 0; p < run->nparts; p++) {
                 int64_t take = ends[p] - run->ck.next[p];
+                if (take > share) {
+                    take = share;
+                }
                 if (take > budget) {
                     take = budget;
                 }
                 budget -= take;
                 range->start[p] = run->ck.next[p];
                 range->end[p] = run->ck.next[p] + take;
+            }
+            for (uint32_t p = 0; p < run->nparts && budget > 0; p++) {
+                int64_t more = ends[p] - range->end[p];
+                if (more > budget) {
+                    more = budget;
+                }
+                range->end[p] += more;
+                budget -= more;
             }
             return 1;
         }
@@ -307,9 +326,44 @@ static int open_reader(struct proc_run *run, uint32_t p, int64_t from)
                               &run->readers[p]);
 }
 
+/* The next record of partition p in the range into rec (1), or 0 at the
+ * range's end. Its pointers stay valid until the next call for p. */
+static int next_in_range(struct proc_run *run, const struct fr_ck_range *range, uint32_t p,
+                         int64_t *expect, struct fr_log_rec *rec)
+{
+    if (*expect >= range->end[p]) {
+        return 0;
+    }
+    int rc = fr_log_reader_next(run->readers[p], rec, 5000);
+    if (rc == 0) {
+        fr_error("process", "partition %u: offset %" PRId64 " not readable within 5 s", p,
+                 *expect);
+        return FR_ETIMEOUT;
+    }
+    if (rc < 0) {
+        return rc;
+    }
+    if (rec->offset != *expect) {
+        fr_error("process", "partition %u: expected offset %" PRId64 ", read %" PRId64, p,
+                 *expect, rec->offset);
+        return FR_ECORRUPT;
+    }
+    (*expect)++;
+    return 1;
+}
+
+/* Feed the epoch's records to the operators merged across partitions by
+ * log append time (ties: lower partition first), so that one partition
+ * cannot run ahead of the others and turn their records late merely
+ * because of the order in which an epoch reads them. With one partition
+ * this is log order. */
 static int read_range(struct proc_run *run, const struct fr_ck_range *range)
 {
+    struct fr_log_rec head[FR_CK_MAX_PARTS];
+    int have[FR_CK_MAX_PARTS] = {0};
+    int64_t expect[FR_CK_MAX_PARTS];
     for (uint32_t p = 0; p < range->nparts; p++) {
+        expect[p] = range->start[p];
         if (range->end[p] <= range->start[p]) {
             continue;
         }
@@ -319,31 +373,32 @@ static int read_range(struct proc_run *run, const struct fr_ck_range *range)
                      range->start[p], fr_strerror(rc));
             return rc;
         }
-        int64_t expect = range->start[p];
-        while (expect < range->end[p]) {
-            struct fr_log_rec rec;
-            rc = fr_log_reader_next(run->readers[p], &rec, 5000);
-            if (rc == 0) {
-                fr_error("process", "partition %u: offset %" PRId64 " not readable within 5 s",
-                         p, expect);
-                return FR_ETIMEOUT;
-            }
-            if (rc < 0) {
-                return rc;
-            }
-            if (rec.offset != expect) {
-                fr_error("process", "partition %u: expected offset %" PRId64 ", read %" PRId64,
-                         p, expect, rec.offset);
-                return FR_ECORRUPT;
-            }
-            rc = process_record(run, &rec, (int32_t)p);
-            if (rc < 0) {
-                return rc;
-            }
-            expect++;
+        rc = next_in_range(run, range, p, &expect[p], &head[p]);
+        if (rc < 0) {
+            return rc;
         }
+        have[p] = rc;
     }
-    return FR_OK;
+    for (;;) {
+        int best = -1;
+        for (uint32_t p = 0; p < range->nparts; p++) {
+            if (have[p] && (best < 0 || head[p].append_time < head[best].append_time)) {
+                best = (int)p;
+            }
+        }
+        if (best < 0) {
+            return FR_OK;
+        }
+        int rc = process_record(run, &head[best], best);
+        if (rc < 0) {
+            return rc;
+        }
+        rc = next_in_range(run, range, (uint32_t)best, &expect[best], &head[best]);
+        if (rc < 0) {
+            return rc;
+        }
+        have[best] = rc;
+    }
 }
 
 static int commit_epoch(struct proc_run *run, const struct fr_ck_range *range)
