@@ -106,4 +106,6 @@ cp -r data/log control/log
 replays=$(grep -c 'replaying planned epoch' process.log || true)
 rebuilt=$(grep -c 'already in the lake' process.log || true)
 echo "kills: $kills of process, $ingest_kills of ingest; restarts that replayed a planned epoch: $replays, of which already committed (state rebuilt, not recommitted): $rebuilt"
+"$BIN" --data "$work/data" verify > verify.out 2>&1 || { echo "FAIL: freshet verify on the chaos lake:"; tail -12 verify.out; exit 1; }
+tail -1 verify.out | sed 's/^/freshet verify on the chaos lake: /'
 node "$SRC/tests/interop/chaos_check.mjs" truth.json chaos_tables.json control_tables.json "$(log_end)"
