@@ -6,6 +6,7 @@
 #include "core/json.h"
 
 #include "core/err.h"
+#include "core/utf8.h"
 
 #include <string.h>
 
@@ -267,29 +268,6 @@ int fr_json_member(const struct fr_json_val *obj, const char *key, struct fr_jso
     return 0;
 }
 
-static size_t json_utf8_put(char *out, uint32_t cp)
-{
-    if (cp < 0x80) {
-        out[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        out[0] = (char)(0xC0 | (cp >> 6));
-        out[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        out[0] = (char)(0xE0 | (cp >> 12));
-        out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        out[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    out[0] = (char)(0xF0 | (cp >> 18));
-    out[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-    out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    out[3] = (char)(0x80 | (cp & 0x3F));
-    return 4;
-}
 
 static uint32_t json_hex4(const char *s)
 {
@@ -343,7 +321,7 @@ int fr_json_unescape(const struct fr_json_val *val, char *out, size_t outcap)
             } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
                 return FR_EJSON;
             }
-            len = json_utf8_put(tmp, cp);
+            len = fr_utf8_put(tmp, cp);
             if (n + len > outcap) {
                 return FR_ETOOBIG;
             }

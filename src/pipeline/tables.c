@@ -11,6 +11,7 @@
 
 #include "core/err.h"
 #include "core/fsutil.h"
+#include "core/utf8.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -322,48 +323,6 @@ int fr_tw_late(struct fr_tw *tw, const struct fr_row *r, int64_t watermark_us,
     return FR_OK;
 }
 
-/* Valid UTF-8 (no overlongs, no surrogates, at most U+10FFFF)? */
-static int utf8_valid(const unsigned char *s, size_t len)
-{
-    size_t i = 0;
-    while (i < len) {
-        unsigned char c = s[i];
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        size_t n;
-        uint32_t cp;
-        if (c >= 0xC2 && c <= 0xDF) {
-            n = 2;
-            cp = c & 0x1F;
-        } else if (c >= 0xE0 && c <= 0xEF) {
-            n = 3;
-            cp = c & 0x0F;
-        } else if (c >= 0xF0 && c <= 0xF4) {
-            n = 4;
-            cp = c & 0x07;
-        } else {
-            return 0;
-        }
-        if (i + n > len) {
-            return 0;
-        }
-        for (size_t k = 1; k < n; k++) {
-            if ((s[i + k] & 0xC0) != 0x80) {
-                return 0;
-            }
-            cp = cp << 6 | (s[i + k] & 0x3F);
-        }
-        if ((n == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
-            (n == 4 && (cp < 0x10000 || cp > 0x10FFFF))) {
-            return 0;
-        }
-        i += n;
-    }
-    return 1;
-}
-
 /* Standard base64 of raw (dead letters whose bytes are not UTF-8). */
 static int put_base64(struct fr_pq_writer *w, uint32_t col, const char *raw, size_t len)
 {
@@ -403,7 +362,7 @@ int fr_tw_dlq(struct fr_tw *tw, const struct fr_proc_pos *pos, const char *reaso
     TRY(fr_pq_write_int64(w, 2, pos->ingest_ms * 1000));
     TRY(fr_pq_write_str(w, 3, reason, strlen(reason)));
     TRY(fr_pq_write_str(w, 4, detail, strlen(detail)));
-    if (utf8_valid((const unsigned char *)raw, raw_len)) {
+    if (fr_utf8_valid((const unsigned char *)raw, raw_len)) {
         TRY(fr_pq_write_str(w, 5, raw, raw_len));
         TRY(fr_pq_write_null(w, 6));
     } else {

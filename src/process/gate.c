@@ -28,6 +28,7 @@
 #include "core/clock.h"
 #include "core/err.h"
 #include "core/json.h"
+#include "core/utf8.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -436,29 +437,6 @@ static const char *gate_string(struct gate_ctx *ctx, const char *p, int *esc)
     }
 }
 
-static size_t gate_utf8_put(char *out, uint32_t cp)
-{
-    if (cp < 0x80) {
-        out[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        out[0] = (char)(0xC0 | (cp >> 6));
-        out[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        out[0] = (char)(0xE0 | (cp >> 12));
-        out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        out[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    out[0] = (char)(0xF0 | (cp >> 18));
-    out[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-    out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    out[3] = (char)(0x80 | (cp & 0x3F));
-    return 4;
-}
 
 /* Decode the raw string [s, e), already validated by gate_string, into out
  * (room for e - s bytes). A lone surrogate is written as its 3-byte form;
@@ -501,7 +479,7 @@ static size_t gate_unescape(const char *s, const char *e, char *out)
                     s += 6;
                 }
             }
-            n += gate_utf8_put(out + n, cp);
+            n += fr_utf8_put(out + n, cp);
             break;
         }
         default:

@@ -659,7 +659,7 @@ static void test_nouser_fixture(void)
         fprintf(stderr, "  skip: shared/data/wikimedia not found (set FR_SHARED_DIR)\n");
         return;
     }
-    size_t len;
+    size_t len = 0;
     char *data = slurp(path, &len);
     struct fr_proc_pos p = {0, 0, INT64_C(4102444800000)};
     EXPECT(fr_gate_decode(gate, &p, data, len, &row, detail), FR_GATE_OK);
