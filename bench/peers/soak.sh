@@ -63,7 +63,7 @@ run() { # run NAME SECONDS(0 = to the end) MODE(raw/maint/paused)
         if [ "$mode" = raw ] && [ "$profiled" = 0 ] && [ "${FR_PERF:-1}" = 1 ] && command -v perf >/dev/null &&
            [ "$secs" -ge 60 ] && [ $((SECONDS - t0)) -ge $((secs - 30)) ]; then
             profiled=1
-            perf record -q -g -p "$proc" -o perf-soak.data -- sleep 25 >/dev/null 2>&1 &
+            perf record -q --call-graph dwarf,16384 -F 499 -p "$proc" -o perf-soak.data -- sleep 25 >/dev/null 2>&1 &
         fi
         if [ "$secs" -gt 0 ] && [ $((SECONDS - t0)) -ge "$secs" ]; then
             kill -TERM "$proc"
@@ -111,8 +111,8 @@ for r in ${SOAK_RUNS:-raw maint paused}; do
 done
 if [ -f perf-soak.data ]; then
     wait # the perf recorder
-    perf report -i perf-soak.data --stdio --no-children --sort symbol --percent-limit 0.7 -g none 2>/dev/null |
-        grep -v '^$' >"$OUT/perf-soak-flat.txt" || true
-    perf report -i perf-soak.data --stdio --children --sort symbol --percent-limit 3 -g none 2>/dev/null |
-        grep -v '^$' >"$OUT/perf-soak-children.txt" || true
+    perf report -i perf-soak.data --stdio --no-children --sort symbol --percent-limit 0.5 -g none 2>/dev/null |
+        grep -E '^ +[0-9.]+%' >"$OUT/perf-soak-flat.txt" || true
+    perf report -i perf-soak.data --stdio --children --sort symbol --percent-limit 2 -g none 2>/dev/null |
+        grep -E '^ +[0-9.]+% +[0-9.]+%' >"$OUT/perf-soak-children.txt" || true
 fi
