@@ -9,7 +9,8 @@
 # Stages can be chosen: bench/peers.sh [batch] [live] [soak] [report]
 # (default: all four). Environment: FR_BUILD_DIR (build/release), OUT
 # (bench/out/peers), N, ROUNDS (3), LIVE_SECS (40), SOAK_EPOCHS (86400),
-# SOAK_RAW_S (300), SOAK_MAX_S (1500). Takes about 45 minutes on 2 cores.
+# SOAK_RAW_S (300), SOAK_MAX_S (1800), SOAK_RUNS (raw maint paused). Takes
+# about 90 minutes on 2 cores, most of it the soak.
 # Installs what it needs on first use: bench/package.json's npm packages
 # (DuckDB, Polars) and Debian's python3-matplotlib for the plots.
 set -euo pipefail
@@ -18,7 +19,7 @@ root=$(cd "$here/.." && pwd)
 export BIN=${BIN:-${FR_BUILD_DIR:-$root/build/release}/freshet}
 OUT=${OUT:-$here/out/peers}
 N=${N:-1000000}; ROUNDS=${ROUNDS:-3}; LIVE_SECS=${LIVE_SECS:-40}
-SOAK_EPOCHS=${SOAK_EPOCHS:-86400}; SOAK_RAW_S=${SOAK_RAW_S:-300}; SOAK_MAX_S=${SOAK_MAX_S:-1500}
+SOAK_EPOCHS=${SOAK_EPOCHS:-86400}; SOAK_RAW_S=${SOAK_RAW_S:-300}; SOAK_MAX_S=${SOAK_MAX_S:-1800}
 stages=${*:-batch live soak report}
 mkdir -p "$OUT"
 
