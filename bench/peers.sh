@@ -8,7 +8,7 @@
 #   soak:   bench/peers/soak.sh    86,400 epochs of 10 records (capped in time)
 # Stages can be chosen: bench/peers.sh [batch] [live] [soak] [report]
 # (default: all four). Environment: FR_BUILD_DIR (build/release), OUT
-# (bench/out/peers), N, ROUNDS (3), LIVE_SECS (40), SOAK_EPOCHS (86400),
+# (bench/out/peers), IMG (docs/img), N, ROUNDS (3), LIVE_SECS (40), SOAK_EPOCHS (86400),
 # SOAK_RAW_S (300), SOAK_MAX_S (1800), SOAK_RUNS (raw maint paused). Takes
 # about 90 minutes on 2 cores, most of it the soak.
 # Installs what it needs on first use: bench/package.json's npm packages
@@ -17,7 +17,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 export BIN=${BIN:-${FR_BUILD_DIR:-$root/build/release}/freshet}
-OUT=${OUT:-$here/out/peers}
+OUT=${OUT:-$here/out/peers}; IMG=${IMG:-$root/docs/img}
 N=${N:-1000000}; ROUNDS=${ROUNDS:-3}; LIVE_SECS=${LIVE_SECS:-40}
 SOAK_EPOCHS=${SOAK_EPOCHS:-86400}; SOAK_RAW_S=${SOAK_RAW_S:-300}; SOAK_MAX_S=${SOAK_MAX_S:-1800}
 stages=${*:-batch live soak report}
@@ -57,7 +57,7 @@ for s in $stages; do
     soak) TMPDIR=/dev/shm bash "$here/peers/soak.sh" "$OUT" "$SOAK_EPOCHS" 30 "$SOAK_RAW_S" "$SOAK_MAX_S" ;;
     report)
         python3 "$here/peers/report.py" "$OUT" "$N" >"$OUT/report.md"
-        /usr/bin/python3 "$here/peers/plot.py" "$OUT" "$root/docs/img" "$N"
+        /usr/bin/python3 "$here/peers/plot.py" "$OUT" "$IMG" "$N"
         cat "$OUT/report.md" ;;
     *) echo "peers: unknown stage $s" >&2; exit 2 ;;
     esac

@@ -44,7 +44,7 @@ bars = [("freshet ingest", ("freshet", "ingest"), "#7fa7d6"),
 bars = [(l, k, c) for l, k, c in bars if k in runs]
 if bars:
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 3.8))
-    eps = [N / med(x[0] for x in runs[k]) for _, k, _ in bars]
+    eps = [N / max(0.01, med(x[0] for x in runs[k])) for _, k, _ in bars]
     a1.barh([l for l, _, _ in bars], eps, color=[c for _, _, c in bars])
     a1.set_xscale("log")
     a1.invert_yaxis()

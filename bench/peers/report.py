@@ -56,6 +56,8 @@ for label, e, p in rows:
     if not x:
         continue
     w, c, m, each = x
+    w = max(w, 0.01)  # GNU time's resolution: a tiny input's `cat` reads 0.00
+    x = (w, c, m, each)
     fig[(e, p)] = x
     print(f"| {label} | {w:.2f} | {N / w:,.0f} | {size / 1e6 / w:,.0f} | {c:.2f} | {mb(m):,.0f} | "
           f"{' / '.join(f'{v:.2f}' for v in each)} |")
