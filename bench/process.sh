@@ -66,4 +66,7 @@ b = [x for x, _ in pairs]; c = [y for _, y in pairs]
 print(f"  {len(pairs)} epochs: batch p50 {pct(b, .5)} ms, p99 {pct(b, .99)} ms, max {max(b)} ms;"
       f" commit p50 {pct(c, .5)} ms, p99 {pct(c, .99)} ms (trigger 1000 ms)")
 PY
-node "$here/freshness.mjs" live_tables.json | sed 's/^/  /'
+[ -d "$here/node_modules/@duckdb/node-api" ] ||
+    (cd "$here" && npm install --no-audit --no-fund --loglevel=error && touch node_modules)
+node "$here/peers/freshness.mjs" live_tables.json /dev/null |
+    awk '{printf "  freshness over %d rows: p50 %d ms, p99 %d ms, max %d ms\n", $1, $2, $3, $4}'

@@ -1,5 +1,5 @@
-// freshness.mjs — freshness of a lake built live (as bench/freshness.mjs
-// measures it): for every silver row, the commit time of the snapshot that
+// freshness.mjs — freshness of a lake built live (bench/process.sh and
+// bench/peers/live.sh): for every silver row, the commit time of the snapshot that
 // added its file minus the time the event entered the log (ingest_time).
 // Prints "rows p50_ms p99_ms max_ms"; writes 101 quantiles (q, ms) to
 // CDF_OUT for the plot (give /dev/null to skip).
