@@ -190,6 +190,11 @@ struct fr_pq_opts {
     size_t dict_max_bytes;    /* dictionary page limit per chunk, 0 = no dictionaries; default 2 MiB */
     size_t max_value_bytes;   /* longest accepted value, <= 1 GiB; default 16 MiB */
     size_t stats_max_bytes;   /* longer string bounds are truncated; default 256, >= 16 */
+    /* Bit i set: column i (< 64) is written PLAIN only, never with a
+     * dictionary. For columns whose values are (nearly) all distinct — ids,
+     * documents — where trying a dictionary at the start of every row group
+     * only costs hashing and copying. Default 0. */
+    uint64_t plain_columns;
     unsigned compress_workers; /* 0: compress pages on the caller's thread (default);
                                   1: on one background thread, at most 4 pages queued */
     const struct fr_pq_kv *kv; /* key/value metadata, e.g. iceberg.schema; copied */
@@ -250,6 +255,11 @@ int fr_pq_write_int32(struct fr_pq_writer *writer, uint32_t col, int32_t value);
 int fr_pq_write_int64(struct fr_pq_writer *writer, uint32_t col, int64_t value);
 int fr_pq_write_double(struct fr_pq_writer *writer, uint32_t col, double value);
 int fr_pq_write_str(struct fr_pq_writer *writer, uint32_t col, const char *ptr, size_t len);
+/* fr_pq_write_str for a value the caller has already validated as UTF-8
+ * (e.g. fields of a JSON document its parser checked byte by byte): the
+ * writer does not check it again. Passing invalid UTF-8 writes a file that
+ * readers may reject. */
+int fr_pq_write_str_valid(struct fr_pq_writer *writer, uint32_t col, const char *ptr, size_t len);
 
 /* Finish the current row: FR_ESTATE (naming the column) when a column has no
  * value yet. May write a row group to the output. */

@@ -35,7 +35,10 @@
  * the dictionary must pay for itself (dictionary bytes + index bytes <
  * PLAIN bytes) or the page is rewritten PLAIN and the chunk stays PLAIN.
  * When the dictionary would pass dict_max_bytes, the current page is
- * written with it and the rest of the chunk is PLAIN.
+ * written with it and the rest of the chunk is PLAIN. Once the first-page
+ * check refuses a column's dictionary, the file's later row groups start
+ * that column PLAIN (its values will not repeat enough either); a column
+ * the schema declares plain never starts one.
  *
  * Data page v1 body, before compression (PQ-README, PQ-ENC):
  *
@@ -104,6 +107,9 @@ struct pq_wcol {
     uint8_t bool_bits;
 
     /* dictionary */
+    bool dict_never;   /* the schema says PLAIN only */
+    bool dict_refused; /* a row group's first page found the dictionary does not pay:
+                          later row groups of the file start PLAIN */
     bool dict_on;      /* values of this page go to the dictionary */
     bool dict_used;    /* a page of this chunk is dictionary-encoded */
     bool dict_checked; /* the first-page size check is done */
@@ -232,6 +238,7 @@ static int flush_page(struct fr_pq_writer *w, struct pq_wcol *c)
         bw = bw ? bw : 1;
         uint64_t with_dict = c->dict.vals.len + ((uint64_t)c->page_nn * (uint64_t)bw + 7) / 8;
         if (with_dict >= c->page_plain) {
+            c->dict_refused = true;
             rc = dict_to_plain(c);
             if (rc < 0) {
                 return rc;
@@ -657,7 +664,8 @@ static void col_reset_chunk(const struct fr_pq_writer *w, struct pq_wcol *c)
     c->encodings = 0;
     c->nulls = c->nans = 0;
     c->has_minmax = false;
-    c->dict_on = c->type != FR_PQ_BOOL && w->opts.dict_max_bytes > 0;
+    c->dict_on = c->type != FR_PQ_BOOL && w->opts.dict_max_bytes > 0 && !c->dict_never &&
+                 !c->dict_refused;
     c->dict_used = false;
     c->dict_checked = false;
     c->page_plain = 0;
@@ -781,8 +789,8 @@ static size_t rg_estimate(const struct fr_pq_writer *w)
 
 /* ------------------------------------------------------------------ open */
 
-static void col_init(struct pq_wcol *c, const struct fr_pq_column *def, const struct fr_pq_opts *o,
-                     size_t chunk_cap)
+static void col_init(struct pq_wcol *c, const struct fr_pq_column *def, uint32_t index,
+                     const struct fr_pq_opts *o, size_t chunk_cap)
 {
     static const struct {
         uint8_t api, phys, width;
@@ -802,6 +810,7 @@ static void col_init(struct pq_wcol *c, const struct fr_pq_column *def, const st
     c->width = map[def->type].width;
     c->optional = def->optional;
     c->field_id = def->field_id;
+    c->dict_never = index < 64 && ((o->plain_columns >> index) & 1u);
     fr_buf_init(&c->plain, 2 * o->page_bytes + o->max_value_bytes + 64);
     fr_buf_init(&c->chunk, chunk_cap);
     fr_buf_init(&c->smin, o->max_value_bytes);
@@ -856,7 +865,7 @@ int fr_pq_writer_open(const struct fr_pq_schema *schema, const struct fr_pq_opts
     for (uint32_t i = 0; i < w->ncols; i++) {
         struct pq_wcol *c = &w->cols[i];
         const struct fr_pq_column *def = &schema->columns[i];
-        col_init(c, def, &o, chunk_cap);
+        col_init(c, def, i, &o, chunk_cap);
         c->name = strdup(def->name);
         c->name_len = (uint32_t)strlen(def->name);
         if (!c->name) {
@@ -995,7 +1004,8 @@ int fr_pq_write_double(struct fr_pq_writer *w, uint32_t col, double value)
     return rc < 0 ? rc : put_end(w, c, put_f64(w, c, value));
 }
 
-int fr_pq_write_str(struct fr_pq_writer *w, uint32_t col, const char *ptr, size_t len)
+static int write_str(struct fr_pq_writer *w, uint32_t col, const char *ptr, size_t len,
+                     bool check)
 {
     struct pq_wcol *c = NULL;
     int rc = put_begin(w, col, API_STR, &c);
@@ -1010,7 +1020,17 @@ int fr_pq_write_str(struct fr_pq_writer *w, uint32_t col, const char *ptr, size_
         return pq_err(FR_EINVAL, "column '%s': NULL pointer with length %zu", c->name, len);
     }
     const uint8_t *p = ptr ? (const uint8_t *)ptr : (const uint8_t *)"";
-    return put_end(w, c, put_str(w, c, p, (uint32_t)len, true));
+    return put_end(w, c, put_str(w, c, p, (uint32_t)len, check));
+}
+
+int fr_pq_write_str(struct fr_pq_writer *w, uint32_t col, const char *ptr, size_t len)
+{
+    return write_str(w, col, ptr, len, true);
+}
+
+int fr_pq_write_str_valid(struct fr_pq_writer *w, uint32_t col, const char *ptr, size_t len)
+{
+    return write_str(w, col, ptr, len, false);
 }
 
 int fr_pq_row_end(struct fr_pq_writer *w)

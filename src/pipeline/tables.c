@@ -210,9 +210,20 @@ static int tw_open(struct fr_tw *tw)
     opts.codec = FR_PQ_ZSTD;
     opts.zstd_level = 1;
     opts.row_group_bytes = tw->row_group_bytes;
-    /* Bronze carries the raw JSON (most of the epoch's bytes): compress its
-     * pages on a second thread while this one decodes the next records. */
-    if (tw->tbl == FR_TBL_BRONZE) {
+    /* Columns whose values are all distinct by construction (event ids,
+     * the raw JSON): no dictionary, so no hashing and copying of values
+     * that the first page's check would throw away in every row group. */
+    const struct tbl_info *info = &tbl_infos[tw->tbl];
+    for (uint32_t i = 0; i < info->ncols; i++) {
+        if (strcmp(info->cols[i].name, "meta_id") == 0 ||
+            (tw->tbl == FR_TBL_BRONZE && strcmp(info->cols[i].name, "raw") == 0)) {
+            opts.plain_columns |= (uint64_t)1 << i;
+        }
+    }
+    /* Bronze carries the raw JSON (most of the epoch's bytes) and silver
+     * the next most: compress their pages on background threads while this
+     * one decodes the next records. */
+    if (tw->tbl == FR_TBL_BRONZE || tw->tbl == FR_TBL_SILVER) {
         opts.compress_workers = 1;
     }
     struct fr_pq_out out;
@@ -231,15 +242,19 @@ static int tw_open(struct fr_tw *tw)
         }                                                                                     \
     } while (0)
 
+/* Strings of a row, and the raw bytes of an accepted record, are valid
+ * UTF-8: the gate checked every byte (src/process/gate.c, invariant 4), so
+ * the writer does not check them a second time. Dead letters' bytes are
+ * checked (fr_tw_dlq). */
 static int put_str(struct fr_pq_writer *w, uint32_t col, struct fr_proc_str s)
 {
-    return fr_pq_write_str(w, col, s.s, s.len);
+    return fr_pq_write_str_valid(w, col, s.s, s.len);
 }
 
 static int put_opt_str(struct fr_pq_writer *w, uint32_t col, uint32_t has, uint32_t bit,
                        struct fr_proc_str s)
 {
-    return (has & bit) ? fr_pq_write_str(w, col, s.s, s.len) : fr_pq_write_null(w, col);
+    return (has & bit) ? fr_pq_write_str_valid(w, col, s.s, s.len) : fr_pq_write_null(w, col);
 }
 
 static int put_opt_i64(struct fr_pq_writer *w, uint32_t col, uint32_t has, uint32_t bit,
@@ -296,7 +311,7 @@ int fr_tw_bronze(struct fr_tw *tw, const struct fr_row *r, const char *raw, size
     TRY(put_str(w, 4, r->meta_id));
     TRY(put_str(w, 5, r->wiki));
     TRY(fr_pq_write_str(w, 6, type, strlen(type)));
-    TRY(fr_pq_write_str(w, 7, raw, raw_len));
+    TRY(fr_pq_write_str_valid(w, 7, raw, raw_len));
     TRY(fr_pq_row_end(w));
     tw->rows++;
     return FR_OK;
