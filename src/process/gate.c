@@ -257,6 +257,8 @@ struct gate_ctx {
     const struct fr_gate *gate;
     const char *base, *end;
     struct fr_row *row;
+    char *arena; /* where kept strings go: the gate's, or the caller's */
+    size_t arena_cap;
     size_t arena_len;
     int arena_full;
     /* first fault of each kind */
@@ -356,6 +358,54 @@ static inline int gate_special1(unsigned char c)
     return c < 0x20 || c == '"' || c == '\\' || c >= 0x80;
 }
 
+/* Bit i set when byte i of the 16 at p is '"', '\\', < 0x20 or >= 0x80:
+ * exact, unlike gate_special8. SSE2 is part of x86-64; elsewhere the
+ * 8-byte blocks above do the same work. */
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#define GATE_HAVE_SPECIAL16 1
+static inline unsigned gate_special16(const char *p)
+{
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+    __m128i ctl = _mm_set1_epi8(0x1F);
+    __m128i hit = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+                               _mm_cmpeq_epi8(v, _mm_set1_epi8('\\')));
+    hit = _mm_or_si128(hit, _mm_cmpeq_epi8(_mm_min_epu8(v, ctl), v)); /* v <= 0x1F */
+    return (unsigned)_mm_movemask_epi8(hit) | (unsigned)_mm_movemask_epi8(v); /* | v >= 0x80 */
+}
+#else
+#define GATE_HAVE_SPECIAL16 0
+static inline unsigned gate_special16(const char *p)
+{
+    (void)p;
+    return 0;
+}
+#endif
+
+/* The first byte in [p, end) that gate_special1 picks out, or end. */
+static inline const char *gate_skip_plain(const char *p, const char *end)
+{
+    while (GATE_HAVE_SPECIAL16 && end - p >= 16) {
+        unsigned m = gate_special16(p);
+        if (m) {
+            return p + __builtin_ctz(m);
+        }
+        p += 16;
+    }
+    while (end - p >= 8) {
+        uint64_t x;
+        memcpy(&x, p, 8);
+        if (gate_special8(x)) {
+            break; /* the byte loop below finds it inside this block */
+        }
+        p += 8;
+    }
+    while (p < end && !gate_special1((unsigned char)*p)) {
+        p++;
+    }
+    return p;
+}
+
 /* p is just after an opening quote. Returns the closing quote, or NULL on a
  * syntax error; *esc tells whether the string holds escapes. UTF-8 faults
  * are recorded in ctx and the scan goes on (not_json outranks bad_utf8). */
@@ -364,18 +414,7 @@ static const char *gate_string(struct gate_ctx *ctx, const char *p, int *esc)
     const char *end = ctx->end;
     *esc = 0;
     for (;;) {
-        while (end - p >= 8) {
-            uint64_t x;
-            memcpy(&x, p, 8);
-            if (gate_special8(x)) {
-                /* Step to the special byte inside this block. */
-                while (!gate_special1((unsigned char)*p)) {
-                    p++;
-                }
-                break;
-            }
-            p += 8;
-        }
+        p = gate_skip_plain(p, end);
         if (p >= end) {
             return gate_fail(ctx, p);
         }
@@ -495,13 +534,13 @@ static int gate_keep(struct gate_ctx *ctx, const char *s, const char *e, int esc
                      struct fr_proc_str *out)
 {
     size_t raw = (size_t)(e - s);
-    if (raw > ctx->gate->opts.max_event_bytes - ctx->arena_len) {
+    if (raw > ctx->arena_cap - ctx->arena_len) {
         ctx->arena_full = 1;
         out->s = "";
         out->len = 0;
         return -1;
     }
-    char *dst = ctx->gate->arena + ctx->arena_len;
+    char *dst = ctx->arena + ctx->arena_len;
     size_t n = raw;
     if (esc) {
         n = gate_unescape(s, e, dst);
@@ -1109,9 +1148,10 @@ static enum fr_gate_reason gate_verdict(struct gate_ctx *ctx, int is_object, con
     return FR_GATE_OK;
 }
 
-enum fr_gate_reason fr_gate_decode(struct fr_gate *gate, const struct fr_proc_pos *pos,
-                                   const char *json, size_t len, struct fr_row *row,
-                                   char detail[FR_GATE_DETAIL_MAX])
+static enum fr_gate_reason gate_decode(struct fr_gate *gate, const struct fr_proc_pos *pos,
+                                       const char *json, size_t len, struct fr_row *row,
+                                       char detail[FR_GATE_DETAIL_MAX], char *arena,
+                                       size_t arena_cap)
 {
     memset(row, 0, sizeof *row);
     row->partition = pos->partition;
@@ -1126,6 +1166,8 @@ enum fr_gate_reason fr_gate_decode(struct fr_gate *gate, const struct fr_proc_po
                            .base = json,
                            .end = json + len,
                            .row = row,
+                           .arena = arena,
+                           .arena_cap = arena_cap,
                            .dup_field = -1,
                            .bad_field = -1};
     const char *p = gate_ws(json, ctx.end);
@@ -1136,6 +1178,23 @@ enum fr_gate_reason fr_gate_decode(struct fr_gate *gate, const struct fr_proc_po
         gate_fail(&ctx, gate_ws(p, ctx.end));
     }
     return gate_verdict(&ctx, is_object, top_kind, pos, gate->opts.max_future_ms, detail);
+}
+
+enum fr_gate_reason fr_gate_decode(struct fr_gate *gate, const struct fr_proc_pos *pos,
+                                   const char *json, size_t len, struct fr_row *row,
+                                   char detail[FR_GATE_DETAIL_MAX])
+{
+    return gate_decode(gate, pos, json, len, row, detail, gate->arena,
+                       gate->opts.max_event_bytes);
+}
+
+enum fr_gate_reason fr_gate_decode_to(struct fr_gate *gate, const struct fr_proc_pos *pos,
+                                      const char *json, size_t len, struct fr_row *row,
+                                      char detail[FR_GATE_DETAIL_MAX], char *arena)
+{
+    /* Decoded strings never outgrow their raw bytes (invariant 3), so len
+     * bytes of arena always suffice. */
+    return gate_decode(gate, pos, json, len, row, detail, arena, len);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -43,6 +43,7 @@ struct fr_proc_wm {
     int64_t *max_us; /* per partition; FR_PROC_WM_NONE = no data */
     uint8_t *idle;   /* per partition */
     int32_t min_part;
+    uint32_t seen_end; /* 1 + the highest partition with data (0: none) */
 };
 
 int fr_proc_wm_create(int64_t lateness_ms, uint32_t max_partitions, struct fr_proc_wm **out)
@@ -100,7 +101,7 @@ int64_t fr_proc_wm_partition_max(const struct fr_proc_wm *wm, int32_t partition)
 static void wm_recompute(struct fr_proc_wm *wm)
 {
     int32_t best = -1;
-    for (uint32_t i = 0; i < wm->max_partitions; i++) {
+    for (uint32_t i = 0; i < wm->seen_end; i++) {
         if (wm->max_us[i] != FR_PROC_WM_NONE && !wm->idle[i] &&
             (best < 0 || wm->max_us[i] < wm->max_us[best])) {
             best = (int32_t)i;
@@ -127,6 +128,9 @@ int fr_proc_wm_observe(struct fr_proc_wm *wm, int32_t partition, int64_t event_u
     }
     if (event_us > old) {
         wm->max_us[partition] = event_us;
+    }
+    if ((uint32_t)partition >= wm->seen_end) {
+        wm->seen_end = (uint32_t)partition + 1;
     }
     wm->idle[partition] = 0;
     if (!was_active || partition == wm->min_part) {
@@ -215,10 +219,12 @@ int fr_proc_wm_load(struct fr_proc_wm *wm, const void *bytes, size_t len)
         wm->idle[i] = 0;
     }
     it.p = parts;
+    wm->seen_end = 0;
     for (uint32_t k = 0; k < n; k++) {
         uint32_t id = fr_proc_dec_u32(&it);
         wm->max_us[id] = fr_proc_dec_i64(&it);
         wm->idle[id] = fr_proc_dec_u8(&it);
+        wm->seen_end = id + 1; /* ids ascend */
     }
     wm->wm = mark;
     wm_recompute(wm);
