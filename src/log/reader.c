@@ -57,6 +57,7 @@ struct emb_reader {
     struct fr_log_mark mark; /* last valid marker seen (end_offset 0 before any) */
     int have_mark;
     int64_t seg_base;    /* base of the open segment */
+    int64_t seg_size;    /* its size once known to be sealed, else -1 */
     int64_t pos;         /* byte position of the next frame in it */
     int64_t next_offset; /* offset of the next record to return */
     struct fr_buf rbuf;  /* read-ahead: file bytes [rbuf_pos, rbuf_pos + rbuf.len) */
@@ -148,6 +149,7 @@ static void reader_seg_close(struct emb_reader *er)
         close(er->seg_fd);
     }
     er->seg_fd = -1;
+    er->seg_size = -1;
     fr_buf_reset(&er->rbuf);
     er->rbuf_pos = 0;
 }
@@ -209,18 +211,23 @@ static int reader_seg_next(struct emb_reader *er)
     return rc;
 }
 
-/* Bytes of the open segment that may be read (invariant 2). */
+/* Bytes of the open segment that may be read (invariant 2). A segment
+ * other than the marker's active one is sealed and never changes, so its
+ * size is taken once, not once per record. */
 static int reader_seg_limit(struct emb_reader *er, int64_t *limit)
 {
     if (er->have_mark && er->seg_base == er->mark.seg_base) {
         *limit = er->mark.seg_bytes;
         return FR_OK;
     }
-    struct stat st;
-    if (fstat(er->seg_fd, &st) < 0) {
-        return fr_err_from_errno(errno);
+    if (er->seg_size < 0) {
+        struct stat st;
+        if (fstat(er->seg_fd, &st) < 0) {
+            return fr_err_from_errno(errno);
+        }
+        er->seg_size = (int64_t)st.st_size;
     }
-    *limit = (int64_t)st.st_size;
+    *limit = er->seg_size;
     return FR_OK;
 }
 
@@ -404,6 +411,7 @@ int fr_log_emb_reader_open(const char *data_dir, const char *topic, int32_t part
     }
     er->base.ops = &fr_log_embedded;
     er->ino_fd = er->wd_dir = er->wd_mark = er->mark_fd = er->seg_fd = -1;
+    er->seg_size = -1;
     fr_buf_init(&er->rbuf, FR_LOG_MAX_FRAME + READ_CHUNK);
     rc = fr_log_part_dir(er->dir, data_dir, topic, partition);
     if (rc != FR_OK) {
