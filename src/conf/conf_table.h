@@ -65,6 +65,8 @@
       "Larger log records are dead-lettered (oversize).")                                 \
     X(process, row_group_bytes, INT, "8388608", 1 * FR_MiB, 512 * FR_MiB, 0,              \
       "Parquet row-group size: bounds each table writer's memory.")                       \
+    X(process, decode_ahead_records, INT, "4096", 0, 10000000, 0,                         \
+      "Epochs of at least this many records are read and decoded on a second thread while the operators run (0: never).") \
     X(maintenance, interval_s, INT, "60", 5, 86400, 0,                                    \
       "`up`/`demo` run table maintenance (`freshet compact`) this often, beside the stream.") \
     X(maintenance, expire_after_s, INT, "900", 60, 31536000, 0,                           \

@@ -37,6 +37,7 @@
 #include "core/err.h"
 #include "iceberg/iceberg.h"
 #include "log/log.h"
+#include "pipeline/ahead.h"
 #include "pipeline/checkpoint.h"
 #include "pipeline/tables.h"
 #include "process/process.h"
@@ -73,6 +74,9 @@ struct proc_run {
     struct fr_ck ck;
     uint32_t nparts;
     struct fr_log_reader *readers[FR_CK_MAX_PARTS];
+    int64_t reader_at[FR_CK_MAX_PARTS]; /* offset readers[p] returns next */
+    struct fr_ahead *ahead; /* decode ahead for epochs of >= ahead_min records; NULL: never */
+    int64_t ahead_min;
     char table_dir[FR_TBL_COUNT][4096];
     /* the epoch in flight */
     struct fr_tw tw[FR_TBL_COUNT];
@@ -104,6 +108,46 @@ static const struct fr_proc_sink proc_sink = {sink_minute, sink_top};
 
 /* -------------------------------------------------------------- records */
 
+/* Write what the operators made of one record to the epoch's tables. */
+static int process_result(struct proc_run *run, const struct fr_proc_pos *pos, const char *raw,
+                          size_t raw_len, const char *detail, const struct fr_proc_result *res)
+{
+    int rc;
+    run->n.records++;
+    switch (res->outcome) {
+    case FR_PROC_REJECTED:
+        run->n.dlq++;
+        return run->write ? fr_tw_dlq(&run->tw[FR_TBL_DLQ], pos, fr_gate_reason_name(res->reason),
+                                      detail, raw, raw_len)
+                          : FR_OK;
+    case FR_PROC_LATE:
+        run->n.bronze++;
+        run->n.late++;
+        if (!run->write) {
+            return FR_OK;
+        }
+        rc = fr_tw_bronze(&run->tw[FR_TBL_BRONZE], res->row, raw, raw_len);
+        return rc < 0 ? rc
+                      : fr_tw_late(&run->tw[FR_TBL_LATE], res->row, res->watermark_us,
+                                   res->lateness_us);
+    case FR_PROC_DUPLICATE:
+        run->n.bronze++;
+        run->n.duplicates++;
+        return run->write ? fr_tw_bronze(&run->tw[FR_TBL_BRONZE], res->row, raw, raw_len)
+                          : FR_OK;
+    case FR_PROC_SILVER:
+        run->n.bronze++;
+        run->n.silver++;
+        if (!run->write) {
+            return FR_OK;
+        }
+        rc = fr_tw_bronze(&run->tw[FR_TBL_BRONZE], res->row, raw, raw_len);
+        return rc < 0 ? rc : fr_tw_silver(&run->tw[FR_TBL_SILVER], res->row);
+    }
+    return FR_EINVAL;
+}
+
+/* A record read on this thread: decode and run the operators. */
 static int process_record(struct proc_run *run, const struct fr_log_rec *rec, int32_t partition)
 {
     struct fr_proc_pos pos = {partition, rec->offset, rec->append_time};
@@ -113,39 +157,18 @@ static int process_record(struct proc_run *run, const struct fr_log_rec *rec, in
     if (rc < 0) {
         return rc;
     }
-    run->n.records++;
-    const char *raw = rec->payload;
-    size_t raw_len = rec->payload_len;
-    switch (res.outcome) {
-    case FR_PROC_REJECTED:
-        run->n.dlq++;
-        return run->write ? fr_tw_dlq(&run->tw[FR_TBL_DLQ], &pos, fr_gate_reason_name(res.reason),
-                                      res.detail, raw, raw_len)
-                          : FR_OK;
-    case FR_PROC_LATE:
-        run->n.bronze++;
-        run->n.late++;
-        if (!run->write) {
-            return FR_OK;
-        }
-        rc = fr_tw_bronze(&run->tw[FR_TBL_BRONZE], res.row, raw, raw_len);
-        return rc < 0 ? rc
-                      : fr_tw_late(&run->tw[FR_TBL_LATE], res.row, res.watermark_us,
-                                   res.lateness_us);
-    case FR_PROC_DUPLICATE:
-        run->n.bronze++;
-        run->n.duplicates++;
-        return run->write ? fr_tw_bronze(&run->tw[FR_TBL_BRONZE], res.row, raw, raw_len) : FR_OK;
-    case FR_PROC_SILVER:
-        run->n.bronze++;
-        run->n.silver++;
-        if (!run->write) {
-            return FR_OK;
-        }
-        rc = fr_tw_bronze(&run->tw[FR_TBL_BRONZE], res.row, raw, raw_len);
-        return rc < 0 ? rc : fr_tw_silver(&run->tw[FR_TBL_SILVER], res.row);
+    return process_result(run, &pos, rec->payload, rec->payload_len, res.detail, &res);
+}
+
+/* A record the decode-ahead thread read and decoded. */
+static int process_item(struct proc_run *run, const struct fr_ahead_item *item)
+{
+    struct fr_proc_result res;
+    int rc = fr_proc_apply(run->proc, &item->pos, item->reason, &item->row, &proc_sink, run, &res);
+    if (rc < 0) {
+        return rc;
     }
-    return FR_EINVAL;
+    return process_result(run, &item->pos, item->raw, item->raw_len, item->detail, &res);
 }
 
 /* ---------------------------------------------------------------- stats */
@@ -318,12 +341,20 @@ static void range_text(const struct fr_ck_range *range, char *out, size_t outlen
 
 /* ------------------------------------------------------------ one epoch */
 
+/* Position partition p's reader at from. The reader of the previous epoch
+ * is kept when it stands there (the normal case: epochs are contiguous), so
+ * the log is not re-read from the start of its segment at every epoch. */
 static int open_reader(struct proc_run *run, uint32_t p, int64_t from)
 {
+    if (run->readers[p] && run->reader_at[p] == from) {
+        return FR_OK;
+    }
     fr_log_reader_close(run->readers[p]);
     run->readers[p] = NULL;
-    return fr_log_reader_open(run->conf->general_data_dir, TOPIC, (int32_t)p, from, NULL,
-                              &run->readers[p]);
+    int rc = fr_log_reader_open(run->conf->general_data_dir, TOPIC, (int32_t)p, from, NULL,
+                                &run->readers[p]);
+    run->reader_at[p] = rc == FR_OK ? from : -1;
+    return rc;
 }
 
 /* The next record of partition p in the range into rec (1), or 0 at the
@@ -335,6 +366,9 @@ static int next_in_range(struct proc_run *run, const struct fr_ck_range *range, 
         return 0;
     }
     int rc = fr_log_reader_next(run->readers[p], rec, 5000);
+    if (rc <= 0) {
+        run->reader_at[p] = -1; /* reopen before the next use */
+    }
     if (rc == 0) {
         fr_error("process", "partition %u: offset %" PRId64 " not readable within 5 s", p,
                  *expect);
@@ -349,21 +383,33 @@ static int next_in_range(struct proc_run *run, const struct fr_ck_range *range, 
         return FR_ECORRUPT;
     }
     (*expect)++;
+    run->reader_at[p] = *expect;
     return 1;
 }
 
-/* Feed the epoch's records to the operators merged across partitions by
- * log append time (ties: lower partition first), so that one partition
- * cannot run ahead of the others and turn their records late merely
- * because of the order in which an epoch reads them. With one partition
- * this is log order. */
-static int read_range(struct proc_run *run, const struct fr_ck_range *range)
-{
+/* The epoch's records merged across partitions by log append time (ties:
+ * lower partition first), so that one partition cannot run ahead of the
+ * others and turn their records late merely because of the order in which
+ * an epoch reads them. With one partition this is log order. A source for
+ * fr_ahead (range_next runs on the decode-ahead thread then) or read
+ * inline. */
+struct range_src {
+    struct proc_run *run;
+    const struct fr_ck_range *range;
     struct fr_log_rec head[FR_CK_MAX_PARTS];
-    int have[FR_CK_MAX_PARTS] = {0};
+    int have[FR_CK_MAX_PARTS];
     int64_t expect[FR_CK_MAX_PARTS];
+    int last; /* the partition whose head was handed out last, -1: none */
+};
+
+static int range_open(struct range_src *src, struct proc_run *run, const struct fr_ck_range *range)
+{
+    memset(src->have, 0, sizeof src->have);
+    src->run = run;
+    src->range = range;
+    src->last = -1;
     for (uint32_t p = 0; p < range->nparts; p++) {
-        expect[p] = range->start[p];
+        src->expect[p] = range->start[p];
         if (range->end[p] <= range->start[p]) {
             continue;
         }
@@ -373,32 +419,90 @@ static int read_range(struct proc_run *run, const struct fr_ck_range *range)
                      range->start[p], fr_strerror(rc));
             return rc;
         }
-        rc = next_in_range(run, range, p, &expect[p], &head[p]);
+        rc = next_in_range(run, range, p, &src->expect[p], &src->head[p]);
         if (rc < 0) {
             return rc;
         }
-        have[p] = rc;
+        src->have[p] = rc;
     }
-    for (;;) {
-        int best = -1;
-        for (uint32_t p = 0; p < range->nparts; p++) {
-            if (have[p] && (best < 0 || head[p].append_time < head[best].append_time)) {
-                best = (int)p;
+    return FR_OK;
+}
+
+/* fr_ahead_source_fn: the next record in merged order. */
+static int range_next(void *arg, struct fr_log_rec *rec, int32_t *partition)
+{
+    struct range_src *src = arg;
+    if (src->last >= 0) { /* its record was used: read that partition's next */
+        uint32_t p = (uint32_t)src->last;
+        src->last = -1;
+        int rc = next_in_range(src->run, src->range, p, &src->expect[p], &src->head[p]);
+        if (rc < 0) {
+            return rc;
+        }
+        src->have[p] = rc;
+    }
+    int best = -1;
+    for (uint32_t p = 0; p < src->range->nparts; p++) {
+        if (src->have[p] && (best < 0 || src->head[p].append_time < src->head[best].append_time)) {
+            best = (int)p;
+        }
+    }
+    if (best < 0) {
+        return 0;
+    }
+    *rec = src->head[best];
+    *partition = best;
+    src->last = best;
+    return 1;
+}
+
+/* Feed the epoch's records to the operators. Large epochs (catching up)
+ * are read and decoded ahead on a second thread; small ones (live mode)
+ * inline, which costs no thread and no batch memory. The operators see the
+ * same records in the same order either way. */
+static int read_range(struct proc_run *run, const struct fr_ck_range *range)
+{
+    struct range_src src;
+    int rc = range_open(&src, run, range);
+    if (rc < 0) {
+        return rc;
+    }
+    int64_t total = 0;
+    for (uint32_t p = 0; p < range->nparts; p++) {
+        total += range->end[p] - range->start[p];
+    }
+    if (!run->ahead || total < run->ahead_min) {
+        struct fr_log_rec rec;
+        int32_t part = 0;
+        while ((rc = range_next(&src, &rec, &part)) == 1) {
+            rc = process_record(run, &rec, part);
+            if (rc < 0) {
+                return rc;
             }
         }
-        if (best < 0) {
-            return FR_OK;
-        }
-        int rc = process_record(run, &head[best], best);
-        if (rc < 0) {
-            return rc;
-        }
-        rc = next_in_range(run, range, (uint32_t)best, &expect[best], &head[best]);
-        if (rc < 0) {
-            return rc;
-        }
-        have[best] = rc;
+        return rc;
     }
+    rc = fr_ahead_start(run->ahead, range_next, &src);
+    if (rc < 0) {
+        fr_error("process", "cannot start the decode-ahead thread: %s", fr_strerror(rc));
+        return rc;
+    }
+    for (;;) {
+        const struct fr_ahead_batch *batch = NULL;
+        rc = fr_ahead_next(run->ahead, &batch);
+        if (rc <= 0) {
+            break;
+        }
+        for (uint32_t i = 0; i < batch->n && rc >= 0; i++) {
+            rc = process_item(run, &batch->items[i]);
+        }
+        fr_ahead_release(run->ahead, batch);
+        if (rc < 0) {
+            break;
+        }
+    }
+    fr_ahead_stop(run->ahead);
+    return rc < 0 ? rc : FR_OK;
 }
 
 static int commit_epoch(struct proc_run *run, const struct fr_ck_range *range)
@@ -697,6 +801,14 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
         fr_error("process", "operators: %s", fr_strerror(rc));
         goto cleanup;
     }
+    run->ahead_min = conf->process_decode_ahead_records;
+    if (run->ahead_min > 0) {
+        rc = fr_ahead_create(&popts.gate, &run->ahead);
+        if (rc < 0) {
+            fr_error("process", "decode ahead: %s", fr_strerror(rc));
+            goto cleanup;
+        }
+    }
 
     rc = fr_ck_load(run->dir, &run->ck);
     if (rc == FR_OK) {
@@ -788,6 +900,7 @@ cleanup:
     for (uint32_t p = 0; p < FR_CK_MAX_PARTS; p++) {
         fr_log_reader_close(run->readers[p]);
     }
+    fr_ahead_destroy(run->ahead);
     fr_stats_close(run->stats);
     fr_proc_destroy(run->proc);
     fr_ice_catalog_close(run->cat);

@@ -137,18 +137,29 @@ int fr_proc_record(struct fr_proc *proc, const struct fr_proc_pos *pos, const ch
     if (pos->partition < 0 || (uint32_t)pos->partition >= proc->opts.max_partitions) {
         return FR_EINVAL;
     }
+    res->reason = fr_gate_decode(proc->gate, pos, json, len, &proc->row, res->detail);
+    return fr_proc_apply(proc, pos, res->reason, &proc->row, sink, arg, res);
+}
+
+int fr_proc_apply(struct fr_proc *proc, const struct fr_proc_pos *pos,
+                  enum fr_gate_reason reason, const struct fr_row *row,
+                  const struct fr_proc_sink *sink, void *arg, struct fr_proc_result *res)
+{
+    if (pos->partition < 0 || (uint32_t)pos->partition >= proc->opts.max_partitions ||
+        (unsigned)reason >= FR_GATE_REASON_COUNT) {
+        return FR_EINVAL;
+    }
     proc->records++;
     int64_t before = fr_proc_wm_get(proc->wm);
     res->watermark_us = before;
     res->lateness_us = 0;
     res->row = NULL;
-    res->reason = fr_gate_decode(proc->gate, pos, json, len, &proc->row, res->detail);
-    if (res->reason != FR_GATE_OK) {
-        proc->rejected[res->reason]++;
+    res->reason = reason;
+    if (reason != FR_GATE_OK) {
+        proc->rejected[reason]++;
         res->outcome = FR_PROC_REJECTED;
         return FR_OK;
     }
-    const struct fr_row *row = &proc->row;
     proc->valid++;
     res->row = row;
     int rc;
@@ -190,6 +201,8 @@ int fr_proc_set_idle(struct fr_proc *proc, int32_t partition, int idle,
     }
     return proc_settle(proc, before, sink, arg);
 }
+
+const struct fr_proc_opts *fr_proc_opts(const struct fr_proc *proc) { return &proc->opts; }
 
 void fr_proc_stats(const struct fr_proc *proc, struct fr_proc_stats *stats)
 {

@@ -201,6 +201,12 @@ void fr_gate_destroy(struct fr_gate *gate);
 enum fr_gate_reason fr_gate_decode(struct fr_gate *gate, const struct fr_proc_pos *pos,
                                    const char *json, size_t len, struct fr_row *row,
                                    char detail[FR_GATE_DETAIL_MAX]);
+/* fr_gate_decode with the row's strings in the caller's arena, which has
+ * room for at least len bytes, instead of the gate's: rows decoded this way
+ * stay valid after later decodes (for decoding ahead on another thread). */
+enum fr_gate_reason fr_gate_decode_to(struct fr_gate *gate, const struct fr_proc_pos *pos,
+                                      const char *json, size_t len, struct fr_row *row,
+                                      char detail[FR_GATE_DETAIL_MAX], char *arena);
 /* Parse a UUID text (8-4-4-4-12 hex) into 16 bytes: FR_OK or FR_EINVAL. */
 int fr_gate_uuid(const char *s, size_t len, uint8_t key[16]);
 
@@ -476,6 +482,17 @@ void fr_proc_destroy(struct fr_proc *proc);
 int fr_proc_record(struct fr_proc *proc, const struct fr_proc_pos *pos, const char *json,
                    size_t len, const struct fr_proc_sink *sink, void *arg,
                    struct fr_proc_result *res);
+/* fr_proc_record for a record already decoded by a gate with this
+ * processor's gate options (fr_gate_decode_to, possibly on another thread):
+ * reason and row are what the gate returned (row unused unless reason is
+ * FR_GATE_OK; res->row then points to it, so it must outlive the use of
+ * res); res->detail is not touched. The state moves exactly as
+ * fr_proc_record would move it for the same bytes. */
+int fr_proc_apply(struct fr_proc *proc, const struct fr_proc_pos *pos,
+                  enum fr_gate_reason reason, const struct fr_row *row,
+                  const struct fr_proc_sink *sink, void *arg, struct fr_proc_result *res);
+/* The options the processor was created with. */
+const struct fr_proc_opts *fr_proc_opts(const struct fr_proc *proc);
 /* The idle-partition hook: exclude (idle = 1) a partition from the
  * watermark minimum, or include it again; settles what that releases. */
 int fr_proc_set_idle(struct fr_proc *proc, int32_t partition, int idle,

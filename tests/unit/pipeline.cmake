@@ -1,0 +1,5 @@
+# Unit tests for src/pipeline's parts that run without a lake: the
+# decode-ahead thread against decoding inline (recorded events, broken
+# copies, records bigger than a batch, source errors, stops).
+fr_add_test(NAME unit_pipeline_ahead SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_pipeline_ahead.c
+            LIBS fr_pipeline LABELS unit TIMEOUT 120)
