@@ -67,9 +67,13 @@
       "Parquet row-group size: bounds each table writer's memory.")                       \
     X(process, decode_ahead_records, INT, "4096", 0, 10000000, 0,                         \
       "Epochs of at least this many records are read and decoded on a second thread while the operators run (0: never).") \
+    X(process, maintain_every_epochs, INT, "100", 0, 1000000, 0,                          \
+      "After every this many committed epochs the processor compacts its tables' small files (into files of about process.compact_target_bytes) and expires their snapshots (maintenance.expire_after_s, maintenance.retain_last) itself, so commit cost stays flat however fast epochs come (0: leave it all to `freshet compact`).") \
+    X(process, compact_target_bytes, INT, "8388608", 1 * FR_MiB, 4 * FR_GiB, 0,           \
+      "The processor's own compaction packs files under 3/4 of this; `freshet compact` (maintenance.target_file_bytes) merges the results into larger files less often, so no byte is rewritten many times over.") \
     X(maintenance, interval_s, INT, "60", 5, 86400, 0,                                    \
       "`up`/`demo` run table maintenance (`freshet compact`) this often, beside the stream.") \
-    X(maintenance, expire_after_s, INT, "900", 60, 31536000, 0,                           \
+    X(maintenance, expire_after_s, INT, "900", 0, 31536000, 0,                            \
       "Expire snapshots older than this (time travel reaches this far back); each pipeline's newest epoch marker is always kept.") \
     X(maintenance, retain_last, INT, "50", 1, 100000, 0,                                  \
       "Keep at least this many snapshots per table, however old.")                       \

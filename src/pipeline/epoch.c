@@ -627,12 +627,63 @@ static int lake_range(struct proc_run *run, int64_t epoch, struct fr_ck_range *r
     return found;
 }
 
+/* Table maintenance by the processor itself, between epochs (after the
+ * checkpoint): compaction of small data files, then snapshot expiry. Done
+ * here it never races this process's commits, and what each commit
+ * rewrites stays bounded: without it a table's metadata lists every
+ * snapshot ever made and its manifests every small file, and commit cost
+ * grows with the table's age (docs/BENCHMARKS.md, the soak). Compaction
+ * commits replace snapshots (no epoch marker); expiry always keeps the
+ * newest epoch marker (fr_ice_expire). A failure is reported and left to
+ * the next round or to `freshet compact`: the epoch is already safe. */
+static void maintain_tables(struct proc_run *run)
+{
+    int64_t t0 = fr_mono_ms();
+    int64_t cutoff = fr_wall_ms() - run->conf->maintenance_expire_after_s * 1000;
+    /* Small outputs: a file past 3/4 of the target is left alone, so each
+     * byte is rewritten a bounded number of times before `freshet compact`
+     * takes over (a large target here would rewrite the growing file at
+     * every round). */
+    struct fr_ice_compact_opts copts = {.target_bytes = run->conf->process_compact_target_bytes};
+    uint32_t before = 0, after = 0, snaps = 0, files = 0;
+    for (int t = 0; t < FR_TBL_COUNT; t++) {
+        const char *name = fr_tbl_name(t);
+        struct fr_ice_compact_stats cs = {0};
+        struct fr_ice_expire_stats es = {0};
+        int rc = fr_ice_compact(run->cat, FR_NS, name, &copts, &cs);
+        if (rc < 0) {
+            fr_warn("process", "compacting %s: %s %s", name, fr_strerror(rc), fr_ice_errmsg());
+        }
+        before += cs.files_before;
+        after += cs.files_after;
+        rc = fr_ice_expire(run->cat, FR_NS, name, cutoff,
+                           (uint32_t)run->conf->maintenance_retain_last, &es);
+        if (rc < 0) {
+            fr_warn("process", "expiring snapshots of %s: %s %s", name, fr_strerror(rc),
+                    fr_ice_errmsg());
+        }
+        snaps += es.snapshots_expired;
+        files += es.files_deleted;
+    }
+    fr_info("process",
+            "maintenance: %u small files compacted into %u, %u snapshots expired, %u files "
+            "deleted in %" PRId64 " ms",
+            before, after, snaps, files, fr_mono_ms() - t0);
+}
+
 static int run_epoch(struct proc_run *run, const struct fr_ck_range *range)
 {
     int64_t t0 = fr_mono_ms();
-    int committed = epoch_committed(run, range->epoch);
-    if (committed < 0) {
-        return committed;
+    /* Only this process commits this pipeline's epochs while it holds the
+     * pipeline lock (rebuild and dlq replay take it too), so an epoch past
+     * the newest one in the lake at start cannot be there: no need to read
+     * bronze's metadata again for every epoch. */
+    int committed = 0;
+    if (range->epoch <= run->lake_epoch) {
+        committed = epoch_committed(run, range->epoch);
+        if (committed < 0) {
+            return committed;
+        }
     }
     run->write = !committed;
     memset(&run->n, 0, sizeof run->n);
@@ -685,6 +736,10 @@ static int run_epoch(struct proc_run *run, const struct fr_ck_range *range)
             run->n.silver, run->n.duplicates, run->n.late, run->n.dlq, run->n.gold_epm,
             run->n.gold_top, t1 - t0, t2 - t1, wm, st.dedup.keys);
     stats_epoch(run, range->epoch, committed ? -1 : fr_mono_ms() - t0, t2 - t1);
+    int64_t every = run->conf->process_maintain_every_epochs;
+    if (!committed && every > 0 && (range->epoch + 1) % every == 0) {
+        maintain_tables(run);
+    }
     return FR_OK;
 }
 
