@@ -50,6 +50,15 @@ struct top_entry {
     uint32_t wiki_len, title_len;
 };
 
+/* A pane's bytes in the saved state, kept from one save to the next while
+ * the pane does not change: most panes of a window are behind the
+ * watermark and never change again, so a checkpoint re-sorts only the
+ * newest ones. Not state: a cache, dropped at every change. */
+struct top_saved {
+    struct fr_buf bytes;
+    int valid;
+};
+
 struct top_pane {
     int64_t start;
     struct top_entry *entries;
@@ -58,6 +67,7 @@ struct top_pane {
     uint32_t index_mask;
     char *text;
     size_t text_len, text_alloc;
+    struct top_saved *saved; /* allocated with the pane */
 };
 
 /* One (wiki, title) while a window is combined. */
@@ -100,6 +110,10 @@ static void top_pane_free(struct fr_top *top, struct top_pane *pane)
     free(pane->entries);
     free(pane->index);
     free(pane->text);
+    if (pane->saved) {
+        fr_buf_free(&pane->saved->bytes);
+        free(pane->saved);
+    }
     memset(pane, 0, sizeof *pane);
 }
 
@@ -124,10 +138,19 @@ static struct top_pane *top_pane_get(struct fr_top *top, int64_t start)
     if (i > 0 && top->panes[i - 1].start == start) {
         return &top->panes[i - 1];
     }
+    struct top_saved *saved = calloc(1, sizeof *saved);
+    if (!saved) {
+        return NULL;
+    }
+    /* A pane's bytes: its strings and a 4+4+8-byte frame per entry, all
+     * bounded by the operator's caps. */
+    fr_buf_init(&saved->bytes, (size_t)top->opts.max_text_bytes +
+                                   (size_t)top->opts.max_entries * 16 + 64);
     if (top->n_panes == top->alloc) {
         uint32_t n = top->alloc ? top->alloc * 2 : 16;
         struct top_pane *panes = realloc(top->panes, (size_t)n * sizeof *panes);
         if (!panes) {
+            free(saved);
             return NULL;
         }
         top->st.bytes += (uint64_t)(n - top->alloc) * sizeof *panes;
@@ -140,6 +163,7 @@ static struct top_pane *top_pane_get(struct fr_top *top, int64_t start)
     struct top_pane *pane = &top->panes[i];
     memset(pane, 0, sizeof *pane);
     pane->start = start;
+    pane->saved = saved;
     return pane;
 }
 
@@ -171,6 +195,7 @@ static int top_pane_add(struct fr_top *top, struct top_pane *pane, const char *w
                         const char *title, uint32_t tlen, uint64_t count)
 {
     uint64_t h = top_hash(wiki, wlen, title, tlen);
+    pane->saved->valid = 0;
     if (pane->index) {
         for (uint32_t i = (uint32_t)h & pane->index_mask; pane->index[i];
              i = (i + 1) & pane->index_mask) {
@@ -544,10 +569,41 @@ static int top_cmp_ref(const void *x, const void *y)
     return fr_proc_strcmp(a->text + a->wiki_len, a->title_len, b->text + b->wiki_len, b->title_len);
 }
 
+/* The pane's saved bytes (start, count, entries sorted by wiki then
+ * title) into pane->saved, unless they are still valid. */
+static int top_pane_encode(const struct top_pane *pane)
+{
+    struct top_saved *sv = pane->saved;
+    if (sv->valid) {
+        return FR_OK;
+    }
+    struct top_ref *refs = malloc((size_t)pane->n * sizeof *refs + 1);
+    if (!refs) {
+        return FR_ENOMEM;
+    }
+    for (uint32_t j = 0; j < pane->n; j++) {
+        const struct top_entry *e = &pane->entries[j];
+        refs[j] = (struct top_ref){pane->text + e->off, e->wiki_len, e->title_len, e->count};
+    }
+    qsort(refs, pane->n, sizeof *refs, top_cmp_ref);
+    fr_buf_reset(&sv->bytes);
+    /* Fields without an envelope: the caller's encoder frames them. */
+    struct fr_proc_enc enc = {.buf = &sv->bytes, .start = 0, .err = FR_OK};
+    fr_proc_enc_i64(&enc, pane->start);
+    fr_proc_enc_u32(&enc, pane->n);
+    for (uint32_t j = 0; j < pane->n; j++) {
+        fr_proc_enc_str(&enc, refs[j].text, refs[j].wiki_len);
+        fr_proc_enc_str(&enc, refs[j].text + refs[j].wiki_len, refs[j].title_len);
+        fr_proc_enc_u64(&enc, refs[j].count);
+    }
+    free(refs);
+    sv->valid = enc.err == FR_OK;
+    return enc.err;
+}
+
 int fr_win_top_save(const struct fr_top *top, struct fr_buf *out)
 {
     struct fr_proc_enc enc;
-    struct top_ref *refs = NULL;
     fr_proc_enc_begin(&enc, out, TOP_MAGIC, TOP_VERSION);
     fr_proc_enc_i64(&enc, top->next_start);
     fr_proc_enc_u64(&enc, top->st.windows);
@@ -557,26 +613,13 @@ int fr_win_top_save(const struct fr_top *top, struct fr_buf *out)
     fr_proc_enc_u32(&enc, top->n_panes);
     for (uint32_t k = 0; k < top->n_panes && enc.err == FR_OK; k++) {
         const struct top_pane *pane = &top->panes[k];
-        free(refs);
-        refs = malloc((size_t)pane->n * sizeof *refs + 1);
-        if (!refs) {
-            enc.err = FR_ENOMEM;
+        int rc = top_pane_encode(pane);
+        if (rc < 0) {
+            enc.err = rc;
             break;
         }
-        for (uint32_t j = 0; j < pane->n; j++) {
-            const struct top_entry *e = &pane->entries[j];
-            refs[j] = (struct top_ref){pane->text + e->off, e->wiki_len, e->title_len, e->count};
-        }
-        qsort(refs, pane->n, sizeof *refs, top_cmp_ref);
-        fr_proc_enc_i64(&enc, pane->start);
-        fr_proc_enc_u32(&enc, pane->n);
-        for (uint32_t j = 0; j < pane->n; j++) {
-            fr_proc_enc_str(&enc, refs[j].text, refs[j].wiki_len);
-            fr_proc_enc_str(&enc, refs[j].text + refs[j].wiki_len, refs[j].title_len);
-            fr_proc_enc_u64(&enc, refs[j].count);
-        }
+        fr_proc_enc_bytes(&enc, pane->saved->bytes.data, pane->saved->bytes.len);
     }
-    free(refs);
     return fr_proc_enc_end(&enc);
 }
 
