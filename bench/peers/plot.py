@@ -90,7 +90,7 @@ if curves:
 
 # ---------------------------------------------------------------- soak
 soak = {}
-for name in ("raw", "maint", "paused"):
+for name in ("shipped", "raw", "maint", "paused"):
     skip = {int(l[0]) for l in lines(f"soak-{name}-pauses.tsv")}
     ep = [tuple(map(int, l)) for l in lines(f"soak-{name}-epochs.tsv") if int(l[1]) not in skip]
     rs = [tuple(map(int, l)) for l in lines(f"soak-{name}-rss.tsv")]
@@ -108,9 +108,10 @@ def rolling(xs, w=200):
 
 if soak:
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
-    colors = {"raw": "#c0392b", "maint": "#d9a33b", "paused": "#1f5fa8"}
-    labels = {"raw": "processor alone (as shipped)", "maint": "freshet compact every 30 s beside it",
-              "paused": "paused for freshet compact every 500 epochs"}
+    colors = {"shipped": "#2e8b57", "raw": "#c0392b", "maint": "#d9a33b", "paused": "#1f5fa8"}
+    labels = {"shipped": "as shipped (own compaction + expiry)", "raw": "maintenance off",
+              "maint": "maintenance off, freshet compact beside it",
+              "paused": "maintenance off, paused for freshet compact"}
     for name, (ep, rs) in soak.items():
         e0 = ep[0][1]
         for ax, col, what in ((axes[0], 2, "batch"), (axes[1], 3, "commit")):

@@ -2,10 +2,17 @@
 # soak.sh — the hour-three soak, compressed (issue 7): EPOCHS epochs of 10
 # records each (a day at one epoch per second is 86,400) run as fast as the
 # processor goes, over a log of EPOCHS x 10 realistic events, copied for
-# each of these runs (SOAK_RUNS, default "raw maint paused"):
-#   raw:    the processor alone, as shipped, for RAW_S seconds (it runs no
-#           snapshot expiry; its commit cost grows with history, so a full
-#           day would not finish);
+# each of these runs (SOAK_RUNS, default "shipped raw"):
+#   shipped: the processor as shipped: every process.maintain_every_epochs
+#           (100) epochs it compacts its small files and expires snapshots
+#           itself; maintenance.expire_after_s=0 and retain_last=50 stand in
+#           for the 15 minutes of snapshots a 1-per-second day keeps (at
+#           this speed 15 minutes would be ~50,000 epochs); to the end, or
+#           MAX_S;
+#   raw:    the processor with its maintenance off
+#           (process.maintain_every_epochs=0), for RAW_S seconds: what
+#           happens when nothing expires or compacts (commit cost grows with
+#           history);
 #   maint:  the same while a sidecar runs `freshet compact` (compaction,
 #           expiry keeping 50 snapshots, orphan removal) every MAINT_S
 #           seconds beside it, as docs/adr/0006 allows;
@@ -40,10 +47,15 @@ read -r iw _ _ records < <(fr_ingest_file ev.ndjson base soak-ingest)
 rm -f ev.ndjson
 echo "soak: $records records in the log (ingest ${iw} s); $EPOCHS epochs of 10 records"
 
-run() { # run NAME SECONDS(0 = to the end) MODE(raw/maint/paused)
-    local name=$1 secs=$2 mode=$3
+run() { # run NAME SECONDS(0 = to the end) MODE(shipped/raw/maint/paused)
+    local name=$1 secs=$2 mode=$3 sets=()
     rm -rf "$name" && mkdir "$name" && cp -a base/log "$name/log"
-    "$BIN" --data "$name" --set process.epoch_max_records=10 process --once 2>"$name.process.log" &
+    case $mode in
+    shipped) sets=(--set maintenance.expire_after_s=0 --set maintenance.retain_last=50) ;;
+    *) sets=(--set process.maintain_every_epochs=0) ;;
+    esac
+    "$BIN" --data "$name" --set process.epoch_max_records=10 "${sets[@]}" process --once \
+        2>"$name.process.log" &
     local proc=$!
     pids+=("$proc")
     python3 "$here/rss_sample.py" "$proc" "$OUT/soak-$name-rss.tsv" 1 &
@@ -96,13 +108,15 @@ for line in open(sys.argv[1]):
         t = datetime.datetime.strptime(m[1], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc)
         print(int(t.timestamp() * 1000), m[2], m[3], m[4], m[5])
 PY
+    grep ' process: info: maintenance:' "$name.process.log" >"$OUT/soak-$name-maintenance.log" || true
     local md=$name/lake/warehouse/wiki/bronze_recentchange/metadata
     echo "$name: $(wc -l <"$OUT/soak-$name-epochs.tsv") epochs;" \
          "bronze metadata dir $(ls "$md" | wc -l) files, newest metadata.json $(ls -t "$md"/*.metadata.json | head -1 | xargs stat -c %s) B;" \
          "lake $(du -sm "$name/lake" | cut -f1) MB" | tee "$OUT/soak-$name.summary"
 }
-for r in ${SOAK_RUNS:-raw maint paused}; do
+for r in ${SOAK_RUNS:-shipped raw}; do
     case $r in
+    shipped) run shipped "$MAX_S" shipped ;;
     raw) run raw "$RAW_S" raw ;;
     maint) run maint "$MAX_S" maint ;;
     paused) run paused "$MAX_S" paused ;;
