@@ -29,11 +29,17 @@ ok grep -q '"title":"Marie curie","pageprops":{"wikibase_item":"Q' "$dir/a"
 # the same title through the host name answers the same
 curl -s "$base/api/en.wikipedia.org/w/api.php?$q&titles=talk:foo%7CA%3Cb%7Cmarie_curie" >"$dir/b"
 ok cmp -s "$dir/a" "$dir/b"
+# one topic across languages: the same title has the same item on every wiki
+item() { curl -s "$base/api/$1/w/api.php?$q&titles=Marie%20Curie" | sed -n 's/.*"wikibase_item":"\(Q[0-9]*\)".*/\1/p'; }
+en=$(item enwiki); pl=$(item pl.wikipedia.org); fr=$(item frwiki)
+ok [ -n "$en" ]
+ok [ "$en" = "$pl" ]
+ok [ "$en" = "$fr" ]
 ok [ "$(curl -s -o /dev/null -w '%{http_code}' "$base/api/nosuchwiki/w/api.php?$q")" = 404 ]
 curl -s "$base/api/enwiki/w/api.php?action=query&prop=pageprops&format=json&titles=A" >"$dir/c"
 ok grep -q '"code":"badvalue"' "$dir/c"
 curl -s "$base/api/counters" >"$dir/n"
-ok grep -q '"requests":3,"answered":2,"titles":6,' "$dir/n"   # the 404 is not an API request; badvalue is
+ok grep -q '"requests":6,"answered":5,"titles":9,' "$dir/n"   # the 404 is not an API request; badvalue is
 ok grep -q '"bad_request":1' "$dir/n"
 stop
 
