@@ -8,6 +8,7 @@
  */
 #include "check.h"
 
+#include "conf/conf.h"
 #include "core/err.h"
 #include "enrich/enrich_int.h"
 
@@ -492,6 +493,35 @@ static void test_client_config(void)
     fr_enrich_free(NULL);
 }
 
+/* The [enrich] defaults of the config table are the client's defaults. */
+static void test_config_defaults(void)
+{
+    struct fr_conf conf;
+    CHECK_EQ_INT(fr_conf_init(&conf), FR_OK);
+    struct fr_enrich_config a, b;
+    fr_enrich_config_init(&a);
+    fr_enrich_config_from_conf(&conf, &b);
+    CHECK_EQ_STR(a.api_url, b.api_url);
+    CHECK_EQ_STR(a.user_agent, b.user_agent);
+    CHECK_EQ_INT(a.rate_per_s, b.rate_per_s);
+    CHECK_EQ_INT(a.batch_titles, b.batch_titles);
+    CHECK_EQ_INT(a.max_inflight, b.max_inflight);
+    CHECK_EQ_INT(a.linger_ms, b.linger_ms);
+    CHECK_EQ_INT(a.cache_entries, b.cache_entries);
+    CHECK_EQ_INT(a.cache_bytes, b.cache_bytes);
+    CHECK_EQ_INT(a.queue_cap, b.queue_cap);
+    CHECK_EQ_INT(a.timeout_ms, b.timeout_ms);
+    CHECK_EQ_INT(a.max_attempts, b.max_attempts);
+    CHECK_EQ_INT(a.backoff_min_ms, b.backoff_min_ms);
+    CHECK_EQ_INT(a.backoff_max_ms, b.backoff_max_ms);
+    CHECK_EQ_INT(a.maxlag_s, b.maxlag_s);
+    struct fr_enrich *e;
+    char err[256];
+    CHECK_EQ_INT(fr_enrich_new(&b, NULL, &e, err, sizeof err), FR_OK);
+    fr_enrich_free(e);
+    fr_conf_free(&conf);
+}
+
 static void test_client_local(void)
 {
     struct fake_clock clk = {1000, 0};
@@ -561,6 +591,7 @@ int main(void)
     RUN(test_parse_malformed);
     RUN(test_norm);
     RUN(test_client_config);
+    RUN(test_config_defaults);
     RUN(test_client_local);
     return check_report();
 }
