@@ -19,7 +19,7 @@
 #include <string.h>
 
 struct cache_entry {
-    struct cache_entry *chain; /* next in the bucket */
+    struct cache_entry *chain;       /* next in the bucket */
     struct cache_entry *prev, *next; /* recency list */
     uint64_t hash;
     struct fr_enrich_answer ans;

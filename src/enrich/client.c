@@ -238,7 +238,8 @@ static size_t client_header(char *buf, size_t size, size_t n, void *ud)
     static const char name[] = "retry-after:";
     if (len > sizeof name && strncasecmp(buf, name, sizeof name - 1) == 0) {
         char tmp[32];
-        size_t m = len - (sizeof name - 1) < sizeof tmp - 1 ? len - (sizeof name - 1) : sizeof tmp - 1;
+        size_t m =
+            len - (sizeof name - 1) < sizeof tmp - 1 ? len - (sizeof name - 1) : sizeof tmp - 1;
         memcpy(tmp, buf + sizeof name - 1, m);
         tmp[m] = 0;
         long v = strtol(tmp, NULL, 10); /* an HTTP-date gives 0: the backoff applies */
@@ -446,8 +447,9 @@ static int client_url(struct fr_enrich *e, struct enrich_req *req, int ntitles)
         rc = fr_buf_puts(u, w + 6);
     }
     if (rc == FR_OK) {
-        rc = fr_buf_printf(u, "%saction=query&format=json&formatversion=2&prop=pageprops"
-                              "&ppprop=wikibase_item",
+        rc = fr_buf_printf(u,
+                           "%saction=query&format=json&formatversion=2&prop=pageprops"
+                           "&ppprop=wikibase_item",
                            strchr(t, '?') ? "&" : "?");
     }
     if (rc == FR_OK && e->cfg.maxlag_s > 0) {
@@ -520,7 +522,8 @@ static void client_finish(struct fr_enrich *e, struct enrich_req *req, CURLcode 
     char why[96];
     if (cc != CURLE_OK) {
         err = cc == CURLE_OPERATION_TIMEDOUT ? FR_ETIMEOUT : FR_EIO;
-        snprintf(why, sizeof why, "transport: %.80s", req->errbuf[0] ? req->errbuf : curl_easy_strerror(cc));
+        snprintf(why, sizeof why, "transport: %.80s",
+                 req->errbuf[0] ? req->errbuf : curl_easy_strerror(cc));
         e->st.transport_errors++;
     } else if (status == 429) {
         err = FR_ERATELIMIT;
@@ -557,7 +560,8 @@ static void client_finish(struct fr_enrich *e, struct enrich_req *req, CURLcode 
             client_key_failed(e, k, err, why, retry, now, ra_ms);
             continue;
         }
-        const struct fr_enrich_reply_page *page = fr_enrich_reply_find(e->reply, e->keys[k].res.title);
+        const struct fr_enrich_reply_page *page =
+            fr_enrich_reply_find(e->reply, e->keys[k].res.title);
         if (!page) {
             e->st.bad_answers++;
             client_key_failed(e, k, FR_EPROTO, "answer does not name the title", 1, now, 0);

@@ -76,7 +76,7 @@ struct fr_enrich_config {
     int max_attempts;
     int backoff_min_ms;
     int backoff_max_ms;
-    int maxlag_s; /* 0: no maxlag parameter */
+    int maxlag_s;  /* 0: no maxlag parameter */
     uint64_t seed; /* for the backoff jitter */
 };
 

@@ -65,7 +65,10 @@ static size_t norm_cp(const unsigned char *s, size_t len, uint32_t *cp)
         *cp = s[0];
         return 1;
     }
-    size_t n = (s[0] & 0xE0) == 0xC0 ? 2 : (s[0] & 0xF0) == 0xE0 ? 3 : (s[0] & 0xF8) == 0xF0 ? 4 : 0;
+    size_t n = (s[0] & 0xE0) == 0xC0   ? 2
+               : (s[0] & 0xF0) == 0xE0 ? 3
+               : (s[0] & 0xF8) == 0xF0 ? 4
+                                       : 0;
     if (n == 0 || n > len) {
         return 0;
     }

@@ -55,7 +55,7 @@ static int parse_flag(const struct fr_json_val *obj, const char *key, int *out)
 }
 
 /* Call each element of array arr: returns FR_EJSON on bad text. */
-#define PARSE_EACH(arr, elem, ...)                                                                \
+#define PARSE_EACH(arr, elem, ...)                                                                 \
     do {                                                                                           \
         const char *pe_end = (arr).end;                                                            \
         const char *pe_p = fr_json_ws((arr).start + 1, pe_end);                                    \

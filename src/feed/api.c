@@ -143,7 +143,10 @@ static size_t api_cp(const uint8_t *s, size_t len, uint32_t *cp)
         *cp = s[0];
         return 1;
     }
-    size_t n = (s[0] & 0xE0) == 0xC0 ? 2 : (s[0] & 0xF0) == 0xE0 ? 3 : (s[0] & 0xF8) == 0xF0 ? 4 : 0;
+    size_t n = (s[0] & 0xE0) == 0xC0   ? 2
+               : (s[0] & 0xF0) == 0xE0 ? 3
+               : (s[0] & 0xF8) == 0xF0 ? 4
+                                       : 0;
     if (n == 0 || n > len) {
         return 0;
     }
@@ -373,8 +376,8 @@ int fr_feed_api_page(int wiki, const char *title, size_t len, struct fr_feed_pag
         return FR_OK;
     }
     page->ns = ns;
-    uint64_t h = fr_feed_mix64(api_hash(api_hash(API_FNV_BASIS, w->db, strlen(w->db) + 1),
-                                        page->title, at));
+    uint64_t h =
+        fr_feed_mix64(api_hash(api_hash(API_FNV_BASIS, w->db, strlen(w->db) + 1), page->title, at));
     page->pageid = 1 + (int64_t)(h % 80000000);
     const char *body = page->title + text_at;
     size_t blen = at - text_at;
@@ -399,7 +402,8 @@ int fr_feed_api_page(int wiki, const char *title, size_t len, struct fr_feed_pag
         page->kind = FR_FEED_PAGE_NO_ITEM;
     } else {
         uint32_t ns32 = (uint32_t)ns;
-        uint64_t t = fr_feed_mix64(api_hash(api_hash(API_FNV_BASIS, &ns32, sizeof ns32), body, blen));
+        uint64_t t =
+            fr_feed_mix64(api_hash(api_hash(API_FNV_BASIS, &ns32, sizeof ns32), body, blen));
         page->kind = FR_FEED_PAGE_ITEM;
         page->qid = 1 + (int64_t)(t % 125000000);
     }
@@ -599,12 +603,14 @@ static int api_answer(struct fr_feed_api *api, int wiki, const char *titles, str
             }
             break;
         default:
-            api_count(api, page.kind == FR_FEED_PAGE_ITEM ? FR_FEED_API_PAGES_ITEM
-                                                          : FR_FEED_API_PAGES_NO_ITEM,
+            api_count(api,
+                      page.kind == FR_FEED_PAGE_ITEM ? FR_FEED_API_PAGES_ITEM
+                                                     : FR_FEED_API_PAGES_NO_ITEM,
                       1);
             if (rc == FR_OK) {
-                rc = fr_buf_printf(&pages, "{\"pageid\":%lld,\"ns\":%d,\"title\":",
-                                   (long long)page.pageid, page.ns);
+                rc = fr_buf_printf(&pages,
+                                   "{\"pageid\":%lld,\"ns\":%d,\"title\":", (long long)page.pageid,
+                                   page.ns);
             }
             if (rc == FR_OK) {
                 rc = fr_buf_json_str(&pages, page.title, strlen(page.title));
@@ -675,8 +681,8 @@ int fr_feed_api_request(struct fr_feed_api *api, struct MHD_Connection *mc, cons
     const char *name = url + 5;
     const char *slash = strchr(name, '/');
     static const char tail[] = "/w/api.php";
-    int wiki = slash && strcmp(slash, tail) == 0 ? fr_feed_api_wiki(name, (size_t)(slash - name))
-                                                 : -1;
+    int wiki =
+        slash && strcmp(slash, tail) == 0 ? fr_feed_api_wiki(name, (size_t)(slash - name)) : -1;
     if (wiki < 0) {
         static const char nf[] = "{\"error\":\"no such wiki or path; use /api/<wiki>/w/api.php\"}";
         return api_send(mc, MHD_HTTP_NOT_FOUND, "application/json", nf, sizeof nf - 1, 0, NULL);
@@ -725,8 +731,8 @@ int fr_feed_api_request(struct fr_feed_api *api, struct MHD_Connection *mc, cons
     }
     const char *action = api_arg(mc, "action"), *prop = api_arg(mc, "prop");
     const char *format = api_arg(mc, "format"), *fv = api_arg(mc, "formatversion");
-    if (!action || strcmp(action, "query") != 0 || !prop || !strstr(prop, "pageprops") ||
-        !format || strcmp(format, "json") != 0 || !fv || strcmp(fv, "2") != 0) {
+    if (!action || strcmp(action, "query") != 0 || !prop || !strstr(prop, "pageprops") || !format ||
+        strcmp(format, "json") != 0 || !fv || strcmp(fv, "2") != 0) {
         api_count(api, FR_FEED_API_BAD_REQUEST, 1);
         return api_error(mc, "badvalue",
                          "The fixture answers action=query&prop=pageprops&format=json&"

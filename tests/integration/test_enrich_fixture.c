@@ -70,12 +70,16 @@ static int load_events(uint64_t seed, int n)
             continue;
         }
         struct ev *e = &evs[nevs];
-        int a = fr_json_member(&root, "server_name", &v) == 1 ? fr_json_unescape(&v, e->wiki, sizeof e->wiki - 1) : -1;
+        int a = fr_json_member(&root, "server_name", &v) == 1
+                    ? fr_json_unescape(&v, e->wiki, sizeof e->wiki - 1)
+                    : -1;
         if (a < 0) {
             continue;
         }
         e->wiki[a] = 0;
-        int b = fr_json_member(&root, "title", &v) == 1 ? fr_json_unescape(&v, e->title, sizeof e->title - 1) : -1;
+        int b = fr_json_member(&root, "title", &v) == 1
+                    ? fr_json_unescape(&v, e->title, sizeof e->title - 1)
+                    : -1;
         if (b < 0) {
             continue;
         }
@@ -175,8 +179,8 @@ static int64_t run_all(struct fr_enrich *e, int *seen, int64_t *outcomes)
     int i = 0;
     while (got < nevs) {
         while (i < nevs) {
-            int rc = fr_enrich_submit(e, evs[i].wiki, evs[i].title, strlen(evs[i].title),
-                                      (uint64_t)i);
+            int rc =
+                fr_enrich_submit(e, evs[i].wiki, evs[i].title, strlen(evs[i].title), (uint64_t)i);
             if (rc == FR_EAGAIN) {
                 eagain++;
                 break;

@@ -202,7 +202,8 @@ static void cache_model_run(int64_t max_entries, int64_t max_bytes, uint64_t see
         int k = (int)(test_rng(&s) % 120);
         int len = 1 + (int)((unsigned)k * 7u % 40u); /* key-dependent length */
         int wi = k % 3;
-        snprintf(title, sizeof title, "T%d%.*s", k, len, "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+        snprintf(title, sizeof title, "T%d%.*s", k, len,
+                 "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
         if (test_rng(&s) % 3 == 0) {
             struct fr_enrich_answer ans = {FR_ENRICH_RESOLVED, FR_ENRICH_WHY_NONE, ""};
             snprintf(ans.item, sizeof ans.item, "Q%d", (int)(test_rng(&s) % 100000));
@@ -237,10 +238,10 @@ static void cache_model_run(int64_t max_entries, int64_t max_bytes, uint64_t see
 
 static void test_cache_model(void)
 {
-    cache_model_run(10, 1 << 20, 1);  /* the entries cap binds */
-    cache_model_run(200, 3000, 2);    /* the bytes cap binds */
-    cache_model_run(40, 4000, 3);     /* both */
-    cache_model_run(0, 1 << 20, 4);   /* disabled */
+    cache_model_run(10, 1 << 20, 1);   /* the entries cap binds */
+    cache_model_run(200, 3000, 2);     /* the bytes cap binds */
+    cache_model_run(40, 4000, 3);      /* both */
+    cache_model_run(0, 1 << 20, 4);    /* disabled */
     cache_model_run(1000, 1 << 20, 5); /* nothing evicted */
 }
 
@@ -370,7 +371,7 @@ static void test_parse_malformed(void)
         "[]",
         "{}",
         "{\"batchcomplete\":true,\"query\":{\"pages\":{\"736\":{\"title\":\"A\"}}}}", /* v1 */
-        "{\"query\":{\"pages\":[{\"ns\":0}]}}",                                        /* no title */
+        "{\"query\":{\"pages\":[{\"ns\":0}]}}",                                       /* no title */
         "{\"query\":{\"pages\":[{\"title\":5}]}}",
         "{\"query\":{\"pages\":[{\"title\":\"A\",\"pageprops\":{\"wikibase_item\":\"42\"}}]}}",
         "{\"query\":{\"pages\":[{\"title\":\"A\",\"pageprops\":{\"wikibase_item\":\"Q4x\"}}]}}",
@@ -397,7 +398,8 @@ static void test_parse_malformed(void)
     static char many[16384];
     size_t at = (size_t)snprintf(many, sizeof many, "{\"query\":{\"pages\":[");
     for (int i = 0; i < FR_ENRICH_REPLY_MAX + 1; i++) {
-        at += (size_t)snprintf(many + at, sizeof many - at, "%s{\"title\":\"P%d\"}", i ? "," : "", i);
+        at +=
+            (size_t)snprintf(many + at, sizeof many - at, "%s{\"title\":\"P%d\"}", i ? "," : "", i);
     }
     snprintf(many + at, sizeof many - at, "]}}");
     CHECK_EQ_INT(parse_s(many), FR_EJSON);
@@ -425,8 +427,16 @@ static void test_norm(void)
     norm_case("enwiki", "  Marie__Curie  ", "Marie Curie");
     norm_case("en.wikipedia.org", "_a_ _b_", "A b");
     norm_case("enwiki", ":foo", "Foo");
-    norm_case("enwiki", "\xc3\xa9" "cole", "\xc3\x89" "cole");           /* é -> É */
-    norm_case("plwiki", "\xc5\x82\xc3\xb3" "d\xc5\xba", "\xc5\x81\xc3\xb3" "d\xc5\xba"); /* ł -> Ł */
+    norm_case("enwiki",
+              "\xc3\xa9"
+              "cole",
+              "\xc3\x89"
+              "cole"); /* é -> É */
+    norm_case("plwiki",
+              "\xc5\x82\xc3\xb3"
+              "d\xc5\xba",
+              "\xc5\x81\xc3\xb3"
+              "d\xc5\xba");                                                      /* ł -> Ł */
     norm_case("ruwiki", "\xd0\xbc\xd0\xb8\xd1\x80", "\xd0\x9c\xd0\xb8\xd1\x80"); /* мир -> Мир */
     norm_case("elwiki", "\xce\xb1", "\xce\x91");
     norm_case("jawiki", "\xe6\x97\xa5\xe6\x9c\xac", "\xe6\x97\xa5\xe6\x9c\xac"); /* no case */
@@ -441,7 +451,7 @@ static void test_norm(void)
     norm_case("enwiki", "a#b", NULL);
     norm_case("enwiki", "a\tb", NULL);
     norm_case("enwiki", "\xff", NULL);
-    norm_case("enwiki", "\xc0\x80", NULL); /* overlong */
+    norm_case("enwiki", "\xc0\x80", NULL);     /* overlong */
     norm_case("enwiki", "\xed\xa0\x80", NULL); /* surrogate */
     char longt[300];
     memset(longt, 'a', 255);
