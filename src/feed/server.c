@@ -428,8 +428,7 @@ static enum MHD_Result server_access(void *cls, struct MHD_Connection *mc, const
         return (enum MHD_Result)fr_feed_api_request(srv->api, mc, url);
     }
     return server_error(mc, MHD_HTTP_NOT_FOUND, "not_found", "Not Found",
-                        "the feed serves " FR_FEED_PATH ", " FR_FEED_API_PATH " and /healthz",
-                        url);
+                        "the feed serves " FR_FEED_PATH ", " FR_FEED_API_PATH " and /healthz", url);
 }
 
 /* ---- lifecycle ------------------------------------------------------- */
