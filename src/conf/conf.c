@@ -33,7 +33,7 @@ static const struct conf_opt conf_opts[] = {
 #undef FR_CONF_ROW
 };
 #define CONF_NOPTS (sizeof conf_opts / sizeof conf_opts[0])
-_Static_assert(CONF_NOPTS <= 64, "grow fr_conf.origin");
+_Static_assert(CONF_NOPTS <= 128, "grow fr_conf.origin");
 
 static const struct conf_opt *conf_find(const char *section, const char *key, size_t *index)
 {

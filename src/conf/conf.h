@@ -26,7 +26,7 @@ struct fr_conf {
 #undef FR_CONF_FIELD
 #undef FR_CONF_FIELD_INT
 #undef FR_CONF_FIELD_STR
-    enum fr_conf_origin origin[64]; /* per option, in table order */
+    enum fr_conf_origin origin[128]; /* per option, in table order */
 };
 
 /* Fill conf with the defaults. Strings are owned by conf. */

@@ -89,6 +89,36 @@
       "Supervisor: first restart delay of a child that died; doubles up to the maximum.") \
     X(up, restart_max_ms, INT, "30000", 100, 3600000, 0,                                  \
       "Supervisor: upper bound of the restart delay.")                                    \
+    X(enrich, api_url, STR, "https://{wiki}/w/api.php", 0, 0, 0,                         \
+      "MediaWiki API endpoint template; `{wiki}` is replaced by the event's server_name (or a wiki name the fixture knows: `freshet feed` serves http://HOST:PORT/api/{wiki}/w/api.php).") \
+    X(enrich, user_agent, STR,                                                            \
+      "freshet/" FR_VERSION " (https://github.com/freshet/freshet; ops@freshet.invalid) enrich", \
+      0, 0, 0,                                                                            \
+      "Descriptive User-Agent for API lookups (Wikimedia's policy); put your contact here.") \
+    X(enrich, rate_per_s, INT, "10", 0, 10000, 0,                                         \
+      "API requests per second (token bucket, burst of one second's worth; 0 = unlimited).") \
+    X(enrich, batch_titles, INT, "50", 1, 50, 0,                                          \
+      "Titles per API request (the API's limit is 50).")                                  \
+    X(enrich, max_inflight, INT, "4", 1, 256, 0,                                          \
+      "API requests in flight at once.")                                                  \
+    X(enrich, linger_ms, INT, "20", 0, 60000, 0,                                          \
+      "Wait up to this long for a batch to fill before sending it.")                      \
+    X(enrich, cache_entries, INT, "100000", 0, 100000000, 0,                              \
+      "Lookup cache: most entries kept (LRU; resolved and no-item answers; 0 = no cache).") \
+    X(enrich, cache_bytes, INT, "33554432", 0, 16 * FR_GiB, 0,                            \
+      "Lookup cache: most bytes kept (entries and key text).")                            \
+    X(enrich, queue_cap, INT, "10000", 1, 10000000, 0,                                    \
+      "Keys pending at once (queued, in flight or unpolled); submit returns FR_EAGAIN beyond.") \
+    X(enrich, timeout_ms, INT, "10000", 1, 600000, 0,                                     \
+      "Per API request, connect included.")                                               \
+    X(enrich, max_attempts, INT, "5", 1, 100, 0,                                          \
+      "Requests a key may take part in before its outcome is `failed`.")                  \
+    X(enrich, backoff_min_ms, INT, "500", 1, 600000, 0,                                   \
+      "First retry delay after a 429, 5xx, maxlag or transport error; doubles (equal jitter), never below Retry-After.") \
+    X(enrich, backoff_max_ms, INT, "30000", 1, 3600000, 0,                                \
+      "Upper bound of the retry delay.")                                                  \
+    X(enrich, maxlag_s, INT, "5", 0, 3600, 0,                                             \
+      "maxlag parameter sent with every request (Wikimedia's recommendation: 5; 0 = none).") \
     X(serve, listen, STR, "127.0.0.1:8787", 0, 0, 0,                                      \
       "Address of the HTTP server (metrics, API, dashboard). Loopback by default.")       \
     X(serve, api_token, STR, "", 0, 0, FR_CONF_SECRET,                                    \

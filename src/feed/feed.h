@@ -102,6 +102,12 @@ struct fr_feed_opts {
     int close_at_end; /* end the response after the last position of a finite stream */
     int start_latest; /* a connection without a resume position starts at the head */
     int max_conns;
+    /* MediaWiki-API fixture (api.c): faults per request */
+    int64_t api_latency_ms; /* added before every answer */
+    double api_error_rate;  /* 503 */
+    double api_429_rate;    /* 429 with Retry-After */
+    double api_maxlag_rate; /* the maxlag error, when the request carries maxlag */
+    double api_rate_limit;  /* requests/s over all wikis; beyond: 429; 0 = none */
 };
 
 void fr_feed_opts_init(struct fr_feed_opts *opts);
@@ -237,6 +243,65 @@ void fr_feed_truth_conn_close(struct fr_feed_truth *truth, int64_t handle, const
 /* Write the file now (synchronously). */
 int fr_feed_truth_write(struct fr_feed_truth *truth, int complete);
 
+/* ---- the MediaWiki-API fixture (api.c, docs/ENRICH.md) ---------------- */
+
+#define FR_FEED_API_PATH "/api/{wiki}/w/api.php"
+#define FR_FEED_TITLE_MAX 255 /* bytes of a normalised title (MediaWiki's limit) */
+
+enum fr_feed_page_kind {
+    FR_FEED_PAGE_ITEM = 0, /* exists, pageprops.wikibase_item = Q<qid> */
+    FR_FEED_PAGE_NO_ITEM,  /* exists without an item (talk, user, file, unconnected) */
+    FR_FEED_PAGE_MISSING,  /* "missing": true (deleted or never created) */
+    FR_FEED_PAGE_INVALID   /* "invalid": true with an invalidreason */
+};
+
+/* The fixture's answer for one title. */
+struct fr_feed_page {
+    enum fr_feed_page_kind kind;
+    int ns;
+    int64_t pageid;
+    int64_t qid;
+    const char *reason;                     /* INVALID: the invalidreason */
+    char title[2 * FR_FEED_TITLE_MAX + 96]; /* normalised (INVALID: as given) */
+};
+
+/* Index of a wiki of the generator by database name ("enwiki") or host
+ * ("en.wikipedia.org"); -1 when unknown. */
+int fr_feed_api_wiki(const char *name, size_t len);
+/* The fixture's deterministic answer for title[0..len) on wiki (an index
+ * from fr_feed_api_wiki): a pure function, the rules in api.c's header.
+ * Thread-safe. FR_EINVAL for a bad wiki index. */
+int fr_feed_api_page(int wiki, const char *title, size_t len, struct fr_feed_page *page);
+/* MediaWiki's first-letter upper-casing for the scripts the generator uses. */
+uint32_t fr_feed_api_upper(uint32_t cp);
+
+/* What the fixture served (GET /api/counters answers them as JSON). */
+#define FR_FEED_API_COUNTERS(X)                                                                    \
+    X(REQUESTS, "requests", "requests to /api/<wiki>/w/api.php")                                   \
+    X(ANSWERED, "answered", "requests answered with pages")                                        \
+    X(TITLES, "titles", "titles asked for in answered requests")                                   \
+    X(PAGES_ITEM, "pages_item", "pages answered with a wikibase_item")                             \
+    X(PAGES_NO_ITEM, "pages_no_item", "pages answered without an item")                            \
+    X(PAGES_MISSING, "pages_missing", "pages answered missing")                                    \
+    X(PAGES_INVALID, "pages_invalid", "titles answered invalid")                                   \
+    X(ERR_5XX, "err_5xx", "503 answers injected (--api-error-rate)")                               \
+    X(ERR_429, "err_429", "429 answers injected (--api-429-rate)")                                 \
+    X(RATE_LIMITED, "rate_limited", "429 answers from the rate limit (--api-rate-limit)")          \
+    X(MAXLAG, "maxlag", "maxlag errors injected (--api-maxlag)")                                   \
+    X(BAD_REQUEST, "bad_request", "requests with unsupported parameters")
+
+enum {
+#define FR_FEED_API_ENUM(sym, name, doc) FR_FEED_API_##sym,
+    FR_FEED_API_COUNTERS(FR_FEED_API_ENUM)
+#undef FR_FEED_API_ENUM
+        FR_FEED_API_NCOUNTERS
+};
+
+struct fr_feed_api;
+const char *fr_feed_api_counter_name(int counter);
+int64_t fr_feed_api_counter(const struct fr_feed_api *api, int counter);
+int fr_feed_api_counters_json(const struct fr_feed_api *api, struct fr_buf *out);
+
 /* ---- the server ------------------------------------------------------ */
 
 struct fr_feed_server;
@@ -252,6 +317,8 @@ int fr_feed_listen_parse(const char *spec, char *host, size_t hostlen, int *port
 int fr_feed_server_start(const struct fr_feed_stream *stream, struct fr_feed_truth *truth,
                          const char *listen, struct fr_feed_server **out, char *url, size_t urllen,
                          char *err, size_t errlen);
+/* The server's API fixture (its counters); valid until stop. */
+const struct fr_feed_api *fr_feed_server_api(const struct fr_feed_server *server);
 /* Stop accepting, end every connection within ~100 ms, join, free. NULL ok. */
 void fr_feed_server_stop(struct fr_feed_server *server);
 

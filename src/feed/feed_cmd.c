@@ -58,6 +58,11 @@ enum cmd_flag {
     F_START_LATEST,
     F_MAX_CONNS,
     F_TRUTH,
+    F_API_LATENCY,
+    F_API_ERROR_RATE,
+    F_API_429_RATE,
+    F_API_MAXLAG,
+    F_API_RATE_LIMIT,
     F_DUMP,
     F_HELP
 };
@@ -108,6 +113,15 @@ static const struct cmd_flag_doc cmd_flags[] = {
     {"start-latest", 0, F_START_LATEST, NULL, "clients without a position start at the head"},
     {"max-conns", 1, F_MAX_CONNS, "N", "concurrent connections (default 64)"},
     {"truth", 1, F_TRUTH, "FILE", "write the ground truth here on each close and at exit"},
+    {"api-latency-ms", 1, F_API_LATENCY, "M",
+     "API fixture: add M ms before every /api/<wiki>/w/api.php answer"},
+    {"api-error-rate", 1, F_API_ERROR_RATE, "P", "API fixture: probability of a 503 answer"},
+    {"api-429-rate", 1, F_API_429_RATE, "P",
+     "API fixture: probability of a 429 answer with Retry-After"},
+    {"api-maxlag", 1, F_API_MAXLAG, "P",
+     "API fixture: probability of the maxlag error when the request sends maxlag"},
+    {"api-rate-limit", 1, F_API_RATE_LIMIT, "N",
+     "API fixture: requests/s allowed (all wikis), beyond: 429 (default 0: none)"},
     {"dump", 0, F_DUMP, NULL, "print the payloads as NDJSON on stdout and exit (needs a count)"},
     {"help", 0, F_HELP, NULL, "show this help"},
 };
@@ -120,7 +134,8 @@ static void cmd_usage(FILE *out)
                  "                    [--seed S] [fault flags] [--truth FILE]\n"
                  "       freshet feed --dump (--file NDJSON... | --synthetic --count N) [flags]\n\n"
                  "Serve a Wikimedia-compatible recentchange SSE stream at " FR_FEED_PATH ",\n"
-                 "with resume (Last-Event-ID, ?since=) and deterministic fault injection.\n\n");
+                 "with resume (Last-Event-ID, ?since=) and deterministic fault injection,\n"
+                 "and a MediaWiki-API pageprops fixture at " FR_FEED_API_PATH ".\n\n");
     for (size_t i = 0; i < CMD_NFLAGS; i++) {
         char left[48];
         snprintf(left, sizeof left, "--%s%s%s", cmd_flags[i].name, cmd_flags[i].arg ? " " : "",
@@ -248,6 +263,13 @@ static int cmd_serve(const struct fr_feed_stream *stream, const char *listen,
     while (sigwait(&set, &sig) != 0) {
     }
     fr_info("feed", "signal %d: stopping", sig);
+    struct fr_buf counters;
+    fr_buf_init(&counters, 4096);
+    if (fr_feed_api_counters_json(fr_feed_server_api(server), &counters) == FR_OK &&
+        fr_feed_api_counter(fr_feed_server_api(server), FR_FEED_API_REQUESTS) > 0) {
+        fr_info("feed", "api fixture served %s", fr_buf_cstr(&counters));
+    }
+    fr_buf_free(&counters);
     status = 0;
 cleanup:
     fr_feed_server_stop(server);
@@ -383,6 +405,21 @@ int fr_cmd_feed(const char *data_dir, int argc, char **argv)
         }
         case F_TRUTH:
             truth = a;
+            break;
+        case F_API_LATENCY:
+            bad = cmd_i64(a, &opts.api_latency_ms);
+            break;
+        case F_API_ERROR_RATE:
+            bad = cmd_double(a, &opts.api_error_rate);
+            break;
+        case F_API_429_RATE:
+            bad = cmd_double(a, &opts.api_429_rate);
+            break;
+        case F_API_MAXLAG:
+            bad = cmd_double(a, &opts.api_maxlag_rate);
+            break;
+        case F_API_RATE_LIMIT:
+            bad = cmd_double(a, &opts.api_rate_limit);
             break;
         case F_DUMP:
             dump = 1;

@@ -87,7 +87,8 @@ enum fr_feed_salt {
     FR_FEED_SALT_FAULT,
     FR_FEED_SALT_EDIT,
     FR_FEED_SALT_USER,
-    FR_FEED_SALT_WORD
+    FR_FEED_SALT_WORD,
+    FR_FEED_SALT_API
 };
 
 /* Append a UUIDv4 string (36 bytes, lower-case) drawn from rng to out[37]. */
@@ -291,6 +292,14 @@ struct fr_feed_cursor {
     int64_t chunk_ts[FR_FEED_CHUNK];
     struct fr_buf scratch; /* for info() on faulted positions */
 };
+
+/* ---- the API fixture (api.c) ----------------------------------------- */
+
+struct MHD_Connection;
+int fr_feed_api_new(const struct fr_feed_stream *stream, struct fr_feed_api **out);
+void fr_feed_api_free(struct fr_feed_api *api);
+/* Answer a request whose path starts with /api/ (returns an MHD result). */
+int fr_feed_api_request(struct fr_feed_api *api, struct MHD_Connection *mc, const char *url);
 
 int fr_feed_source_is_canary(const struct fr_feed_stream *stream, int64_t pos);
 

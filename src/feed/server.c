@@ -1,7 +1,8 @@
 /*
  * server.c — the feed's HTTP server (libmicrohttpd, one thread per
  * connection). Routes: GET /v2/stream/recentchange (the stream), GET
- * /healthz (200 "ok"), anything else 404 with a JSON body.
+ * /api/<wiki>/w/api.php and /api/counters (the MediaWiki-API fixture,
+ * api.c), GET /healthz (200 "ok"), anything else 404 with a JSON body.
  *
  * Production clock. With --rate N the stream is produced, not pushed:
  * position p exists from t0 + p/N (t0 = server start), like a Kafka topic
@@ -48,6 +49,7 @@ struct fr_feed_server {
     const struct fr_feed_stream *stream;
     struct fr_feed_truth *truth;
     struct MHD_Daemon *daemon;
+    struct fr_feed_api *api;
     atomic_int stopping;
     int64_t t0_ns;
 };
@@ -422,8 +424,11 @@ static enum MHD_Result server_access(void *cls, struct MHD_Connection *mc, const
     if (strcmp(url, FR_FEED_PATH) == 0) {
         return server_stream(srv, mc, url);
     }
+    if (strncmp(url, "/api/", 5) == 0) {
+        return (enum MHD_Result)fr_feed_api_request(srv->api, mc, url);
+    }
     return server_error(mc, MHD_HTTP_NOT_FOUND, "not_found", "Not Found",
-                        "the feed serves " FR_FEED_PATH " and /healthz", url);
+                        "the feed serves " FR_FEED_PATH ", " FR_FEED_API_PATH " and /healthz", url);
 }
 
 /* ---- lifecycle ------------------------------------------------------- */
@@ -499,6 +504,11 @@ int fr_feed_server_start(const struct fr_feed_stream *stream, struct fr_feed_tru
     }
     srv->stream = stream;
     srv->truth = truth;
+    if (fr_feed_api_new(stream, &srv->api) < 0) {
+        snprintf(err, errlen, "out of memory");
+        free(srv);
+        return FR_ENOMEM;
+    }
     srv->t0_ns = fr_mono_ns();
     atomic_init(&srv->stopping, 0);
     unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
@@ -510,6 +520,7 @@ int fr_feed_server_start(const struct fr_feed_stream *stream, struct fr_feed_tru
         MHD_OPTION_CONNECTION_TIMEOUT, 0u, MHD_OPTION_LISTENING_ADDRESS_REUSE, 1u, MHD_OPTION_END);
     if (!srv->daemon) {
         snprintf(err, errlen, "cannot listen on %s (address in use or not local?)", listen);
+        fr_feed_api_free(srv->api);
         free(srv);
         return FR_EIO;
     }
@@ -525,6 +536,11 @@ int fr_feed_server_start(const struct fr_feed_stream *stream, struct fr_feed_tru
     return FR_OK;
 }
 
+const struct fr_feed_api *fr_feed_server_api(const struct fr_feed_server *srv)
+{
+    return srv ? srv->api : NULL;
+}
+
 void fr_feed_server_stop(struct fr_feed_server *srv)
 {
     if (!srv) {
@@ -532,5 +548,6 @@ void fr_feed_server_stop(struct fr_feed_server *srv)
     }
     atomic_store(&srv->stopping, 1);
     MHD_stop_daemon(srv->daemon);
+    fr_feed_api_free(srv->api);
     free(srv);
 }

@@ -73,6 +73,18 @@ static int stream_check(const struct fr_feed_opts *o, char *err, size_t errlen)
     if (o->count < 1) {
         BAD("--count must be at least 1");
     }
+    const double api_rates[] = {o->api_error_rate, o->api_429_rate, o->api_maxlag_rate};
+    if (!(api_rates[0] >= 0 && api_rates[1] >= 0 && api_rates[2] >= 0 &&
+          api_rates[0] + api_rates[1] + api_rates[2] <= 1 + 1e-9)) {
+        BAD("--api-error-rate, --api-429-rate and --api-maxlag must be >= 0 and add up to at "
+            "most 1");
+    }
+    if (o->api_latency_ms < 0 || o->api_latency_ms > 600000) {
+        BAD("--api-latency-ms must be within [0, 600000]");
+    }
+    if (!(o->api_rate_limit >= 0 && o->api_rate_limit <= 1e6)) {
+        BAD("--api-rate-limit must be within [0, 1000000]");
+    }
     if (!(o->rate >= 0 && o->rate <= 1e6)) {
         BAD("--rate must be within [0, 1000000]");
     }

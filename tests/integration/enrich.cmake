@@ -1,0 +1,10 @@
+# The enrichment client against `freshet feed`'s MediaWiki-API fixture on
+# 127.0.0.1: outcomes match the fixture's deterministic answers, with and
+# without faults (503s, latency, 429 + Retry-After, maxlag); none lost.
+fr_add_test(NAME integ_enrich_fixture
+            SOURCES ${CMAKE_SOURCE_DIR}/tests/integration/test_enrich_fixture.c
+            LIBS fr_enrich fr_feed LABELS integration TIMEOUT 120)
+fr_add_script_test(NAME integ_enrich_feed_flags
+                   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/enrich_feed_flags.sh
+                           $<TARGET_FILE:feed_tool>
+                   LABELS integration TIMEOUT 60)
