@@ -456,6 +456,15 @@ static int range_next(void *arg, struct fr_log_rec *rec, int32_t *partition)
     return 1;
 }
 
+static int64_t range_records(const struct fr_ck_range *range)
+{
+    int64_t total = 0;
+    for (uint32_t p = 0; p < range->nparts; p++) {
+        total += range->end[p] - range->start[p];
+    }
+    return total;
+}
+
 /* Feed the epoch's records to the operators. Large epochs (catching up)
  * are read and decoded ahead on a second thread; small ones (live mode)
  * inline, which costs no thread and no batch memory. The operators see the
@@ -467,11 +476,7 @@ static int read_range(struct proc_run *run, const struct fr_ck_range *range)
     if (rc < 0) {
         return rc;
     }
-    int64_t total = 0;
-    for (uint32_t p = 0; p < range->nparts; p++) {
-        total += range->end[p] - range->start[p];
-    }
-    if (!run->ahead || total < run->ahead_min) {
+    if (!run->ahead || range_records(range) < run->ahead_min) {
         struct fr_log_rec rec;
         int32_t part = 0;
         while ((rc = range_next(&src, &rec, &part)) == 1) {
@@ -690,6 +695,7 @@ static int run_epoch(struct proc_run *run, const struct fr_ck_range *range)
     for (int t = 0; t < FR_TBL_COUNT; t++) {
         fr_tw_init(&run->tw[t], t, run->table_dir[t], run->conf->general_pipeline_id,
                    range->epoch, (size_t)run->conf->process_row_group_bytes);
+        run->tw[t].large = range_records(range) >= run->ahead_min && run->ahead_min > 0;
     }
     int rc = read_range(run, range);
     int64_t t1 = fr_mono_ms();

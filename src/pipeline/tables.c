@@ -222,8 +222,9 @@ static int tw_open(struct fr_tw *tw)
     }
     /* Bronze carries the raw JSON (most of the epoch's bytes) and silver
      * the next most: compress their pages on background threads while this
-     * one decodes the next records. */
-    if (tw->tbl == FR_TBL_BRONZE || tw->tbl == FR_TBL_SILVER) {
+     * one decodes the next records (silver's only in large epochs: in live
+     * mode the thread's buffers would cost more memory than it saves time). */
+    if (tw->tbl == FR_TBL_BRONZE || (tw->tbl == FR_TBL_SILVER && tw->large)) {
         opts.compress_workers = 1;
     }
     struct fr_pq_out out;

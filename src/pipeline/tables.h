@@ -66,6 +66,10 @@ struct fr_tw {
     struct fr_pq_writer *pq; /* NULL until the first row */
     struct fr_pq_file_stats stats;
     uint64_t rows;
+    /* Set before the first row: a large batch of rows is coming (a
+     * catching-up epoch), worth a compression thread for silver too.
+     * Bronze, which carries the raw JSON, always has one. */
+    int large;
     /* filled by fr_tw_finish for the commit */
     struct fr_ice_data_file file;
     struct fr_ice_col_metrics metrics[32];

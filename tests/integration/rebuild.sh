@@ -52,7 +52,7 @@ ck=data/process/freshet/checkpoint
 # dlq. Served at 5000 events/s so ingest can be stopped part way.
 er=10
 start=$(date -u -d "-$((COUNT / er + 60)) sec" +%Y-%m-%dT%H:%M:%SZ)
-"$BIN" feed --listen 127.0.0.1:0 --synthetic --seed "$SEED" --count "$COUNT" --rate 5000 \
+"$BIN" feed --listen 127.0.0.1:0 --synthetic --seed "$SEED" --count "$COUNT" --rate 2000 \
     --event-rate "$er" --start "$start" --dup-rate 0.02 --late-rate 0.01 --late-ms 300000 \
     --ooo-rate 0.05 --ooo-ms 5000 --future-rate 0.003 --malformed-rate 0.01 \
     --malformed-kinds truncated,missing_wiki,namespace_string,type_invalid >feed.out 2>feed.log &
