@@ -332,6 +332,9 @@ struct s3_xfer {
     size_t pos;         /* upload position */
     struct fr_buf *dst; /* chosen at the first body byte */
     bool too_big;
+    bool stalled;
+    curl_off_t last_bytes; /* bytes moved either way at the last change */
+    int64_t last_change_ms;
 };
 
 static void call_init(struct s3_call *c, const char *method, const char *key)
@@ -395,6 +398,27 @@ static size_t on_write(char *ptr, size_t size, size_t nmemb, void *arg)
         return 0; /* aborts the transfer: invariant 2 */
     }
     return n;
+}
+
+/* The stall timeout: abort when no byte moved either way for stall_ms.
+ * (curl's LOW_SPEED_TIME averages over a window and reacts seconds late.) */
+static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                       curl_off_t ulnow)
+{
+    struct s3_xfer *x = arg;
+    (void)dltotal;
+    (void)ultotal;
+    int64_t now = x->s3->sys.mono_ms(x->s3->sys.ctx);
+    if (dlnow + ulnow != x->last_bytes) {
+        x->last_bytes = dlnow + ulnow;
+        x->last_change_ms = now;
+        return 0;
+    }
+    if (now - x->last_change_ms >= x->s3->stall_ms) {
+        x->stalled = true;
+        return 1; /* CURLE_ABORTED_BY_CALLBACK */
+    }
+    return 0;
 }
 
 /* Copy a header's value (trimmed) if line starts with name. */
@@ -473,7 +497,8 @@ static int build_target(struct fr_s3 *s3, const struct s3_call *c, struct fr_buf
 
 /* One attempt. Returns a CURLcode; c->status holds the HTTP status. */
 static CURLcode perform_once(struct fr_s3 *s3, struct s3_call *c, const char *uri,
-                             const char *query, int64_t remaining_ms, bool *too_big)
+                             const char *query, int64_t remaining_ms, bool *too_big,
+                             bool *stalled)
 {
     char date[17], hash[65];
     struct fr_sigv4_header h[FR_SIGV4_MAX_HEADERS];
@@ -541,7 +566,7 @@ static CURLcode perform_once(struct fr_s3 *s3, struct s3_call *c, const char *ur
     snprintf(url, ul, "%s://%s%s%s", s3->scheme, s3->host, uri, query);
 
     CURL *e = s3->curl;
-    struct s3_xfer x = {s3, c, 0, NULL, false};
+    struct s3_xfer x = {s3, c, 0, NULL, false, false, 0, s3->sys.mono_ms(s3->sys.ctx)};
     curl_easy_reset(e);
     curl_easy_setopt(e, CURLOPT_URL, url);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, list);
@@ -551,8 +576,9 @@ static CURLcode perform_once(struct fr_s3 *s3, struct s3_call *c, const char *ur
     curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)s3->connect_ms);
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(remaining_ms > 1000 ? remaining_ms : 1000));
-    curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
-    curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, (long)(s3->stall_ms >= 2000 ? s3->stall_ms / 1000 : 1));
+    curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(e, CURLOPT_XFERINFODATA, &x);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, &x);
     curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
@@ -581,6 +607,7 @@ static CURLcode perform_once(struct fr_s3 *s3, struct s3_call *c, const char *ur
     cc = curl_easy_perform(e);
     curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &c->status);
     *too_big = x.too_big;
+    *stalled = x.stalled;
 cleanup:
     curl_slist_free_all(list);
     free(url);
@@ -639,6 +666,14 @@ static int http_code(long status, const char *code, bool *retriable)
         *retriable = true;
         return FR_ECONFLICT;
     }
+    static const char *const credential_codes[] = {
+        "ExpiredToken", "InvalidToken", "TokenRefreshRequired", "InvalidAccessKeyId",
+        "SignatureDoesNotMatch", "AccessDenied", "RequestTimeTooSkewed", "InvalidSecurity"};
+    for (size_t i = 0; i < sizeof credential_codes / sizeof credential_codes[0]; i++) {
+        if (strcmp(code, credential_codes[i]) == 0) {
+            return FR_ECREDENTIAL; /* AWS answers 400 for an expired token, 403 for the rest */
+        }
+    }
     switch (status) {
     case 401:
     case 403:
@@ -658,6 +693,9 @@ static const char *credential_hint(const char *code)
 {
     if (strcmp(code, "ExpiredToken") == 0 || strcmp(code, "TokenRefreshRequired") == 0) {
         return " (the session token has expired: renew the credentials)";
+    }
+    if (strcmp(code, "InvalidToken") == 0) {
+        return " (the session token is not valid for this access key)";
     }
     if (strcmp(code, "SignatureDoesNotMatch") == 0) {
         return " (wrong secret access key for this access key id)";
@@ -686,7 +724,7 @@ static int s3_request(struct fr_s3 *s3, struct s3_call *c)
     for (;;) {
         attempt++;
         c->attempts = attempt;
-        bool too_big = false, retriable = false;
+        bool too_big = false, stalled = false, retriable = false;
         char msg[256] = "";
         if (c->out) {
             c->out->len = out_start;
@@ -694,7 +732,7 @@ static int s3_request(struct fr_s3 *s3, struct s3_call *c)
         fr_buf_reset(&s3->answer);
         int64_t remaining = s3->budget_ms - (s3->sys.mono_ms(s3->sys.ctx) - start);
         CURLcode cc = perform_once(s3, c, (const char *)uri.data, (const char *)query.data,
-                                   remaining, &too_big);
+                                   remaining, &too_big, &stalled);
         if (too_big) {
             rc = FR_ETOOBIG;
             set_err(s3, "%s s3://%s/%s: the answer exceeds its size cap", c->method, s3->bucket,
@@ -702,11 +740,17 @@ static int s3_request(struct fr_s3 *s3, struct s3_call *c)
             goto cleanup;
         }
         if (cc != CURLE_OK) {
-            rc = curl_code(cc);
-            retriable = curl_retriable(cc);
-            set_err(s3, "%s s3://%s/%s: %s (attempt %d of %d, %s)", c->method, s3->bucket,
-                    c->key ? c->key : "", curl_easy_strerror(cc), attempt, s3->max_attempts,
-                    retriable ? "retriable" : "fatal");
+            rc = stalled ? FR_ETIMEOUT : curl_code(cc);
+            retriable = stalled || curl_retriable(cc);
+            if (stalled) {
+                set_err(s3, "%s s3://%s/%s: no byte moved for %" PRId64 " ms (attempt %d of %d, %s)",
+                        c->method, s3->bucket, c->key ? c->key : "", s3->stall_ms, attempt,
+                        s3->max_attempts, "retriable");
+            } else {
+                set_err(s3, "%s s3://%s/%s: %s (attempt %d of %d, %s)", c->method, s3->bucket,
+                        c->key ? c->key : "", curl_easy_strerror(cc), attempt, s3->max_attempts,
+                        retriable ? "retriable" : "fatal");
+            }
         } else {
             bool err_body = false;
             if (s3->answer.len &&

@@ -13,6 +13,7 @@
  */
 #include "objstore/s3_io.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,7 @@
 
 struct fr_s3_io {
     struct fr_s3 *s3;
+    pthread_mutex_t lock; /* serialises Parquet inputs' read_at */
     char *prefix; /* "" or "a/b" (no slashes at the ends) */
     char *root;   /* local warehouse directory, no trailing slash */
 };
@@ -85,6 +87,7 @@ int fr_s3_io_open(struct fr_s3 *s3, const char *prefix, const char *local_root,
         return FR_ENOMEM;
     }
     io->s3 = s3;
+    pthread_mutex_init(&io->lock, NULL);
     const char *p = prefix ? prefix : "";
     while (*p == '/') {
         p++;
@@ -111,6 +114,7 @@ void fr_s3_io_close(struct fr_s3_io *io)
     if (!io) {
         return;
     }
+    pthread_mutex_destroy(&io->lock);
     free(io->prefix);
     free(io->root);
     free(io);
@@ -334,5 +338,69 @@ int fr_s3_io_pq_out(struct fr_s3_io *io, const char *path, struct fr_pq_out *out
     }
     out->ops = &s3_pq_out_ops;
     out->ctx = up;
+    return FR_OK;
+}
+
+/* ------------------------------------------------------- parquet input -- */
+
+struct s3_in {
+    struct fr_s3_io *io;
+    char key[S3_IO_KEY_MAX];
+    uint64_t size;
+};
+
+static int in_read_at(void *ctx, void *dst, size_t len, uint64_t off)
+{
+    struct s3_in *in = ctx;
+    if (len == 0) {
+        return FR_OK;
+    }
+    if (off > in->size || len > in->size - off) {
+        return FR_ETRUNC;
+    }
+    struct fr_buf b;
+    fr_buf_init(&b, len);
+    pthread_mutex_lock(&in->io->lock);
+    int rc = fr_s3_get_range(in->io->s3, in->key, (int64_t)off, (int64_t)len, &b);
+    pthread_mutex_unlock(&in->io->lock);
+    if (rc == FR_OK && b.len != len) {
+        rc = FR_ETRUNC;
+    }
+    if (rc == FR_OK) {
+        memcpy(dst, b.data, len);
+    }
+    fr_buf_free(&b);
+    return rc;
+}
+
+static void in_close(void *ctx) { free(ctx); }
+
+static const struct fr_pq_in_ops s3_pq_in_ops = {
+    .read_at = in_read_at,
+    .close = in_close,
+};
+
+int fr_s3_io_pq_in(struct fr_s3_io *io, const char *path, struct fr_pq_in *out)
+{
+    struct s3_in *in = calloc(1, sizeof *in);
+    struct fr_s3_object o;
+    if (!in) {
+        return FR_ENOMEM;
+    }
+    in->io = io;
+    int rc = fr_s3_io_key(io, path, in->key, sizeof in->key);
+    if (rc == FR_OK) {
+        pthread_mutex_lock(&io->lock);
+        rc = fr_s3_head(io->s3, in->key, &o);
+        pthread_mutex_unlock(&io->lock);
+    }
+    if (rc < 0) {
+        free(in);
+        return rc;
+    }
+    in->size = (uint64_t)o.size;
+    out->ops = &s3_pq_in_ops;
+    out->ctx = in;
+    out->size = in->size;
     return FR_OK;
 }

@@ -67,4 +67,11 @@ int fr_s3_catalog_open(struct fr_s3_io *io, const struct fr_ice_catalog_opts *op
  * writer leaves no visible object. */
 int fr_s3_io_pq_out(struct fr_s3_io *io, const char *path, struct fr_pq_out *out);
 
+/* A Parquet input reading the object of path with ranged GETs (a HEAD
+ * gives its size). read_at may be called from several threads: calls are
+ * serialised on a mutex, since a client serves one thread at a time. io
+ * must outlive the input. */
+struct fr_pq_in;
+int fr_s3_io_pq_in(struct fr_s3_io *io, const char *path, struct fr_pq_in *in);
+
 #endif
