@@ -308,6 +308,81 @@ int fr_s3_catalog_open(struct fr_s3_io *io, const struct fr_ice_catalog_opts *op
     return rc;
 }
 
+/* ---------------------------------------------------------- warehouse -- */
+
+struct fr_s3_warehouse {
+    struct fr_s3 *s3;
+    struct fr_s3_io *io;
+};
+
+int fr_s3_warehouse_open(const struct fr_conf *conf, const char *uri,
+                         const struct fr_ice_catalog_opts *copts, struct fr_s3_warehouse **out,
+                         struct fr_ice_catalog **cat, char *err, size_t errlen)
+{
+    char bucket[128], prefix[S3_IO_KEY_MAX];
+    struct fr_s3_opts o;
+    *out = NULL;
+    *cat = NULL;
+    if (fr_s3_parse_uri(uri, bucket, sizeof bucket, prefix, sizeof prefix) < 0) {
+        snprintf(err, errlen, "warehouse %s: expected s3://bucket[/prefix]", uri ? uri : "(null)");
+        return FR_ECONFIG;
+    }
+    struct fr_s3_warehouse *wh = calloc(1, sizeof *wh);
+    if (!wh) {
+        return FR_ENOMEM;
+    }
+    fr_s3_opts_from_conf(conf, &o);
+    o.bucket = bucket;
+    int rc = FR_OK;
+    if (!o.endpoint || !o.endpoint[0]) {
+        snprintf(err, errlen, "warehouse %s: s3.endpoint is not set (docs/S3.md)", uri);
+        rc = FR_ECONFIG;
+    } else if (!o.access_key_id || !o.access_key_id[0] || !o.secret_access_key ||
+               !o.secret_access_key[0]) {
+        snprintf(err, errlen,
+                 "warehouse %s: no credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY "
+                 "(or s3.access_key_id and FRESHET_S3_SECRET_ACCESS_KEY)", uri);
+        rc = FR_ECONFIG;
+    } else {
+        rc = fr_s3_open(&o, &wh->s3);
+        if (rc < 0) {
+            snprintf(err, errlen, "warehouse %s: bad s3.endpoint %s or bucket name (docs/S3.md)",
+                     uri, o.endpoint);
+        }
+    }
+    if (rc < 0) {
+        goto cleanup;
+    }
+    rc = fr_s3_io_open(wh->s3, prefix, NULL, &wh->io);
+    if (rc == FR_OK) {
+        struct fr_ice_catalog_opts co = *copts;
+        co.warehouse_uri = uri;
+        rc = fr_s3_catalog_open(wh->io, &co, cat);
+        if (rc < 0) {
+            snprintf(err, errlen, "warehouse %s: %s", uri, fr_ice_errmsg());
+        }
+    }
+cleanup:
+    if (rc < 0) {
+        fr_s3_warehouse_close(wh);
+        return rc;
+    }
+    *out = wh;
+    return FR_OK;
+}
+
+struct fr_s3_io *fr_s3_warehouse_io(const struct fr_s3_warehouse *wh) { return wh->io; }
+
+void fr_s3_warehouse_close(struct fr_s3_warehouse *wh)
+{
+    if (!wh) {
+        return;
+    }
+    fr_s3_io_close(wh->io);
+    fr_s3_close(wh->s3);
+    free(wh);
+}
+
 /* ------------------------------------------------------ parquet output -- */
 
 static int out_write(void *ctx, const void *data, size_t len)

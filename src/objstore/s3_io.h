@@ -26,6 +26,7 @@
 
 #include <stddef.h>
 
+struct fr_conf;
 struct fr_s3;
 struct fr_ice_io;
 struct fr_ice_catalog;
@@ -66,6 +67,23 @@ int fr_s3_catalog_open(struct fr_s3_io *io, const struct fr_ice_catalog_opts *op
  * completes it (create-only), abort aborts it, so a failed or killed
  * writer leaves no visible object. */
 int fr_s3_io_pq_out(struct fr_s3_io *io, const char *path, struct fr_pq_out *out);
+
+/*
+ * Everything a process needs for a warehouse on S3, from the [s3]
+ * configuration: a client, the adapter and the catalog (SQLite, local, in
+ * <copts->data_dir>/lake). uri is "s3://bucket/prefix"; copts->
+ * warehouse_uri and copts->io are set from it. On success *cat is open;
+ * close it with fr_ice_catalog_close, then fr_s3_warehouse_close.
+ * FR_ECONFIG (message in err) for a bad URI, endpoint or missing
+ * credential; the client's codes otherwise.
+ */
+struct fr_s3_warehouse;
+int fr_s3_warehouse_open(const struct fr_conf *conf, const char *uri,
+                         const struct fr_ice_catalog_opts *copts, struct fr_s3_warehouse **wh,
+                         struct fr_ice_catalog **cat, char *err, size_t errlen);
+struct fr_s3_io *fr_s3_warehouse_io(const struct fr_s3_warehouse *wh);
+/* Accepts NULL. The catalog must be closed first. */
+void fr_s3_warehouse_close(struct fr_s3_warehouse *wh);
 
 /* A Parquet input reading the object of path with ranged GETs (a HEAD
  * gives its size). read_at may be called from several threads: calls are

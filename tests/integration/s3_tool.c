@@ -26,6 +26,7 @@
 
 #include "core/buf.h"
 #include "core/clock.h"
+#include "conf/conf.h"
 #include "core/err.h"
 #include "iceberg/iceberg.h"
 #include "objstore/s3.h"
@@ -414,20 +415,21 @@ static int write_file(struct fr_s3_io *io, const char *path, int64_t first, int 
     return rc;
 }
 
-static int cmd_iceberg(struct fr_s3 *s3, const char *bucket, const char *prefix,
-                       const char *data_dir, const char *out_path)
+static int cmd_iceberg(struct fr_s3 *s3, const char *endpoint, const char *bucket,
+                       const char *prefix, const char *data_dir, const char *out_path)
 {
+    const char *wh_uri_missing_prefix = "http://not-s3/x";
     static const struct fr_pq_column cols[] = {
         {"id", FR_PQ_INT64, false, 1}, {"wiki", FR_PQ_STRING, false, 2}, {"n", FR_PQ_INT32, true, 3}};
     static const struct fr_pq_schema schema = {cols, 3};
-    char wh[512];
-    snprintf(wh, sizeof wh, "s3://%s/%s", bucket, prefix);
+    char whu[512];
+    snprintf(whu, sizeof whu, "s3://%s/%s", bucket, prefix);
     struct fr_s3_io *io = NULL;
     struct fr_ice_catalog *cat = NULL;
     struct fr_ice_table *t = NULL;
     EXPECT_RC(fr_s3_create_bucket(s3), FR_OK);
     EXPECT_RC(fr_s3_io_open(s3, prefix, NULL, &io), FR_OK);
-    struct fr_ice_catalog_opts copts = {.data_dir = data_dir, .warehouse_uri = wh};
+    struct fr_ice_catalog_opts copts = {.data_dir = data_dir, .warehouse_uri = whu};
     int rc = fr_s3_catalog_open(io, &copts, &cat);
     if (rc < 0) {
         fprintf(stderr, "s3_tool: catalog: %s %s\n", fr_strerror(rc), fr_ice_errmsg());
@@ -440,7 +442,7 @@ static int cmd_iceberg(struct fr_s3 *s3, const char *bucket, const char *prefix,
                 fr_s3_errmsg(s3));
         return 1;
     }
-    EXPECT(strncmp(fr_ice_table_location(t), wh, strlen(wh)) == 0);
+    EXPECT(strncmp(fr_ice_table_location(t), whu, strlen(whu)) == 0);
     char dir[1024];
     snprintf(dir, sizeof dir, "%s", fr_ice_table_dir(t));
     fr_ice_table_free(t);
@@ -473,10 +475,23 @@ static int cmd_iceberg(struct fr_s3 *s3, const char *bucket, const char *prefix,
     fr_ice_catalog_close(cat);
     cat = NULL;
 
-    /* a second handle reads it back: metadata, manifests and files from S3 */
-    struct fr_s3_io *io2 = NULL;
-    EXPECT_RC(fr_s3_io_open(s3, prefix, NULL, &io2), FR_OK);
-    EXPECT(fr_s3_catalog_open(io2, &copts, &cat) == FR_OK);
+    /* a second handle, opened the way a freshet process would (from the
+     * [s3] configuration, credentials from AWS_*), reads it back:
+     * metadata, manifests and files from S3 */
+    struct fr_conf conf;
+    char err[512] = "", set[600];
+    EXPECT(fr_conf_init(&conf) == FR_OK);
+    snprintf(set, sizeof set, "s3.endpoint=%s", endpoint);
+    EXPECT(fr_conf_set(&conf, set, FR_CONF_FLAG, err, sizeof err) == FR_OK);
+    struct fr_s3_warehouse *wh = NULL;
+    rc = fr_s3_warehouse_open(&conf, wh_uri_missing_prefix, &copts, &wh, &cat, err, sizeof err);
+    EXPECT(rc == FR_ECONFIG && strstr(err, "expected s3://") != NULL);
+    rc = fr_s3_warehouse_open(&conf, whu, &copts, &wh, &cat, err, sizeof err);
+    if (rc < 0) {
+        fprintf(stderr, "s3_tool: warehouse open: %s\n", err);
+        return 1;
+    }
+    struct fr_s3_io *io2 = fr_s3_warehouse_io(wh);
     EXPECT(cat && fr_ice_table_load(cat, "wiki", "t", &t) == FR_OK);
     if (!t) {
         fprintf(stderr, "s3_tool: load: %s\n", fr_ice_errmsg());
@@ -496,7 +511,7 @@ static int cmd_iceberg(struct fr_s3 *s3, const char *bucket, const char *prefix,
     for (size_t i = 0; i < fl.nfiles; i++) {
         struct fr_pq_in in;
         struct fr_pq_reader *r = NULL;
-        EXPECT(strncmp(fl.files[i].path, wh, strlen(wh)) == 0);
+        EXPECT(strncmp(fl.files[i].path, whu, strlen(whu)) == 0);
         EXPECT_RC(fr_s3_io_pq_in(io2, fl.files[i].local_path, &in), FR_OK);
         EXPECT(fr_pq_reader_open(&in, NULL, &r) == FR_OK); /* footer and pages by ranged GET */
         if (r) {
@@ -534,7 +549,8 @@ static int cmd_iceberg(struct fr_s3 *s3, const char *bucket, const char *prefix,
     fr_ice_file_list_free(&fl);
     fr_ice_table_free(t);
     fr_ice_catalog_close(cat);
-    fr_s3_io_close(io2);
+    fr_s3_warehouse_close(wh);
+    fr_conf_free(&conf);
     fr_s3_io_close(io);
     return failures ? 1 : 0;
 }
@@ -562,7 +578,7 @@ int main(int argc, char **argv)
     } else if (strcmp(cmd, "orphans") == 0 && argc == 6) {
         rc = cmd_orphans(s3, argv[4], (uint32_t)atoi(argv[5]));
     } else if (strcmp(cmd, "iceberg") == 0 && argc == 7) {
-        rc = cmd_iceberg(s3, argv[3], argv[4], argv[5], argv[6]);
+        rc = cmd_iceberg(s3, argv[2], argv[3], argv[4], argv[5], argv[6]);
     } else if (strcmp(cmd, "cred") == 0 && argc == 5) {
         rc = cmd_cred(s3, argv[4]);
     } else {
