@@ -11,7 +11,10 @@
 #   3. a writer SIGKILLed mid-multipart leaves no visible object, and the
 #      clean-up aborts its orphan upload
 #   4. an Iceberg table created, appended to twice and read back through the
-#      S3 adapter; its Parquet files downloaded and checked by hyparquet
+#      S3 adapter; its Parquet files downloaded and checked by hyparquet; a
+#      commit whose metadata writes keep failing leaves the table where it
+#      was, its replay commits once, and the orphan clean-up removes the
+#      failed attempt's file
 #   5. moto in its authenticating mode: our SigV4 is accepted with the right
 #      key; a wrong secret, an unknown key id and a bad session token fail at
 #      once with FR_ECREDENTIAL and a message without the secret
@@ -110,6 +113,13 @@ if [ -d "$src/tests/interop/node_modules/hyparquet" ] && command -v node >/dev/n
 else
     echo "note: hyparquet not installed (scripts/setup.sh --test); independent read skipped"
 fi
+
+echo "== 4b. a lake commit failing on S3, then replayed"
+"$tool" commit "$P" lake wh/commit "$work/data2" setup
+rule "mode=503&count=-1&method=PUT&match=%2Fmetadata%2F"
+"$tool" commit "$P" lake wh/commit "$work/data2" fail
+clear_rule
+"$tool" commit "$P" lake wh/commit "$work/data2" retry
 
 echo "== 5. credentials against moto's authenticating mode"
 auth_port=$(free_port)

@@ -12,6 +12,7 @@
  *   s3_tool hang      ENDPOINT BUCKET KEY MARKER          (killed by the script)
  *   s3_tool orphans   ENDPOINT BUCKET KEY EXPECTED_UPLOADS
  *   s3_tool iceberg   ENDPOINT BUCKET PREFIX DATADIR OUT.parquet
+ *   s3_tool commit    ENDPOINT BUCKET PREFIX DATADIR setup|fail|retry
  *   s3_tool cred      ENDPOINT BUCKET KEY                 (expects a 403)
  *
  * Credentials come from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (moto
@@ -555,6 +556,94 @@ static int cmd_iceberg(struct fr_s3 *s3, const char *endpoint, const char *bucke
     return failures ? 1 : 0;
 }
 
+/* An epoch commit whose lake writes fail, then its replay.
+ *   setup: create table wiki.c
+ *   fail:  (the proxy fails every /metadata/ write) write the data file,
+ *          append epoch 1: a retriable error, and the table has no snapshot
+ *   retry: replay epoch 1 (a new data file name per attempt): committed
+ *          once; a second replay is refused; remove_orphans deletes what
+ *          the failed attempt left (its data file), nothing else */
+static int cmd_commit(struct fr_s3 *s3, const char *bucket, const char *prefix,
+                      const char *data_dir, const char *phase)
+{
+    static const struct fr_pq_column cols[] = {
+        {"id", FR_PQ_INT64, false, 1}, {"wiki", FR_PQ_STRING, false, 2}, {"n", FR_PQ_INT32, true, 3}};
+    static const struct fr_pq_schema schema = {cols, 3};
+    char whu[512];
+    snprintf(whu, sizeof whu, "s3://%s/%s", bucket, prefix);
+    struct fr_s3_io *io = NULL;
+    struct fr_ice_catalog *cat = NULL;
+    struct fr_ice_table *t = NULL;
+    EXPECT_RC(fr_s3_io_open(s3, prefix, NULL, &io), FR_OK);
+    struct fr_ice_catalog_opts copts = {.data_dir = data_dir, .warehouse_uri = whu};
+    if (fr_s3_catalog_open(io, &copts, &cat) < 0) {
+        fprintf(stderr, "s3_tool: catalog: %s\n", fr_ice_errmsg());
+        return 1;
+    }
+    if (strcmp(phase, "setup") == 0) {
+        EXPECT_RC(fr_s3_create_bucket(s3), FR_OK);
+        struct fr_ice_table_def def = {ice_fields, 3, NULL, 0, NULL, 0};
+        EXPECT(fr_ice_table_create(cat, "wiki", "c", &def, NULL) == FR_OK);
+    } else {
+        bool replay = strcmp(phase, "retry") == 0;
+        if (fr_ice_table_load(cat, "wiki", "c", &t) < 0) {
+            fprintf(stderr, "s3_tool: load: %s\n", fr_ice_errmsg());
+            return 1;
+        }
+        char path[1200];
+        snprintf(path, sizeof path, "%s/data/epoch-1-attempt-%d.parquet", fr_ice_table_dir(t),
+                 replay ? 2 : 1);
+        struct fr_pq_file_stats st;
+        memset(&st, 0, sizeof st);
+        EXPECT_RC(write_file(io, path, 0, 100, &st), FR_OK);
+        struct fr_ice_data_file df;
+        struct fr_ice_col_metrics m[3];
+        uint8_t bounds[512];
+        EXPECT(fr_ice_file_from_pq(path, &schema, &st, &df, m, bounds, sizeof bounds) == FR_OK);
+        struct fr_ice_commit_info info = {"s3test", 1, "recentchange/0:0-100", NULL, 0};
+        int rc = fr_ice_append(cat, "wiki", "c", &df, 1, &info, NULL);
+        printf("commit %s: %s: %s | %s\n", phase, fr_err_name(rc), fr_ice_errmsg(),
+               fr_s3_errmsg(s3));
+        fr_ice_table_free(t);
+        t = NULL;
+        EXPECT(fr_ice_table_load(cat, "wiki", "c", &t) == FR_OK);
+        if (!replay) {
+            EXPECT(rc < 0 && fr_err_class(rc) == FR_ERRC_RETRY);
+            EXPECT(t && fr_ice_table_snapshot_id(t) == -1); /* nothing moved */
+        } else {
+            EXPECT(rc == FR_OK);
+            EXPECT(fr_ice_append(cat, "wiki", "c", &df, 1, &info, NULL) == FR_EEXIST);
+            struct fr_ice_file_list fl;
+            memset(&fl, 0, sizeof fl);
+            fr_ice_table_free(t);
+            t = NULL;
+            EXPECT(fr_ice_table_load(cat, "wiki", "c", &t) == FR_OK);
+            EXPECT(t && fr_ice_files(cat, t, -1, true, &fl) == FR_OK);
+            EXPECT(fl.nfiles == 1 && fl.total_records == 100);
+            fr_ice_file_list_free(&fl);
+            struct fr_ice_orphan_stats os;
+            memset(&os, 0, sizeof os);
+            rc = fr_ice_remove_orphans(cat, "wiki", "c", fr_wall_ms() + 60000, false, &os);
+            printf("orphans: seen %u, orphans %u, removed %u (%" PRId64 " bytes)\n", os.files_seen,
+                   os.orphans, os.removed, os.bytes_removed);
+            EXPECT(rc == FR_OK && os.removed >= 1 && os.removed == os.orphans);
+            char key[1200];
+            snprintf(key, sizeof key, "%s/wiki/c/data/epoch-1-attempt-1.parquet", prefix);
+            EXPECT_RC(fr_s3_head(s3, key, NULL), FR_ENOTFOUND);
+            snprintf(key, sizeof key, "%s/wiki/c/data/epoch-1-attempt-2.parquet", prefix);
+            EXPECT_RC(fr_s3_head(s3, key, NULL), FR_OK);
+            memset(&fl, 0, sizeof fl);
+            EXPECT(fr_ice_files(cat, t, -1, true, &fl) == FR_OK && fl.total_records == 100);
+            fr_ice_file_list_free(&fl);
+        }
+        fr_pq_file_stats_free(&st);
+    }
+    fr_ice_table_free(t);
+    fr_ice_catalog_close(cat);
+    fr_s3_io_close(io);
+    return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 4) {
@@ -579,6 +668,8 @@ int main(int argc, char **argv)
         rc = cmd_orphans(s3, argv[4], (uint32_t)atoi(argv[5]));
     } else if (strcmp(cmd, "iceberg") == 0 && argc == 7) {
         rc = cmd_iceberg(s3, argv[2], argv[3], argv[4], argv[5], argv[6]);
+    } else if (strcmp(cmd, "commit") == 0 && argc == 7) {
+        rc = cmd_commit(s3, argv[3], argv[4], argv[5], argv[6]);
     } else if (strcmp(cmd, "cred") == 0 && argc == 5) {
         rc = cmd_cred(s3, argv[4]);
     } else {
