@@ -1154,6 +1154,12 @@ static int up_complete(struct fr_s3_upload *up, char etag[80])
         call_init(&c, "POST", up->key);
         call_param(&c, "uploadId", up->upload_id);
         call_header(&c, "content-type", "application/xml");
+        if (up->create_only) {
+            /* conditional complete (AWS since 2024-08): closes the window
+             * between up_start's HEAD and now; stores that ignore it still
+             * had the HEAD check */
+            call_header(&c, "if-none-match", "*");
+        }
         c.body = x.data;
         c.body_len = x.len;
         c.error_body_check = true;
