@@ -109,6 +109,12 @@ struct fr_s3_object {
  * where the store supports it). etag may be NULL. */
 int fr_s3_put(struct fr_s3 *s3, const char *key, const void *data, size_t len, bool create_only,
               char etag[80]);
+/* Replace key only if its current ETag is if_etag (If-Match): a
+ * compare-and-swap for small state kept in the bucket (a checkpoint). 412
+ * gives FR_ECONFLICT (someone else moved it; reload and decide). At most
+ * multipart_threshold bytes. new_etag may be NULL. */
+int fr_s3_put_if_match(struct fr_s3 *s3, const char *key, const void *data, size_t len,
+                       const char *if_etag, char new_etag[80]);
 /* Append the object to buf (FR_ETOOBIG, nothing kept, when it exceeds the
  * cap of buf). */
 int fr_s3_get(struct fr_s3 *s3, const char *key, struct fr_buf *buf);

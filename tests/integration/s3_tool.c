@@ -14,6 +14,7 @@
  *   s3_tool iceberg   ENDPOINT BUCKET PREFIX DATADIR OUT.parquet
  *   s3_tool commit    ENDPOINT BUCKET PREFIX DATADIR setup|fail|retry
  *   s3_tool cred      ENDPOINT BUCKET KEY                 (expects a 403)
+ *   s3_tool speed     ENDPOINT BUCKET MIB                 (a measurement, not a test)
  *
  * Credentials come from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (moto
  * accepts any unless started in its authenticating mode).
@@ -200,6 +201,18 @@ static int cmd_basic(struct fr_s3 *s3)
     fr_buf_reset(&b);
     EXPECT_RC(fr_s3_put(s3, "dir/new", "1", 1, true, NULL), FR_OK);
     EXPECT_RC(fr_s3_put(s3, "dir/new", "2", 1, true, NULL), FR_EEXIST);
+
+    /* compare-and-swap on the ETag (what a checkpoint in the bucket uses) */
+    char e1[80], e2[80];
+    EXPECT_RC(fr_s3_put(s3, "state/checkpoint", "epoch=1", 7, false, e1), FR_OK);
+    EXPECT_RC(fr_s3_put_if_match(s3, "state/checkpoint", "epoch=2", 7, e1, e2), FR_OK);
+    EXPECT(strcmp(e1, e2) != 0);
+    EXPECT_RC(fr_s3_put_if_match(s3, "state/checkpoint", "epoch=3", 7, e1, NULL), FR_ECONFLICT);
+    EXPECT_RC(fr_s3_put_if_match(s3, "state/absent", "epoch=1", 7, e1, NULL), FR_ENOTFOUND);
+    fr_buf_reset(&b);
+    EXPECT_RC(fr_s3_get(s3, "state/checkpoint", &b), FR_OK);
+    EXPECT(b.len == 7 && memcmp(b.data, "epoch=2", 7) == 0);
+    fr_buf_reset(&b);
 
     /* more than one page of keys */
     for (int i = 0; i < 1105; i++) {
@@ -644,6 +657,31 @@ static int cmd_commit(struct fr_s3 *s3, const char *bucket, const char *prefix,
     return failures ? 1 : 0;
 }
 
+/* Not a test: how fast a multipart put and a get of MIB mebibytes go. */
+static int cmd_speed(struct fr_s3 *s3, int mib)
+{
+    size_t len = (size_t)mib << 20;
+    uint8_t *data = pattern(len, 3);
+    struct fr_buf b;
+    fr_buf_init(&b, len + 1);
+    EXPECT_RC(fr_s3_create_bucket(s3), FR_OK);
+    int64_t t0 = fr_mono_ms();
+    EXPECT_RC(fr_s3_put(s3, "speed/blob", data, len, false, NULL), FR_OK);
+    int64_t t1 = fr_mono_ms();
+    EXPECT_RC(fr_s3_get(s3, "speed/blob", &b), FR_OK);
+    int64_t t2 = fr_mono_ms();
+    EXPECT(b.len == len && memcmp(b.data, data, len) == 0);
+    uint64_t req, ret;
+    fr_s3_counters(s3, &req, &ret);
+    printf("speed: put %d MiB in %" PRId64 " ms (%.1f MiB/s), get in %" PRId64
+           " ms (%.1f MiB/s), %" PRIu64 " requests\n",
+           mib, t1 - t0, mib * 1000.0 / (double)(t1 - t0 + 1), t2 - t1,
+           mib * 1000.0 / (double)(t2 - t1 + 1), req);
+    fr_buf_free(&b);
+    free(data);
+    return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 4) {
@@ -670,6 +708,8 @@ int main(int argc, char **argv)
         rc = cmd_iceberg(s3, argv[2], argv[3], argv[4], argv[5], argv[6]);
     } else if (strcmp(cmd, "commit") == 0 && argc == 7) {
         rc = cmd_commit(s3, argv[3], argv[4], argv[5], argv[6]);
+    } else if (strcmp(cmd, "speed") == 0 && argc == 5) {
+        rc = cmd_speed(s3, atoi(argv[4]));
     } else if (strcmp(cmd, "cred") == 0 && argc == 5) {
         rc = cmd_cred(s3, argv[4]);
     } else {
