@@ -14,7 +14,8 @@
  * tests run without waiting. A request that is not retriable, or that ran
  * out of attempts, returns a code whose class (fr_err_class) says what the
  * caller should do:
- *   FR_ECREDENTIAL (fatal)  403: wrong, expired or insufficient credential
+ *   FR_ECREDENTIAL (fatal)  403, or 400 ExpiredToken / InvalidToken: wrong,
+ *                           unknown, expired or insufficient credential; never retried
  *   FR_ENOTFOUND   (fatal)  404
  *   FR_EEXIST      (fatal)  412 on a create-only put: the key exists
  *   FR_EREFUSED    (fatal)  any other 4xx: the request itself is wrong
