@@ -16,7 +16,7 @@ SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 build_pkgs=(build-essential cmake ninja-build pkg-config clang
-    libcurl4-openssl-dev libmicrohttpd-dev libinih-dev libzstd-dev libsnappy-dev
+    libcurl4-openssl-dev libssl-dev libmicrohttpd-dev libinih-dev libzstd-dev libsnappy-dev
     libsqlite3-dev zstd curl ca-certificates)
 test_pkgs=(nodejs npm python3 chromium prometheus)
 
@@ -38,6 +38,20 @@ else
     echo "setup: Debian packages already present"
 fi
 
+# moto's S3 server for tests/integration/objstore.sh (and boto3, which the
+# test uses to create an IAM user in moto's authenticating mode). The machines
+# this project runs on ship moto through pip; Debian has python3-moto from
+# Debian 13 on (bookworm has none), so install it from apt where apt has it.
+if [ "$want_test" = 1 ] && ! python3 -c 'import moto.server, boto3' 2>/dev/null; then
+    $SUDO apt-get update -qq
+    if apt-cache policy python3-moto 2>/dev/null | grep -q 'Candidate: [0-9]'; then
+        echo "setup: installing python3-moto python3-boto3"
+        DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+            python3-moto python3-boto3
+    else
+        echo "setup: note: no python3-moto package here; the S3 integration test will skip"
+    fi
+fi
 if [ "$want_test" = 1 ] && [ -f "$here/tests/interop/package.json" ]; then
     cd "$here/tests/interop"
     if [ ! -d node_modules ] || [ package.json -nt node_modules ]; then

@@ -132,7 +132,29 @@
     X(serve, timeout_s, INT, "30", 1, 3600, 0,                                            \
       "Close an HTTP connection after this many seconds without progress (also a client that stops reading).") \
     X(serve, request_max_bytes, INT, "32768", 4 * FR_KiB, 1 * FR_MiB, 0,                  \
-      "Memory per HTTP connection for the request line and headers; larger requests are refused.")
+      "Memory per HTTP connection for the request line and headers; larger requests are refused.") \
+    X(s3, endpoint, STR, "", 0, 0, 0,                                                     \
+      "S3 endpoint for an `s3://` warehouse: `https://s3.<region>.amazonaws.com`, or MinIO / moto such as `http://127.0.0.1:9000` (docs/S3.md).") \
+    X(s3, region, STR, "us-east-1", 0, 0, 0,                                              \
+      "Region the requests are signed for (SigV4 credential scope).")                     \
+    X(s3, path_style, INT, "1", 0, 1, 0,                                                  \
+      "1: `<endpoint>/<bucket>/<key>` (MinIO, moto); 0: `<bucket>.<endpoint host>/<key>` (AWS virtual-host style).") \
+    X(s3, access_key_id, STR, "", 0, 0, 0,                                                \
+      "Access key id; empty: the environment's AWS_ACCESS_KEY_ID.")                       \
+    X(s3, secret_access_key, STR, "", 0, 0, FR_CONF_SECRET,                               \
+      "Secret access key. Secret: environment only (FRESHET_S3_SECRET_ACCESS_KEY, else AWS_SECRET_ACCESS_KEY); never logged.") \
+    X(s3, session_token, STR, "", 0, 0, FR_CONF_SECRET,                                   \
+      "Session token of temporary credentials. Secret: environment only (FRESHET_S3_SESSION_TOKEN, else AWS_SESSION_TOKEN).") \
+    X(s3, max_attempts, INT, "5", 1, 100, 0,                                              \
+      "Attempts per request on 5xx, 429, timeouts and connection errors (exponential backoff with full jitter).") \
+    X(s3, retry_budget_ms, INT, "60000", 100, 3600000, 0,                                 \
+      "Total time one request may take, retries and backoff included; then the epoch fails and is retried.") \
+    X(s3, stall_timeout_ms, INT, "15000", 1000, 600000, 0,                                \
+      "Abort (and retry) a transfer that moves no byte for this long.")                  \
+    X(s3, part_bytes, INT, "8388608", 5 * FR_MiB, 5 * FR_GiB, 0,                          \
+      "Multipart part size; also the memory a streaming upload buffers.")                 \
+    X(s3, multipart_threshold_bytes, INT, "16777216", 5 * FR_MiB, 5 * FR_GiB, 0,          \
+      "Objects larger than this are uploaded in parts.")
 /* clang-format on */
 
 #endif

@@ -46,6 +46,9 @@ enum fr_err_class { FR_ERRC_OK = 0, FR_ERRC_RETRY, FR_ERRC_FATAL, FR_ERRC_DATA }
     X(FR_EFORBIDDEN,    -25,  FATAL, "forbidden by peer")                        \
     X(FR_ELOCKED,       -26,  FATAL, "locked by another process")                \
     X(FR_EEOF,          -27,  OK,    "end of data")                              \
+    X(FR_ECREDENTIAL,   -28,  FATAL, "credential rejected (wrong, expired or not allowed)") \
+    X(FR_EUNAVAILABLE,  -29,  RETRY, "service unavailable after retries")        \
+    X(FR_EREFUSED,      -30,  FATAL, "request refused by peer")                  \
     X(FR_ERATELIMIT,    -40,  RETRY, "rate limited by peer (HTTP 429)")          \
     X(FR_EMAXLAG,       -41,  RETRY, "peer's database is lagged (maxlag)")       \
     X(FR_EAPI,          -42,  FATAL, "API answered with an error")

@@ -441,6 +441,13 @@ int ice_publish(struct fr_ice_catalog *cat, const char *table_dir, const char *m
     snprintf(mdir, sizeof mdir, "%s/metadata", table_dir);
     snprintf(src, sizeof src, "%s%s", mdir, base);
     int dfd = open(mdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0 && errno == ENOENT && cat->io.ops != fr_ice_io_posix()) {
+        /* The files live elsewhere (an object store through the io ops, see
+         * src/objstore/s3_io.c): there is no local metadata directory, so
+         * publishers on this machine serialise on the local lake directory
+         * (beside catalog.db) instead. */
+        dfd = open(cat->lake_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    }
     if (dfd < 0) {
         return ice_err(fr_err_from_errno(errno), "publish: cannot open %s", mdir);
     }
