@@ -45,7 +45,10 @@ enum fr_err_class { FR_ERRC_OK = 0, FR_ERRC_RETRY, FR_ERRC_FATAL, FR_ERRC_DATA }
     X(FR_EJSON,         -24,  DATA,  "malformed JSON")                           \
     X(FR_EFORBIDDEN,    -25,  FATAL, "forbidden by peer")                        \
     X(FR_ELOCKED,       -26,  FATAL, "locked by another process")                \
-    X(FR_EEOF,          -27,  OK,    "end of data")
+    X(FR_EEOF,          -27,  OK,    "end of data")                              \
+    X(FR_EREQUIREMENT,  -36,  RETRY, "commit requirement not met; reload and retry") \
+    X(FR_EUNKNOWN,      -37,  RETRY, "commit outcome unknown; reload before retrying") \
+    X(FR_ENOTEMPTY,     -38,  FATAL, "not empty")
 
 enum fr_err {
 #define FR_ERR_ENUM(name, val, cls, msg) name = (val),

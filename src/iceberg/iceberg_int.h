@@ -189,6 +189,11 @@ const struct ice_snapshot *ice_meta_snapshot(const struct ice_meta *meta, int64_
 const char *ice_meta_prop(const struct ice_meta *meta, const char *key);
 int64_t ice_meta_prop_int(const struct ice_meta *meta, const char *key, int64_t dflt);
 const char *ice_summary_get(const struct fr_ice_snapshot *snap, const char *key);
+/* Parse one schema / snapshot object (REST updates) into meta's arena;
+ * FR_ECORRUPT naming the bad field. */
+int ice_schema_parse(struct ice_meta *meta, const struct fr_json_val *obj, struct ice_schema *s);
+int ice_snapshot_parse(struct ice_meta *meta, const struct fr_json_val *obj,
+                       struct ice_snapshot *s);
 /* Schema JSON of one schema ({"type":"struct","schema-id":..,"fields":[..]}). */
 int ice_schema_json(const struct ice_schema *schema, struct fr_buf *out);
 /* Partition-spec fields JSON array (the manifest's "partition-spec" key). */
@@ -436,6 +441,7 @@ enum ice_change_kind {
     ICE_CH_REWRITE,
     ICE_CH_ADD_COLUMN,
     ICE_CH_EXPIRE,
+    ICE_CH_REST, /* requirements + updates as Iceberg REST JSON (rest_updates.c) */
 };
 
 struct ice_change {
@@ -459,6 +465,10 @@ struct ice_change {
     /* expire */
     int64_t older_than_ms;
     uint32_t retain_last;
+    /* REST: the table-change object ({"requirements":[..],"updates":[..]}),
+     * a NUL-terminated copy in arena, checked and applied per attempt */
+    const char *rest_json;
+    size_t rest_len;
     /* per attempt */
     struct fr_ice_table *base;
     struct ice_meta *next; /* the new version */
@@ -495,6 +505,20 @@ int ice_change_new(struct fr_ice_catalog *cat, enum ice_change_kind kind, const 
 int ice_change_set_files(struct ice_change *c, const struct fr_ice_table *hint,
                          const struct fr_ice_data_file *files, uint32_t nfiles);
 int ice_change_set_info(struct ice_change *c, const struct fr_ice_commit_info *info);
+
+/* rest_updates.c: check c->rest_json's requirements against c->base and
+ * apply its updates to c->next (FR_EREQUIREMENT, FR_EINVAL naming the bad
+ * update, FR_EUNSUPPORTED naming an action freshet does not implement).
+ * An empty update list leaves c->next NULL (nothing to commit). */
+int ice_rest_apply(struct ice_change *c);
+/* commit.c: add a prepared change to txn (the txn owns it from then on,
+ * also on error). */
+int ice_txn_add_change(struct fr_ice_txn *txn, struct ice_change *c);
+/* table.c: write meta as the first version of ns.name and insert the
+ * catalog row (the namespace must exist or is created). *location
+ * receives the metadata URI in meta's arena. */
+int ice_table_create_meta(struct fr_ice_catalog *cat, const char *ns, const char *name,
+                          struct ice_meta *meta, const char **location);
 
 /* Write metadata JSON for next as "NNNNN-<uuid>.metadata.json" (no clobber). */
 int ice_write_metadata(struct ice_change *c);

@@ -367,29 +367,14 @@ static int new_meta(struct fr_ice_catalog *cat, const char *ns, const char *name
     return FR_OK;
 }
 
-int fr_ice_table_create(struct fr_ice_catalog *cat, const char *ns, const char *name,
-                        const struct fr_ice_table_def *def, struct fr_ice_table **table)
+int ice_table_create_meta(struct fr_ice_catalog *cat, const char *ns, const char *name,
+                          struct ice_meta *m, const char **location_out)
 {
-    ice_err_clear();
-    if (table) {
-        *table = NULL;
-    }
-    if (!ice_name_ok(name) || !ns || !*ns || strlen(ns) > 127 || strchr(ns, '/')) {
-        return ice_err(FR_EINVAL, "bad table name %s.%s", ns ? ns : "", name ? name : "");
-    }
-    int rc = check_def(ns, name, def);
-    if (rc < 0) {
-        return rc;
-    }
-    struct ice_meta *m = NULL;
     struct fr_buf b;
     char path[ICE_PATH_MAX], uuid[37];
     char *location = NULL;
     fr_buf_init(&b, ICE_MAX_METADATA_BYTES);
-    rc = new_meta(cat, ns, name, def, &m);
-    if (rc == FR_OK) {
-        rc = ice_meta_write(m, &b);
-    }
+    int rc = ice_meta_write(m, &b);
     if (rc < 0) {
         goto cleanup;
     }
@@ -419,12 +404,37 @@ int fr_ice_table_create(struct fr_ice_catalog *cat, const char *ns, const char *
     if (ice_table_dir(cat, ns, name, dir, sizeof dir) == FR_OK) {
         ice_publish(cat, dir, location);
     }
-    if (table) {
-        rc = fr_ice_table_load(cat, ns, name, table);
+    if (location_out) {
+        *location_out = location;
     }
 cleanup:
-    ice_meta_free(m);
     fr_buf_free(&b);
+    return rc;
+}
+
+int fr_ice_table_create(struct fr_ice_catalog *cat, const char *ns, const char *name,
+                        const struct fr_ice_table_def *def, struct fr_ice_table **table)
+{
+    ice_err_clear();
+    if (table) {
+        *table = NULL;
+    }
+    if (!ice_name_ok(name) || !ns || !*ns || strlen(ns) > 127 || strchr(ns, '/')) {
+        return ice_err(FR_EINVAL, "bad table name %s.%s", ns ? ns : "", name ? name : "");
+    }
+    int rc = check_def(ns, name, def);
+    if (rc < 0) {
+        return rc;
+    }
+    struct ice_meta *m = NULL;
+    rc = new_meta(cat, ns, name, def, &m);
+    if (rc == FR_OK) {
+        rc = ice_table_create_meta(cat, ns, name, m, NULL);
+    }
+    if (rc == FR_OK && table) {
+        rc = fr_ice_table_load(cat, ns, name, table);
+    }
+    ice_meta_free(m);
     return rc;
 }
 
