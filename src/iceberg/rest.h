@@ -68,7 +68,9 @@ int fr_ice_rest_commit(struct fr_ice_catalog *cat, const struct fr_ice_rest_chan
  * NULL; token NULL or "" sends no Authorization) and stores the status and
  * the answer's body (capped by resp's cap: FR_ETOOBIG past it). It returns
  * FR_OK whenever an HTTP answer arrived, whatever its status, and a
- * negative code when none did: FR_ETIMEOUT, FR_ECLOSED, FR_EIO.
+ * negative code when none did: FR_EAGAIN when the request was certainly
+ * not sent (connection refused), FR_ETIMEOUT, FR_ECLOSED or FR_EIO when it
+ * may have been.
  * fr_ice_rest_curl() is libcurl (one easy handle per call; loopback or
  * any URL the caller configures). sleep_ms may be NULL (nanosleep).
  */
@@ -140,14 +142,13 @@ int fr_ice_rest_find_epoch(struct fr_ice_rest *rest, const char *ns, const char 
                            const char *pipeline_id, int64_t epoch);
 
 /* Commit changes (one or several tables) whose snapshots carry
- * pipeline_id's epoch in their summaries, resolving an unknown outcome:
- * on FR_EUNKNOWN, reload changes[0]'s table and look for the marker.
- * *landed (may be NULL) is 1 when the epoch is in the catalog (this call
- * or an earlier one put it there), 0 when it is not. Returns FR_OK when
- * landed; FR_EUNKNOWN when the marker could not be read (the caller must
- * not advance its checkpoint, and must look again before retrying); the
- * commit's own error when it definitely did not land (FR_EREQUIREMENT
- * ...): then a retry with fresh requirements is safe. */
+ * pipeline_id's epoch in their summaries, resolving an unknown outcome by
+ * reloading changes[0]'s table and looking for the marker. *landed (may be
+ * NULL): 1 the epoch is in the catalog (FR_OK), 0 it is not (the commit's
+ * own error: FR_EREQUIREMENT ..., or FR_EABORTED when a server error was
+ * followed by a reload without the marker: retrying with fresh
+ * requirements is safe), -1 the reload failed too (FR_EUNKNOWN: do not
+ * advance the checkpoint; look again before retrying). */
 int fr_ice_rest_commit_epoch(struct fr_ice_rest *rest, const struct fr_ice_rest_change *changes,
                              uint32_t n, const char *pipeline_id, int64_t epoch, int *landed);
 
