@@ -852,10 +852,18 @@ static enum MHD_Result rest_route(struct rest_ctx *x)
         return h_table_load(x, false);
     case REST_R_T_EXISTS:
         return h_table_load(x, true);
-    case REST_R_T_DROP:
+    case REST_R_T_DROP: {
+        const char *purge =
+            MHD_lookup_connection_value(x->conn, MHD_GET_ARGUMENT_KIND, "purgeRequested");
+        if (purge && strcmp(purge, "true") == 0) {
+            return rest_error(x->conn, MHD_HTTP_BAD_REQUEST, "BadRequestException",
+                              "purgeRequested=true is not supported: freshet drops the catalog "
+                              "row and keeps the files (remove the table directory yourself)");
+        }
         rc = fr_ice_table_drop(x->cat, x->path.ns, x->path.table);
         return rc < 0 ? rest_fail(x->conn, rc, "NoSuchTableException", false)
                       : rest_ok(x, MHD_HTTP_NO_CONTENT);
+    }
     case REST_R_T_COMMIT:
         return h_commit(x);
     case REST_R_TXN_COMMIT:

@@ -86,7 +86,7 @@
       "LoadTableResult: `metadata-location`, `metadata` (the file's JSON), `config`.")            \
     X(T_EXISTS, SERVE_HEAD, "/v1/{prefix}/namespaces/{namespace}/tables/{table}", 0, "204 or 404.") \
     X(T_DROP, SERVE_DELETE, "/v1/{prefix}/namespaces/{namespace}/tables/{table}", 1,               \
-      "204: the catalog row goes, the files stay (no purge).")                                    \
+      "204: the catalog row goes, the files stay (purgeRequested=true: 400).")                     \
     X(T_COMMIT, SERVE_POST, "/v1/{prefix}/namespaces/{namespace}/tables/{table}", 1,               \
       "CommitTableResponse; 409 CommitFailedException when a requirement fails.")                 \
     X(TXN_COMMIT, SERVE_POST, "/v1/{prefix}/transactions/commit", 1,                               \

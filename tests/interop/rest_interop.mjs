@@ -269,6 +269,9 @@ try {
   await catalog.createNamespace({ namespace: ['rest_tmp'] });
   await catalog.createTable({ namespace: ['rest_tmp'] }, {
     name: 'gone', schema: { type: 'struct', fields: [{ id: 1, name: 'a', type: 'int', required: false }] } });
+  await expectError('drop with purge (not supported, so refused)', 400, 'BadRequestException',
+    () => catalog.dropTable({ namespace: ['rest_tmp'], name: 'gone' }, { purge: true }));
+  ok(await catalog.tableExists({ namespace: ['rest_tmp'], name: 'gone' }) === true, 'a refused drop dropped');
   await catalog.dropTable({ namespace: ['rest_tmp'], name: 'gone' });
   ok(await catalog.tableExists({ namespace: ['rest_tmp'], name: 'gone' }) === false, 'dropped table exists');
   await catalog.dropNamespace({ namespace: ['rest_tmp'] });
