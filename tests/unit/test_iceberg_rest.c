@@ -565,6 +565,64 @@ static void test_namespaces(void)
     fr_ice_catalog_close(cat);
 }
 
+/* Damaged requests: every truncation and seeded byte flips of a valid
+ * change. Each answer is FR_OK or a negative code, a refused one moves
+ * nothing, and the table always loads afterwards. */
+static void test_damaged_requests(void)
+{
+    const char *dir = check_tmpdir();
+    struct fr_ice_catalog *cat = open_cat(dir);
+    struct fr_ice_table_def def = ti_def(false, NULL, 0);
+    CHECK_EQ_INT(fr_ice_table_create(cat, TI_NS, "t", &def, NULL), FR_OK);
+    static const char good[] =
+        "{\"requirements\":[{\"type\":\"assert-current-schema-id\",\"current-schema-id\":0},"
+        "{\"type\":\"assert-ref-snapshot-id\",\"ref\":\"main\",\"snapshot-id\":null}],"
+        "\"updates\":[{\"action\":\"add-schema\",\"schema\":{\"type\":\"struct\",\"fields\":["
+        "{\"id\":1,\"name\":\"id\",\"required\":true,\"type\":\"long\"},"
+        "{\"id\":9,\"name\":\"z\",\"required\":false,\"type\":{\"type\":\"list\","
+        "\"element-id\":10,\"element\":\"int\",\"element-required\":false}}]}},"
+        "{\"action\":\"add-spec\",\"spec\":{\"fields\":[{\"source-id\":1,\"name\":\"b\","
+        "\"transform\":\"bucket[4]\"}]}},"
+        "{\"action\":\"add-sort-order\",\"sort-order\":{\"fields\":[{\"transform\":"
+        "\"identity\",\"source-id\":1,\"direction\":\"asc\",\"null-order\":\"nulls-last\"}]}},"
+        "{\"action\":\"remove-snapshots\",\"snapshot-ids\":[1,2]},"
+        "{\"action\":\"set-properties\",\"updates\":{\"k\":\"v\\u00e9\"}}]}";
+    char buf[sizeof good];
+    int ok = 0, refused = 0;
+    uint64_t seed = 0x9e3779b97f4a7c15u;
+    for (size_t round = 0; round < sizeof good - 1 + 400; round++) {
+        size_t len = sizeof good - 1;
+        memcpy(buf, good, len);
+        if (round < sizeof good - 1) {
+            len = round ? round : len; /* the whole, then every truncation */
+        } else {
+            for (int k = 0; k < 1 + (int)(round % 3); k++) {
+                seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+                static const char alphabet[] = "{}[],:\"0-19e.\\ antx";
+                buf[seed % len] = alphabet[(seed >> 32) % (sizeof alphabet - 1)];
+            }
+        }
+        char *before = location(cat, "t");
+        struct fr_ice_rest_change ch = {TI_NS, "t", buf, len};
+        int rc = fr_ice_rest_commit(cat, &ch, 1, NULL);
+        char *after = location(cat, "t");
+        CHECK(rc <= 0);
+        CHECK(after != NULL); /* the table always loads */
+        if (rc < 0) {
+            refused++;
+            CHECK(before && after && strcmp(before, after) == 0);
+        } else {
+            ok++;
+        }
+        free(before);
+        free(after);
+    }
+    CHECK(refused > 0);
+    CHECK(ok > 0); /* at least the undamaged one */
+    fprintf(stderr, "damaged requests: %d applied, %d refused\n", ok, refused);
+    fr_ice_catalog_close(cat);
+}
+
 int main(void)
 {
     RUN(test_requirements);
@@ -574,5 +632,6 @@ int main(void)
     RUN(test_race_rechecks_requirements);
     RUN(test_create);
     RUN(test_namespaces);
+    RUN(test_damaged_requests);
     return check_report();
 }
