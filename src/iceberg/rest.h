@@ -76,16 +76,15 @@ int fr_ice_rest_commit(struct fr_ice_catalog *cat, const struct fr_ice_rest_chan
  */
 struct fr_ice_http_ops {
     int (*request)(void *ctx, const char *method, const char *url, const char *token,
-                   const char *body, size_t len, int timeout_ms, long *status,
-                   struct fr_buf *resp);
+                   const char *body, size_t len, int timeout_ms, long *status, struct fr_buf *resp);
     void (*sleep_ms)(void *ctx, int ms);
 };
 
 const struct fr_ice_http_ops *fr_ice_rest_curl(void);
 
 struct fr_ice_rest_opts {
-    const char *uri;   /* the catalog's base, e.g. "http://127.0.0.1:8787/iceberg" */
-    const char *token; /* bearer token (secret: never logged); may be NULL */
+    const char *uri;       /* the catalog's base, e.g. "http://127.0.0.1:8787/iceberg" */
+    const char *token;     /* bearer token (secret: never logged); may be NULL */
     const char *warehouse; /* sent to GET /v1/config; may be NULL */
     int timeout_ms;        /* per request; 0: 10000 */
     int max_retries;       /* reads and idempotent calls; 0: 4, -1: none */
@@ -114,8 +113,8 @@ int fr_ice_rest_load_table(struct fr_ice_rest *rest, const char *ns, const char 
 /* POST .../namespaces/{ns}/tables with a CreateTableRequest. FR_EEXIST on
  * 409, FR_ENOTFOUND on 404. Not retried after the request was sent (a
  * retry could meet its own table: FR_EEXIST says so). */
-int fr_ice_rest_create_table(struct fr_ice_rest *rest, const char *ns, const char *json,
-                             size_t len, struct fr_buf *out);
+int fr_ice_rest_create_table(struct fr_ice_rest *rest, const char *ns, const char *json, size_t len,
+                             struct fr_buf *out);
 
 /*
  * Commit one table (POST .../tables/{name}) or several atomically (POST

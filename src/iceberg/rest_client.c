@@ -279,8 +279,9 @@ static int rest_call(struct fr_ice_rest *rest, const char *method, const char *p
             /* no answer: not sent at all, or lost after sending */
             retry = rc == FR_EAGAIN || kind == CALL_READ;
             if (!retry && kind == CALL_COMMIT) {
-                rc = ice_err(FR_EUNKNOWN, "rest: %s %s: %s after sending: the commit may or may "
-                                          "not have landed",
+                rc = ice_err(FR_EUNKNOWN,
+                             "rest: %s %s: %s after sending: the commit may or may "
+                             "not have landed",
                              method, url, fr_strerror(rc));
             } else {
                 ice_err(rc, "rest: %s %s: %s", method, url, fr_strerror(rc));
@@ -307,11 +308,10 @@ static int rest_call(struct fr_ice_rest *rest, const char *method, const char *p
             break;
         }
         long ms = (long)rest->backoff_ms << (attempt < 16 ? attempt : 16);
-        rest->ops->sleep_ms ? rest->ops->sleep_ms(rest->ctx, ms > REST_BACKOFF_CAP_MS
-                                                                 ? REST_BACKOFF_CAP_MS
-                                                                 : (int)ms)
-                            : default_sleep(NULL, ms > REST_BACKOFF_CAP_MS ? REST_BACKOFF_CAP_MS
-                                                                           : (int)ms);
+        rest->ops->sleep_ms
+            ? rest->ops->sleep_ms(rest->ctx,
+                                  ms > REST_BACKOFF_CAP_MS ? REST_BACKOFF_CAP_MS : (int)ms)
+            : default_sleep(NULL, ms > REST_BACKOFF_CAP_MS ? REST_BACKOFF_CAP_MS : (int)ms);
     }
     if (rc == FR_OK && out && resp.len) {
         rc = fr_buf_append(out, resp.data, resp.len);
@@ -425,8 +425,8 @@ int fr_ice_rest_load_table(struct fr_ice_rest *rest, const char *ns, const char 
     return rc;
 }
 
-int fr_ice_rest_create_table(struct fr_ice_rest *rest, const char *ns, const char *json,
-                             size_t len, struct fr_buf *out)
+int fr_ice_rest_create_table(struct fr_ice_rest *rest, const char *ns, const char *json, size_t len,
+                             struct fr_buf *out)
 {
     struct fr_buf path;
     ice_err_clear();
@@ -511,8 +511,8 @@ int fr_ice_rest_commit_txn(struct fr_ice_rest *rest, const struct fr_ice_rest_ch
         rc = fr_buf_puts(&body, "]}");
     }
     if (rc == FR_OK) {
-        rc = rest_call(rest, "POST", "transactions/commit", true, (const char *)body.data,
-                       body.len, CALL_COMMIT, NULL);
+        rc = rest_call(rest, "POST", "transactions/commit", true, (const char *)body.data, body.len,
+                       CALL_COMMIT, NULL);
     }
     fr_buf_free(&body);
     return rc;
@@ -527,10 +527,9 @@ int fr_ice_rest_find_epoch(struct fr_ice_rest *rest, const char *ns, const char 
     int rc = fr_ice_rest_load_table(rest, ns, name, &b);
     struct fr_json_val root, meta;
     const char *p = (const char *)b.data;
-    if (rc == FR_OK && (!p || !fr_json_value(p, p + b.len, &root) ||
-                        root.type != FR_JSON_OBJECT ||
-                        fr_json_member(&root, "metadata", &meta) != 1 ||
-                        meta.type != FR_JSON_OBJECT)) {
+    if (rc == FR_OK &&
+        (!p || !fr_json_value(p, p + b.len, &root) || root.type != FR_JSON_OBJECT ||
+         fr_json_member(&root, "metadata", &meta) != 1 || meta.type != FR_JSON_OBJECT)) {
         rc = ice_err(FR_EPROTO, "rest: LoadTableResult of %s.%s has no metadata", ns, name);
     }
     if (rc == FR_OK) {
@@ -583,6 +582,6 @@ int fr_ice_rest_commit_epoch(struct fr_ice_rest *rest, const struct fr_ice_rest_
                        why, changes[0].ns, changes[0].name, epoch, pipeline_id);
     }
     *landed = -1;
-    return ice_err(FR_EUNKNOWN, "rest: %s; and reloading %s.%s failed (%s): outcome unknown",
-                   why, changes[0].ns, changes[0].name, fr_strerror(found));
+    return ice_err(FR_EUNKNOWN, "rest: %s; and reloading %s.%s failed (%s): outcome unknown", why,
+                   changes[0].ns, changes[0].name, fr_strerror(found));
 }

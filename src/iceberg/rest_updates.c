@@ -133,8 +133,8 @@ static int req_fail(const struct ice_change *c, const char *type, const char *fm
 {
     char detail[200];
     snprintf(detail, sizeof detail, fmt, (long long)want, (long long)have);
-    return ice_err(FR_EREQUIREMENT, "table %s.%s: requirement %s failed: %s", c->ns, c->name,
-                   type, detail);
+    return ice_err(FR_EREQUIREMENT, "table %s.%s: requirement %s failed: %s", c->ns, c->name, type,
+                   detail);
 }
 
 static int check_requirement(struct ice_change *c, const struct ice_meta *bm,
@@ -165,9 +165,9 @@ static int check_requirement(struct ice_change *c, const struct ice_meta *bm,
             if (rc < 0) {
                 return rc;
             }
-            return want == have_int[i] ? FR_OK
-                                       : req_fail(c, type, "expected %lld, the table has %lld",
-                                                  want, have_int[i]);
+            return want == have_int[i]
+                       ? FR_OK
+                       : req_fail(c, type, "expected %lld, the table has %lld", want, have_int[i]);
         }
     }
     if (strcmp(type, "assert-create") == 0) {
@@ -361,7 +361,8 @@ static int parse_spec(struct ice_meta *m, const struct fr_json_val *sv, struct i
         struct ice_pfield *pf = &spec->fields[i];
         int64_t fid = -1;
         struct fr_json_val v;
-        if (f.type != FR_JSON_OBJECT || jint32(&f, "source-id", &pf->source_id, "partition field") < 0 ||
+        if (f.type != FR_JSON_OBJECT ||
+            jint32(&f, "source-id", &pf->source_id, "partition field") < 0 ||
             !(pf->name = jstr(m->arena, &f, "name")) ||
             !(pf->transform = jstr(m->arena, &f, "transform"))) {
             return ice_err(FR_EINVAL, "partition field %u: needs source-id, name, transform", i);
@@ -383,8 +384,8 @@ static int parse_spec(struct ice_meta *m, const struct fr_json_val *sv, struct i
             found = cur->fields[k].id == pf->source_id;
         }
         if (!found) {
-            return ice_err(FR_EINVAL, "partition field %s: source-id %d is not a column",
-                           pf->name, (int)pf->source_id);
+            return ice_err(FR_EINVAL, "partition field %s: source-id %d is not a column", pf->name,
+                           (int)pf->source_id);
         }
         for (uint32_t k = 0; k < i; k++) {
             if (strcmp(spec->fields[k].name, pf->name) == 0) {
@@ -469,8 +470,7 @@ static int order_ids(const struct ice_meta *m, int64_t *ids, uint32_t cap, uint3
     return FR_OK;
 }
 
-static int up_add_sort_order(struct ice_meta *m, const struct fr_json_val *u,
-                             struct rest_state *st)
+static int up_add_sort_order(struct ice_meta *m, const struct fr_json_val *u, struct rest_state *st)
 {
     struct fr_json_val ov, fields, f;
     if (jget(u, "sort-order", &ov) != 1 || ov.type != FR_JSON_OBJECT ||
@@ -513,9 +513,9 @@ static int up_add_sort_order(struct ice_meta *m, const struct fr_json_val *u,
     while (rl && raw[rl - 1] != ']') {
         rl--;
     }
-    char *next = ice_sprintf(m->arena, "%.*s%s{\"order-id\":%" PRId64 ",\"fields\":%.*s}]",
-                             (int)(rl - 1), raw, n ? "," : "", id,
-                             (int)(fields.end - fields.start), fields.start);
+    char *next =
+        ice_sprintf(m->arena, "%.*s%s{\"order-id\":%" PRId64 ",\"fields\":%.*s}]", (int)(rl - 1),
+                    raw, n ? "," : "", id, (int)(fields.end - fields.start), fields.start);
     if (!next) {
         return FR_ENOMEM;
     }
@@ -1104,9 +1104,9 @@ int fr_ice_rest_create(struct fr_ice_catalog *cat, const char *ns, const char *j
     if (jget(&root, "write-order", &v) == 1 && v.type == FR_JSON_OBJECT &&
         jget(&v, "fields", &fields) == 1 && fields.type == FR_JSON_ARRAY &&
         fields.end - fields.start > 2) {
-        m->sort_orders_raw =
-            ice_sprintf(m->arena, "[{\"order-id\":0,\"fields\":[]},{\"order-id\":1,\"fields\":%.*s}]",
-                        (int)(fields.end - fields.start), fields.start);
+        m->sort_orders_raw = ice_sprintf(
+            m->arena, "[{\"order-id\":0,\"fields\":[]},{\"order-id\":1,\"fields\":%.*s}]",
+            (int)(fields.end - fields.start), fields.start);
         m->default_sort_order_id = 1;
     }
     if (jget(&root, "properties", &v) == 1) {

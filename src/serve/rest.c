@@ -96,8 +96,7 @@ static enum MHD_Result rest_send(struct MHD_Connection *conn, unsigned status, s
     }
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
     if (www_auth) {
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
-                                "Bearer realm=\"freshet\"");
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"freshet\"");
     }
     enum MHD_Result ret = MHD_queue_response(conn, status, resp);
     MHD_destroy_response(resp);
@@ -155,8 +154,8 @@ static enum MHD_Result rest_fail(struct MHD_Connection *conn, int rc, const char
     case FR_ERANGE:
         return rest_error(conn, MHD_HTTP_BAD_REQUEST, "BadRequestException", "%s", msg);
     case FR_EBUSY:
-        return rest_error(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "ServiceUnavailableException",
-                          "%s", msg);
+        return rest_error(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "ServiceUnavailableException", "%s",
+                          msg);
     default:
         fr_warn("serve", "iceberg rest: %s", msg);
         return rest_error(conn, MHD_HTTP_INTERNAL_SERVER_ERROR,
@@ -653,16 +652,15 @@ static enum MHD_Result h_ns_props(struct rest_ctx *x)
     if (fr_json_member(&x->body, "updates", &v) == 1 && v.type == FR_JSON_OBJECT) {
         rc = rest_parse_kv(&kvs, &v);
     }
-    if (rc == FR_OK && fr_json_member(&x->body, "removals", &v) == 1 &&
-        v.type == FR_JSON_ARRAY) {
+    if (rc == FR_OK && fr_json_member(&x->body, "removals", &v) == 1 && v.type == FR_JSON_ARRAY) {
         rc = rest_parse_keys(&kvs, &v);
     }
     if (rc < 0) {
         return rest_error(x->conn, MHD_HTTP_BAD_REQUEST, "BadRequestException",
                           "\"updates\" must be an object and \"removals\" an array of strings");
     }
-    rc = fr_ice_ns_update(x->cat, x->path.ns, kvs.kv, kvs.n, kvs.keys, kvs.nkeys,
-                          rest_missing_item, &miss);
+    rc = fr_ice_ns_update(x->cat, x->path.ns, kvs.kv, kvs.n, kvs.keys, kvs.nkeys, rest_missing_item,
+                          &miss);
     if (rc < 0) {
         return rest_fail(x->conn, rc, "NoSuchNamespaceException", false);
     }
@@ -722,8 +720,7 @@ static enum MHD_Result h_tables_list(struct rest_ctx *x)
 
 static enum MHD_Result h_table_load(struct rest_ctx *x, bool head)
 {
-    int rc = x->cat ? fr_ice_rest_load(x->cat, x->path.ns, x->path.table, &x->out)
-                    : FR_ENOTFOUND;
+    int rc = x->cat ? fr_ice_rest_load(x->cat, x->path.ns, x->path.table, &x->out) : FR_ENOTFOUND;
     if (rc < 0) {
         return rest_fail(x->conn, rc, "NoSuchTableException", false);
     }
@@ -871,8 +868,7 @@ static enum MHD_Result rest_route(struct rest_ctx *x)
     case REST_R_COUNT:
         break;
     }
-    return rest_error(x->conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "InternalServerError",
-                      "bad route");
+    return rest_error(x->conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "InternalServerError", "bad route");
 }
 
 static unsigned rest_method(const char *method)

@@ -118,8 +118,7 @@ static void proxy_one(int c)
     }
     int mode = atomic_load(&proxy.mode);
     bool is_get = strcmp(method, "GET") == 0;
-    if (mode != PASS && atomic_load(&proxy.faults_left) > 0 &&
-        ((mode == GET_503) == is_get)) {
+    if (mode != PASS && atomic_load(&proxy.faults_left) > 0 && ((mode == GET_503) == is_get)) {
         atomic_fetch_sub(&proxy.faults_left, 1);
     } else {
         mode = PASS;
@@ -139,9 +138,8 @@ static void proxy_one(int c)
     struct fr_buf resp;
     fr_buf_init(&resp, 64 << 20);
     long status = 0;
-    int rc = fr_ice_rest_curl()->request(NULL, method, url, token,
-                                         total > hlen ? buf + hlen : NULL, total - hlen, 10000,
-                                         &status, &resp);
+    int rc = fr_ice_rest_curl()->request(NULL, method, url, token, total > hlen ? buf + hlen : NULL,
+                                         total - hlen, 10000, &status, &resp);
     atomic_fetch_add(&proxy.forwarded, 1);
     if (rc < 0) {
         answer(c, 502, "{}", 2);
@@ -238,8 +236,8 @@ static void epoch_change(char *json, size_t cap, int64_t epoch, int64_t prev)
              "\"snapshot-id\":%s}],\"updates\":[{\"action\":\"add-snapshot\",\"snapshot\":{"
              "\"snapshot-id\":%" PRId64 ",%s\"sequence-number\":%" PRId64
              ",\"timestamp-ms\":%" PRId64 ",\"manifest-list\":\"file:///nonexistent/snap-%" PRId64
-             ".avro\",\"summary\":{\"operation\":\"append\",\"" FR_ICE_SUMMARY_PIPELINE
-             "\":\"" PIPE "\",\"" FR_ICE_SUMMARY_EPOCH "\":\"%" PRId64 "\"}}},"
+             ".avro\",\"summary\":{\"operation\":\"append\",\"" FR_ICE_SUMMARY_PIPELINE "\":\"" PIPE
+             "\",\"" FR_ICE_SUMMARY_EPOCH "\":\"%" PRId64 "\"}}},"
              "{\"action\":\"set-snapshot-ref\",\"ref-name\":\"main\",\"type\":\"branch\","
              "\"snapshot-id\":%" PRId64 "}]}",
              req, id, parent, epoch, (int64_t)1790000000000 + epoch, id, epoch, id);
@@ -406,8 +404,8 @@ static void test_transaction_and_reads(void)
     fr_buf_free(&out);
     fr_ice_rest_close(small);
     /* nothing listening: not sent, retried, then FR_EAGAIN */
-    struct fr_ice_rest_opts dead = {.uri = "http://127.0.0.1:1/iceberg", .max_retries = 2,
-                                    .backoff_ms = 1};
+    struct fr_ice_rest_opts dead = {
+        .uri = "http://127.0.0.1:1/iceberg", .max_retries = 2, .backoff_ms = 1};
     struct fr_ice_rest *none = NULL;
     CHECK_EQ_INT(fr_ice_rest_open(&dead, &none), FR_EAGAIN);
 }

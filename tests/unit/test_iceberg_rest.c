@@ -115,8 +115,9 @@ static void test_requirements(void)
         "{\"type\":\"assert-ref-snapshot-id\",\"ref\":\"audit\"}",
     };
     for (size_t i = 0; i < sizeof pass / sizeof pass[0]; i++) {
-        CHECK_EQ_INT(commit(cat, "t", "{\"requirements\":[%s],\"updates\":[{\"action\":"
-                                      "\"set-properties\",\"updates\":{\"p%zu\":\"v\"}}]}",
+        CHECK_EQ_INT(commit(cat, "t",
+                            "{\"requirements\":[%s],\"updates\":[{\"action\":"
+                            "\"set-properties\",\"updates\":{\"p%zu\":\"v\"}}]}",
                             pass[i], i),
                      FR_OK);
     }
@@ -138,8 +139,9 @@ static void test_requirements(void)
         "{\"type\":\"assert-ref-snapshot-id\",\"ref\":\"main\",\"snapshot-id\":42}",
     };
     for (size_t i = 0; i < sizeof fail / sizeof fail[0]; i++) {
-        CHECK_EQ_INT(commit(cat, "t", "{\"requirements\":[%s],\"updates\":[{\"action\":"
-                                      "\"set-properties\",\"updates\":{\"bad\":\"v\"}}]}",
+        CHECK_EQ_INT(commit(cat, "t",
+                            "{\"requirements\":[%s],\"updates\":[{\"action\":"
+                            "\"set-properties\",\"updates\":{\"bad\":\"v\"}}]}",
                             fail[i]),
                      FR_EREQUIREMENT);
         CHECK(strstr(fr_ice_errmsg(), "requirement") != NULL);
@@ -161,8 +163,9 @@ static void test_requirements(void)
                         snap),
                  FR_OK);
     /* an unknown requirement type is refused by name */
-    CHECK_EQ_INT(commit(cat, "t", "{\"requirements\":[{\"type\":\"assert-view-uuid\"}],"
-                                  "\"updates\":[]}"),
+    CHECK_EQ_INT(commit(cat, "t",
+                        "{\"requirements\":[{\"type\":\"assert-view-uuid\"}],"
+                        "\"updates\":[]}"),
                  FR_EUNSUPPORTED);
     CHECK(strstr(fr_ice_errmsg(), "assert-view-uuid") != NULL);
     t = load(cat, "t");
@@ -224,9 +227,9 @@ static void test_schema_spec_order_props(void)
         CHECK_EQ_INT(p[0].transform, FR_ICE_DAY);
         CHECK_EQ_INT(m->last_partition_id, 1000);
         CHECK_EQ_INT(m->default_sort_order_id, 1);
-        CHECK(strstr(m->sort_orders_raw, "\"order-id\":1,\"fields\":[{\"transform\":"
-                                         "\"identity\",\"source-id\":1,\"direction\":\"desc\"") !=
-              NULL);
+        CHECK(strstr(m->sort_orders_raw,
+                     "\"order-id\":1,\"fields\":[{\"transform\":"
+                     "\"identity\",\"source-id\":1,\"direction\":\"desc\"") != NULL);
         CHECK(ice_meta_prop(m, "a") == NULL);
         CHECK_EQ_STR(ice_meta_prop(m, "b"), "2");
         CHECK_EQ_INT(m->nmetadata_log, 1);
@@ -251,32 +254,40 @@ static void test_schema_spec_order_props(void)
     CHECK_EQ_INT(commit(cat, "t", "{\"updates\":[{\"action\":\"set-statistics\"}]}"),
                  FR_EUNSUPPORTED);
     CHECK(strstr(fr_ice_errmsg(), "set-statistics") != NULL);
-    CHECK_EQ_INT(commit(cat, "t", "{\"updates\":[{\"action\":\"upgrade-format-version\","
-                                  "\"format-version\":3}]}"),
+    CHECK_EQ_INT(commit(cat, "t",
+                        "{\"updates\":[{\"action\":\"upgrade-format-version\","
+                        "\"format-version\":3}]}"),
                  FR_EUNSUPPORTED);
-    CHECK_EQ_INT(commit(cat, "t", "{\"updates\":[{\"action\":\"upgrade-format-version\","
-                                  "\"format-version\":1}]}"),
+    CHECK_EQ_INT(commit(cat, "t",
+                        "{\"updates\":[{\"action\":\"upgrade-format-version\","
+                        "\"format-version\":1}]}"),
                  FR_EINVAL);
-    CHECK_EQ_INT(commit(cat, "t", "{\"updates\":[{\"action\":\"assign-uuid\",\"uuid\":"
-                                  "\"00000000-0000-4000-8000-000000000000\"}]}"),
+    CHECK_EQ_INT(commit(cat, "t",
+                        "{\"updates\":[{\"action\":\"assign-uuid\",\"uuid\":"
+                        "\"00000000-0000-4000-8000-000000000000\"}]}"),
                  FR_EINVAL);
-    CHECK_EQ_INT(commit(cat, "t", "{\"updates\":[{\"action\":\"set-location\",\"location\":"
-                                  "\"file:///elsewhere\"}]}"),
+    CHECK_EQ_INT(commit(cat, "t",
+                        "{\"updates\":[{\"action\":\"set-location\",\"location\":"
+                        "\"file:///elsewhere\"}]}"),
                  FR_EUNSUPPORTED);
-    CHECK_EQ_INT(commit(cat, "t", "{\"updates\":[{\"action\":\"set-current-schema\","
-                                  "\"schema-id\":9}]}"),
+    CHECK_EQ_INT(commit(cat, "t",
+                        "{\"updates\":[{\"action\":\"set-current-schema\","
+                        "\"schema-id\":9}]}"),
                  FR_EINVAL);
-    CHECK_EQ_INT(commit(cat, "t", "{\"updates\":[{\"action\":\"set-current-schema\","
-                                  "\"schema-id\":-1}]}"),
+    CHECK_EQ_INT(commit(cat, "t",
+                        "{\"updates\":[{\"action\":\"set-current-schema\","
+                        "\"schema-id\":-1}]}"),
                  FR_EINVAL);
-    CHECK_EQ_INT(commit(cat, "t", "{\"updates\":[{\"action\":\"add-spec\",\"spec\":{"
-                                  "\"fields\":[{\"source-id\":99,\"name\":\"x\",\"transform\":"
-                                  "\"identity\"}]}}]}"),
+    CHECK_EQ_INT(commit(cat, "t",
+                        "{\"updates\":[{\"action\":\"add-spec\",\"spec\":{"
+                        "\"fields\":[{\"source-id\":99,\"name\":\"x\",\"transform\":"
+                        "\"identity\"}]}}]}"),
                  FR_EINVAL);
-    CHECK_EQ_INT(commit(cat, "t", "{\"updates\":[{\"action\":\"add-schema\",\"schema\":{"
-                                  "\"type\":\"struct\",\"fields\":[{\"id\":1,\"name\":\"a\","
-                                  "\"required\":true,\"type\":\"long\"},{\"id\":1,\"name\":\"b\","
-                                  "\"required\":true,\"type\":\"long\"}]}}]}"),
+    CHECK_EQ_INT(commit(cat, "t",
+                        "{\"updates\":[{\"action\":\"add-schema\",\"schema\":{"
+                        "\"type\":\"struct\",\"fields\":[{\"id\":1,\"name\":\"a\","
+                        "\"required\":true,\"type\":\"long\"},{\"id\":1,\"name\":\"b\","
+                        "\"required\":true,\"type\":\"long\"}]}}]}"),
                  FR_EINVAL);
     CHECK_EQ_INT(commit(cat, "t", "{\"updates\":[{\"action\":\"set-properties\""), FR_EJSON);
     CHECK_EQ_INT(commit(cat, "t", "{\"updates\":{}}"), FR_EINVAL);
@@ -356,9 +367,10 @@ static void test_snapshots_and_refs(void)
     }
     fr_ice_table_free(t);
     /* removing main's snapshot leaves the table without a current one */
-    CHECK_EQ_INT(commit(cat, "t",
-                        "{\"updates\":[{\"action\":\"remove-snapshot-ref\",\"ref-name\":\"main\"}]}"),
-                 FR_OK);
+    CHECK_EQ_INT(
+        commit(cat, "t",
+               "{\"updates\":[{\"action\":\"remove-snapshot-ref\",\"ref-name\":\"main\"}]}"),
+        FR_OK);
     t = load(cat, "t");
     CHECK_EQ_INT(fr_ice_table_snapshot_id(t), -1);
     fr_ice_table_free(t);
@@ -445,8 +457,9 @@ static void test_race_rechecks_requirements(void)
     fr_ice_table_free(t);
     /* without a requirement the retry applies on top of the racer's */
     racer.fired = 0;
-    CHECK_EQ_INT(commit(cat, "t", "{\"updates\":[{\"action\":\"set-properties\",\"updates\":"
-                                  "{\"k\":\"v\"}}]}"),
+    CHECK_EQ_INT(commit(cat, "t",
+                        "{\"updates\":[{\"action\":\"set-properties\",\"updates\":"
+                        "{\"k\":\"v\"}}]}"),
                  FR_OK);
     CHECK_EQ_INT(racer.fired, 1);
     t = load(cat, "t");
@@ -500,7 +513,8 @@ static void test_create(void)
                                  "\"struct\",\"fields\":[{\"id\":1,\"name\":\"a\",\"type\":"
                                  "\"int\",\"required\":false}]}}";
     CHECK_EQ_INT(fr_ice_rest_create(cat, "ns1", staged, strlen(staged), NULL), FR_EUNSUPPORTED);
-    static const char badname[] = "{\"name\":\"a-b\",\"schema\":{\"type\":\"struct\",\"fields\":[]}}";
+    static const char badname[] =
+        "{\"name\":\"a-b\",\"schema\":{\"type\":\"struct\",\"fields\":[]}}";
     CHECK_EQ_INT(fr_ice_rest_create(cat, "ns1", badname, strlen(badname), NULL), FR_EINVAL);
     CHECK_EQ_INT(fr_ice_rest_create(cat, "ns1", "{", 1, NULL), FR_EJSON);
     fr_buf_free(&out);
