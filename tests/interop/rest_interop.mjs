@@ -21,7 +21,9 @@
 // 2. Writes through iceberg-js: a namespace with properties, a table, a
 //    commit with requirements (add-schema, set-current-schema,
 //    set-properties, add-sort-order, set-default-sort-order), a tag on a
-//    wiki table's current snapshot and its removal; a failing requirement
+//    wiki table's current snapshot and its removal; 8 concurrent commits
+//    each answered 200 or 409, the table holding exactly the 200s' changes;
+//    a failing requirement
 //    answers 409 CommitFailedException and changes nothing; no token 401;
 //    dropping a namespace that holds tables 409.
 // Exit status: 0 good, 1 a mismatch, 77 when the npm packages are absent.
@@ -250,6 +252,18 @@ try {
     updates: [{ action: 'set-statistics', 'snapshot-id': 1, statistics: {} }],
   }));
 
+  // concurrent commits without requirements: each answers 200 or 409 (lost
+  // every retry), and the table holds exactly the properties of the 200s
+  const results = await Promise.allSettled([...Array(8).keys()].map((i) =>
+    catalog.updateTable(tid, { requirements: [], updates: [{ action: 'set-properties', updates: { [`c${i}`]: String(i) } }] })));
+  const conc = (await catalog.loadTable(tid)).properties;
+  results.forEach((r, i) => {
+    ok(r.status === 'fulfilled' || (r.reason instanceof IcebergError && r.reason.status === 409),
+      `concurrent commit ${i}: ${r.status} ${r.reason?.status} ${r.reason?.message}`);
+    ok((conc[`c${i}`] === String(i)) === (r.status === 'fulfilled'), `concurrent commit ${i}: property vs answer`);
+  });
+  ok(results.some((r) => r.status === 'fulfilled'), 'no concurrent commit succeeded');
+
   // a tag on a wiki table's current snapshot, then removed again
   const tagged = lakeTables.find((t) => t.namespace === 'wiki' && t.current_snapshot_id >= 0);
   const wid = { namespace: ['wiki'], name: tagged.name };
@@ -277,7 +291,8 @@ try {
   await catalog.dropNamespace({ namespace: ['rest_tmp'] });
   ok(await catalog.namespaceExists({ namespace: ['rest_tmp'] }) === false, 'dropped namespace exists');
 
-  out.created = { namespace: 'rest_js', name: 'events', location: committed['metadata-location'],
+  const final = await catalog.loadTableResult(tid);
+  out.created = { namespace: 'rest_js', name: 'events', location: final['metadata-location'],
     tagged: tagged.name, tagged_location: untag['metadata-location'] };
   fs.writeFileSync(outPath, JSON.stringify(out, null, 1));
 } catch (e) {
