@@ -258,6 +258,9 @@ static int32_t max_field_id(const struct fr_json_val *v, int depth)
 
 static int check_schema(const struct ice_schema *s)
 {
+    if (s->nfields == 0) {
+        return ice_err(FR_EINVAL, "schema: no fields");
+    }
     for (uint32_t i = 0; i < s->nfields; i++) {
         if (s->fields[i].id <= 0 || !s->fields[i].name[0]) {
             return ice_err(FR_EINVAL, "schema field %u: bad id or name", i);
@@ -922,7 +925,10 @@ int ice_rest_apply(struct ice_change *c)
             return ice_err(FR_EINVAL, "\"requirements\" must be an array");
         }
         ice_jit_init(&it, &reqs);
-        while ((rc = ice_jit_next(&it, NULL, &v)) == 1 && n++ < REST_MAX_ITEMS) {
+        while ((rc = ice_jit_next(&it, NULL, &v)) == 1) {
+            if (++n > REST_MAX_ITEMS) {
+                return ice_err(FR_ETOOBIG, "more than %d requirements", REST_MAX_ITEMS);
+            }
             if ((rc = check_requirement(c, bm, &v)) < 0) {
                 return rc;
             }

@@ -517,6 +517,16 @@ static void test_create(void)
         "{\"name\":\"a-b\",\"schema\":{\"type\":\"struct\",\"fields\":[]}}";
     CHECK_EQ_INT(fr_ice_rest_create(cat, "ns1", badname, strlen(badname), NULL), FR_EINVAL);
     CHECK_EQ_INT(fr_ice_rest_create(cat, "ns1", "{", 1, NULL), FR_EJSON);
+    static const char nofields[] =
+        "{\"name\":\"empty\",\"schema\":{\"type\":\"struct\",\"fields\":[]}}";
+    CHECK_EQ_INT(fr_ice_rest_create(cat, "ns1", nofields, strlen(nofields), NULL), FR_EINVAL);
+    static const char foreign[] =
+        "{\"name\":\"f\",\"location\":\"s3://bucket/f\",\"schema\":{\"type\":\"struct\","
+        "\"fields\":[{\"id\":1,\"name\":\"a\",\"type\":\"int\",\"required\":false}]}}";
+    CHECK_EQ_INT(fr_ice_rest_create(cat, "ns1", foreign, strlen(foreign), NULL), FR_EUNSUPPORTED);
+    struct fr_ice_table *none = NULL;
+    CHECK_EQ_INT(fr_ice_table_load(cat, "ns1", "empty", &none), FR_ENOTFOUND);
+    CHECK_EQ_INT(fr_ice_table_load(cat, "ns1", "f", &none), FR_ENOTFOUND);
     fr_buf_free(&out);
     fr_ice_catalog_close(cat);
 }
