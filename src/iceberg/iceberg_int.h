@@ -194,6 +194,8 @@ const char *ice_summary_get(const struct fr_ice_snapshot *snap, const char *key)
 int ice_schema_parse(struct ice_meta *meta, const struct fr_json_val *obj, struct ice_schema *s);
 int ice_snapshot_parse(struct ice_meta *meta, const struct fr_json_val *obj,
                        struct ice_snapshot *s);
+/* One snapshot object as the metadata file holds it. */
+int ice_snapshot_json(const struct ice_snapshot *snap, struct fr_buf *out);
 /* Schema JSON of one schema ({"type":"struct","schema-id":..,"fields":[..]}). */
 int ice_schema_json(const struct ice_schema *schema, struct fr_buf *out);
 /* Partition-spec fields JSON array (the manifest's "partition-spec" key). */
@@ -428,6 +430,11 @@ int ice_table_dir(const struct fr_ice_catalog *cat, const char *ns, const char *
 /* Load with an already known catalog row (used by commit retries). */
 int ice_table_load_at(struct fr_ice_catalog *cat, const char *ns, const char *name,
                       const char *location, struct fr_ice_table **table);
+/* A table from metadata JSON another catalog returned (REST), its files
+ * mapped through cat's warehouse. */
+int ice_table_from_json(struct fr_ice_catalog *cat, const char *ns, const char *name,
+                        const char *location, const char *json, size_t len,
+                        struct fr_ice_table **table);
 /* Read a snapshot's manifest list and all its manifests' entries. */
 int ice_read_mlist(const struct fr_ice_table *table, const struct ice_snapshot *snap,
                    struct fr_ice_arena *arena, struct ice_mfile **mfiles, uint32_t *n);

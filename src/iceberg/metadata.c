@@ -949,3 +949,8 @@ int ice_snapshot_parse(struct ice_meta *meta, const struct fr_json_val *obj,
     memset(s, 0, sizeof *s);
     return parse_snapshot(&c, obj, s);
 }
+
+int ice_snapshot_json(const struct ice_snapshot *snap, struct fr_buf *out)
+{
+    return put_snapshot(out, snap);
+}

@@ -151,4 +151,23 @@ int fr_ice_rest_find_epoch(struct fr_ice_rest *rest, const char *ns, const char 
 int fr_ice_rest_commit_epoch(struct fr_ice_rest *rest, const struct fr_ice_rest_change *changes,
                              uint32_t n, const char *pipeline_id, int64_t epoch, int *landed);
 
+/* Stage an append for a REST commit: from a table as the catalog returned
+ * it (load_result: a LoadTableResult, e.g. from fr_ice_rest_load_table),
+ * write the manifest and the manifest list for files (under the table's
+ * directory in cat's warehouse: the REST catalog and cat must share the
+ * warehouse), and append to out the change that commits them:
+ *   requirements assert-table-uuid, assert-ref-snapshot-id (main = the
+ *                loaded snapshot, null when none)
+ *   updates      add-snapshot (the new snapshot, with info's summary keys:
+ *                the epoch marker), set-snapshot-ref main
+ * FR_EEXIST when info's epoch is already in the loaded table. On
+ * FR_EREQUIREMENT from the commit (another writer moved main), reload and
+ * stage again; the files of the stale attempt are orphans
+ * (fr_ice_remove_orphans). cat is used for paths and file I/O only; its
+ * catalog rows are not read. */
+int fr_ice_rest_stage_append(struct fr_ice_catalog *cat, const char *ns, const char *name,
+                             const char *load_result, size_t len,
+                             const struct fr_ice_data_file *files, uint32_t nfiles,
+                             const struct fr_ice_commit_info *info, struct fr_buf *out);
+
 #endif

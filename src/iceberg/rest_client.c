@@ -585,3 +585,84 @@ int fr_ice_rest_commit_epoch(struct fr_ice_rest *rest, const struct fr_ice_rest_
     return ice_err(FR_EUNKNOWN, "rest: %s; and reloading %s.%s failed (%s): outcome unknown", why,
                    changes[0].ns, changes[0].name, fr_strerror(found));
 }
+
+/* ------------------------------------------------------------ staging -- */
+
+int fr_ice_rest_stage_append(struct fr_ice_catalog *cat, const char *ns, const char *name,
+                             const char *load_result, size_t len,
+                             const struct fr_ice_data_file *files, uint32_t nfiles,
+                             const struct fr_ice_commit_info *info, struct fr_buf *out)
+{
+    struct fr_json_val root, loc, meta;
+    struct fr_ice_table *base = NULL;
+    struct ice_change *c = NULL;
+    char location[ICE_PATH_MAX];
+    ice_err_clear();
+    if (!fr_json_value(load_result, load_result + len, &root) || root.type != FR_JSON_OBJECT ||
+        fr_json_member(&root, "metadata-location", &loc) != 1 || loc.type != FR_JSON_STRING ||
+        fr_json_unescape(&loc, location, sizeof location) < 0 ||
+        fr_json_member(&root, "metadata", &meta) != 1 || meta.type != FR_JSON_OBJECT) {
+        return ice_err(FR_EPROTO, "rest: not a LoadTableResult for %s.%s", ns, name);
+    }
+    int rc = ice_table_from_json(cat, ns, name, location, meta.start,
+                                 (size_t)(meta.end - meta.start), &base);
+    if (rc == FR_OK && info && info->pipeline_id && info->epoch >= 0) {
+        int64_t last;
+        if (fr_ice_last_epoch(base, info->pipeline_id, &last, NULL) == FR_OK &&
+            last >= info->epoch) {
+            rc = ice_err(FR_EEXIST,
+                         "table %s.%s: epoch %" PRId64 " of %s is already committed (last %" PRId64
+                         ")",
+                         ns, name, info->epoch, info->pipeline_id, last);
+        }
+    }
+    if (rc == FR_OK) {
+        rc = ice_change_new(cat, ICE_CH_APPEND, ns, name, &c);
+    }
+    if (rc == FR_OK) {
+        rc = ice_change_set_files(c, NULL, files, nfiles);
+    }
+    if (rc == FR_OK) {
+        rc = ice_change_set_info(c, info);
+    }
+    if (rc == FR_OK) {
+        c->base = base; /* the change owns it from here */
+        base = NULL;
+        rc = ice_change_apply(c); /* writes the manifest and the manifest list */
+    }
+    const struct ice_snapshot *snap = NULL;
+    if (rc == FR_OK) {
+        snap = ice_meta_snapshot(c->next, c->next->current_snapshot_id);
+        rc = snap ? FR_OK : ice_err(FR_EIO, "rest: staged append made no snapshot");
+    }
+    int64_t was = rc == FR_OK ? c->base->meta->current_snapshot_id : -1;
+    char was_text[24] = "null";
+    if (was >= 0) {
+        snprintf(was_text, sizeof was_text, "%" PRId64, was);
+    }
+    if (rc == FR_OK) {
+        rc = fr_buf_printf(out,
+                           "{\"requirements\":[{\"type\":\"assert-table-uuid\",\"uuid\":\"%s\"},"
+                           "{\"type\":\"assert-ref-snapshot-id\",\"ref\":\"main\",\"snapshot-id\":"
+                           "%s}],\"updates\":[{\"action\":\"add-snapshot\",\"snapshot\":",
+                           c->base->meta->uuid, was_text);
+    }
+    if (rc == FR_OK) {
+        rc = ice_snapshot_json(snap, out);
+    }
+    if (rc == FR_OK) {
+        rc = fr_buf_printf(out,
+                           "},{\"action\":\"set-snapshot-ref\",\"ref-name\":\"main\",\"type\":"
+                           "\"branch\",\"snapshot-id\":%" PRId64 "}]}",
+                           snap->pub.snapshot_id);
+    }
+    if (c && rc < 0 && c->base) {
+        ice_change_reset(c, true); /* nothing to commit: remove what was written */
+        if (c->kept_manifest) {
+            ice_io_remove(&cat->io, c->kept_manifest);
+        }
+    }
+    ice_change_free(c); /* keeps the files of a staged change */
+    fr_ice_table_free(base);
+    return rc;
+}

@@ -219,6 +219,44 @@ cleanup:
     return FR_OK;
 }
 
+int ice_table_from_json(struct fr_ice_catalog *cat, const char *ns, const char *name,
+                        const char *location, const char *json, size_t len,
+                        struct fr_ice_table **out)
+{
+    char dir[ICE_PATH_MAX];
+    *out = NULL;
+    struct fr_ice_table *t = calloc(1, sizeof *t);
+    if (!t) {
+        return FR_ENOMEM;
+    }
+    t->cat = cat;
+    snprintf(t->ns, sizeof t->ns, "%s", ns);
+    snprintf(t->name, sizeof t->name, "%s", name);
+    int rc = ice_table_dir(cat, ns, name, dir, sizeof dir);
+    if (rc == FR_OK) {
+        t->dir = strdup(dir);
+        t->meta_location = strdup(location);
+        rc = t->dir && t->meta_location ? FR_OK : FR_ENOMEM;
+    }
+    if (rc == FR_OK) {
+        rc = ice_meta_parse(json, len, &t->meta);
+        if (rc < 0) {
+            char why[600];
+            snprintf(why, sizeof why, "%s", fr_ice_errmsg());
+            ice_err(rc, "table %s.%s: metadata of %s does not parse: %s", ns, name, location, why);
+        }
+    }
+    if (rc == FR_OK) {
+        rc = table_finish(t);
+    }
+    if (rc < 0) {
+        fr_ice_table_free(t);
+        return rc;
+    }
+    *out = t;
+    return FR_OK;
+}
+
 int fr_ice_table_load(struct fr_ice_catalog *cat, const char *ns, const char *name,
                       struct fr_ice_table **table)
 {
