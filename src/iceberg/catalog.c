@@ -20,6 +20,10 @@
  * synchronous=FULL: a COMMIT that returned is durable. A catalog locked
  * past the busy timeout gives FR_EBUSY (retriable, nothing changed).
  *
+ * Namespaces (fr_ice_ns_*, at the end of the file) are the distinct
+ * namespaces of both tables; creating, updating and dropping one runs in
+ * its own BEGIN IMMEDIATE transaction.
+ *
  * One connection per struct fr_ice_catalog; one thread at a time.
  */
 #include "iceberg/iceberg_int.h"

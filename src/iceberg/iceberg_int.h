@@ -13,6 +13,9 @@
  *   read.c        live files of a snapshot, time travel, epoch markers
  *   maintenance.c expiry, orphan removal, compaction
  *   tables_cmd.c  `freshet tables` and `freshet compact`
+ *   rest_updates.c  REST requirements / updates as a change (ICE_CH_REST),
+ *                 LoadTableResult, create from a CreateTableRequest (rest.h)
+ *   rest_client.c the REST catalog client, staging an append for it (rest.h)
  *
  * Everything here is used by one thread at a time (see iceberg.h).
  */
