@@ -151,6 +151,12 @@ int fr_ice_rest_find_epoch(struct fr_ice_rest *rest, const char *ns, const char 
 int fr_ice_rest_commit_epoch(struct fr_ice_rest *rest, const struct fr_ice_rest_change *changes,
                              uint32_t n, const char *pipeline_id, int64_t epoch, int *landed);
 
+/* A CreateTableRequest for def (the table freshet's own create would make:
+ * the same field ids, spec field ids from 1000, unsorted, def's
+ * properties), appended to out, for fr_ice_rest_create_table. */
+int fr_ice_rest_create_request(const char *name, const struct fr_ice_table_def *def,
+                               struct fr_buf *out);
+
 /* Stage an append for a REST commit: from a table as the catalog returned
  * it (load_result: a LoadTableResult, e.g. from fr_ice_rest_load_table),
  * write the manifest and the manifest list for files (under the table's

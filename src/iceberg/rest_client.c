@@ -666,3 +666,84 @@ int fr_ice_rest_stage_append(struct fr_ice_catalog *cat, const char *ns, const c
     fr_ice_table_free(base);
     return rc;
 }
+
+int fr_ice_rest_create_request(const char *name, const struct fr_ice_table_def *def,
+                               struct fr_buf *out)
+{
+    if (!name || !def || def->nfields == 0) {
+        return ice_err(FR_EINVAL, "rest: a create request needs a name and fields");
+    }
+    int rc = fr_buf_puts(out, "{\"name\":");
+    if (rc == FR_OK) {
+        rc = fr_buf_json_str(out, name, strlen(name));
+    }
+    if (rc == FR_OK) {
+        rc = fr_buf_puts(out, ",\"schema\":{\"type\":\"struct\",\"schema-id\":0,\"fields\":[");
+    }
+    for (uint32_t i = 0; rc == FR_OK && i < def->nfields; i++) {
+        const struct fr_ice_field *f = &def->fields[i];
+        rc = fr_buf_printf(out, "%s{\"id\":%d,\"name\":", i ? "," : "", (int)f->id);
+        if (rc == FR_OK) {
+            rc = fr_buf_json_str(out, f->name, strlen(f->name));
+        }
+        if (rc == FR_OK) {
+            rc = fr_buf_printf(out, ",\"required\":%s,\"type\":\"%s\"",
+                               f->required ? "true" : "false", ice_type_name(f->type));
+        }
+        if (rc == FR_OK && f->doc) {
+            rc = fr_buf_puts(out, ",\"doc\":");
+            if (rc == FR_OK) {
+                rc = fr_buf_json_str(out, f->doc, strlen(f->doc));
+            }
+        }
+        if (rc == FR_OK) {
+            rc = fr_buf_putc(out, '}');
+        }
+    }
+    if (rc == FR_OK) {
+        rc = fr_buf_puts(out, "]},\"partition-spec\":{\"spec-id\":0,\"fields\":[");
+    }
+    for (uint32_t i = 0; rc == FR_OK && i < def->nparts; i++) {
+        const struct fr_ice_part_field *p = &def->parts[i];
+        const char *src = NULL;
+        for (uint32_t k = 0; k < def->nfields; k++) {
+            src = def->fields[k].id == p->source_id ? def->fields[k].name : src;
+        }
+        if (!src) {
+            return ice_err(FR_EINVAL, "rest: partition field %u has no source column", i);
+        }
+        char pname[160];
+        if (p->name) {
+            snprintf(pname, sizeof pname, "%s", p->name);
+        } else if (p->transform == FR_ICE_IDENTITY) {
+            snprintf(pname, sizeof pname, "%s", src);
+        } else {
+            snprintf(pname, sizeof pname, "%s_%s", src, ice_transform_name(p->transform));
+        }
+        rc = fr_buf_printf(
+            out, "%s{\"source-id\":%d,\"field-id\":%d,\"transform\":\"%s\",\"name\":", i ? "," : "",
+            (int)p->source_id, 1000 + (int)i, ice_transform_name(p->transform));
+        if (rc == FR_OK) {
+            rc = fr_buf_json_str(out, pname, strlen(pname));
+        }
+        if (rc == FR_OK) {
+            rc = fr_buf_putc(out, '}');
+        }
+    }
+    if (rc == FR_OK) {
+        rc = fr_buf_puts(out, "]},\"write-order\":{\"order-id\":0,\"fields\":[]},\"properties\":{");
+    }
+    for (uint32_t i = 0; rc == FR_OK && i < def->nprops; i++) {
+        rc = i ? fr_buf_putc(out, ',') : FR_OK;
+        if (rc == FR_OK) {
+            rc = fr_buf_json_str(out, def->props[i].key, strlen(def->props[i].key));
+        }
+        if (rc == FR_OK) {
+            rc = fr_buf_putc(out, ':');
+        }
+        if (rc == FR_OK) {
+            rc = fr_buf_json_str(out, def->props[i].value, strlen(def->props[i].value));
+        }
+    }
+    return rc == FR_OK ? fr_buf_puts(out, "}}") : rc;
+}

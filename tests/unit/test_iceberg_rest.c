@@ -531,6 +531,45 @@ static void test_create(void)
     fr_ice_catalog_close(cat);
 }
 
+/* A CreateTableRequest built from a table definition makes, through the
+ * REST create, the table fr_ice_table_create makes from the same def. */
+static void test_create_request(void)
+{
+    const char *dir = check_tmpdir();
+    struct fr_ice_catalog *cat = open_cat(dir);
+    struct fr_ice_kv props[] = {{"write.format.default", "parquet"}, {"owner", "fre\"shet"}};
+    struct fr_ice_table_def def = ti_def(true, props, 2);
+    struct fr_buf req;
+    fr_buf_init(&req, 1 << 20);
+    CHECK_EQ_INT(fr_ice_rest_create_request("viarest", &def, &req), FR_OK);
+    CHECK_EQ_INT(fr_ice_ns_create(cat, TI_NS, NULL, 0), FR_OK);
+    CHECK_EQ_INT(fr_ice_rest_create(cat, TI_NS, (const char *)req.data, req.len, NULL), FR_OK);
+    CHECK_EQ_INT(fr_ice_table_create(cat, TI_NS, "direct", &def, NULL), FR_OK);
+    struct fr_ice_table *a = load(cat, "viarest"), *b = load(cat, "direct");
+    CHECK(a && b);
+    if (a && b) {
+        struct fr_buf ja, jb;
+        fr_buf_init(&ja, 1 << 20);
+        fr_buf_init(&jb, 1 << 20);
+        CHECK_EQ_STR(fr_ice_table_schema_json(a), fr_ice_table_schema_json(b));
+        CHECK_EQ_INT(ice_spec_fields_json(ice_meta_spec(a->meta, 0), &ja), FR_OK);
+        CHECK_EQ_INT(ice_spec_fields_json(ice_meta_spec(b->meta, 0), &jb), FR_OK);
+        CHECK_EQ_STR(fr_buf_cstr(&ja), fr_buf_cstr(&jb));
+        CHECK_EQ_STR(fr_buf_cstr(&ja), "[{\"name\":\"ts_day\",\"transform\":\"day\","
+                                       "\"source-id\":3,\"field-id\":1000}]");
+        CHECK_EQ_INT(a->meta->last_column_id, 4);
+        CHECK_EQ_INT(a->meta->last_partition_id, b->meta->last_partition_id);
+        CHECK_EQ_STR(ice_meta_prop(a->meta, "owner"), "fre\"shet");
+        CHECK_EQ_STR(a->meta->sort_orders_raw, b->meta->sort_orders_raw);
+        fr_buf_free(&ja);
+        fr_buf_free(&jb);
+    }
+    fr_ice_table_free(a);
+    fr_ice_table_free(b);
+    fr_buf_free(&req);
+    fr_ice_catalog_close(cat);
+}
+
 /* --------------------------------------------------------- namespaces -- */
 
 static int collect(void *arg, const char *s)
@@ -655,6 +694,7 @@ int main(void)
     RUN(test_multi_table);
     RUN(test_race_rechecks_requirements);
     RUN(test_create);
+    RUN(test_create_request);
     RUN(test_namespaces);
     RUN(test_damaged_requests);
     return check_report();
