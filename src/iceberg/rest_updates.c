@@ -735,9 +735,12 @@ static int up_set_properties(struct ice_meta *m, const struct fr_json_val *u)
     ice_jit_init(&it, &obj);
     int rc;
     while ((rc = ice_jit_next(&it, &k, &v)) == 1) {
+        if (v.type != FR_JSON_STRING) {
+            return ice_err(FR_EINVAL, "set-properties: values must be strings");
+        }
         const char *key = ice_json_str(m->arena, &k), *value = ice_json_str(m->arena, &v);
         if (!key || !value) {
-            return ice_err(FR_EINVAL, "set-properties: values must be strings");
+            return ice_err(FR_ENOMEM, "set-properties: out of memory for the values");
         }
         if ((rc = set_prop(m, key, value)) < 0) {
             return rc;
@@ -941,6 +944,9 @@ int ice_rest_apply(struct ice_change *c)
         return rc < 0 ? ice_err(FR_EJSON, "malformed updates")
                       : ice_err(FR_EINVAL, "\"updates\" must be an array");
     }
+    /* what the updates add lives in the next version's arena: room for
+     * the request's content, whatever the base's size */
+    c->next->arena->cap += c->rest_len * 4 + ((size_t)1 << 20);
     struct rest_state st = {INT32_MIN, INT32_MIN, INT32_MIN};
     n = 0;
     ice_jit_init(&it, &ups);

@@ -158,9 +158,11 @@ static enum MHD_Result rest_fail(struct MHD_Connection *conn, int rc, const char
                           msg);
     default:
         fr_warn("serve", "iceberg rest: %s", msg);
+        /* FR_EIO may be a COMMIT whose outcome could not be read back */
         return rest_error(conn, MHD_HTTP_INTERNAL_SERVER_ERROR,
-                          commit ? "CommitStateUnknownException" : "InternalServerError", "%s",
-                          msg);
+                          commit && rc == FR_EIO ? "CommitStateUnknownException"
+                                                 : "InternalServerError",
+                          "%s", msg);
     }
 }
 

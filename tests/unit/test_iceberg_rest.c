@@ -296,6 +296,20 @@ static void test_schema_spec_order_props(void)
     CHECK_EQ_STR(after, before);
     free(before);
     free(after);
+    /* a change far larger than the table's metadata still fits */
+    size_t big = 300 * 1000;
+    char *json = malloc(big + 200);
+    int n = snprintf(json, 200,
+                     "{\"updates\":[{\"action\":\"set-properties\",\"updates\":"
+                     "{\"big\":\"");
+    memset(json + n, 'x', big);
+    snprintf(json + n + big, 100, "\"}}]}");
+    struct fr_ice_rest_change ch = {TI_NS, "t", json, strlen(json)};
+    CHECK_EQ_INT(fr_ice_rest_commit(cat, &ch, 1, NULL), FR_OK);
+    struct fr_ice_table *tb = load(cat, "t");
+    CHECK(tb && ice_meta_prop(tb->meta, "big") && strlen(ice_meta_prop(tb->meta, "big")) == big);
+    fr_ice_table_free(tb);
+    free(json);
     fr_ice_catalog_close(cat);
 }
 
