@@ -189,6 +189,15 @@ try {
   ok(JSON.stringify(upd.updated) === '["stage"]' && JSON.stringify(upd.removed) === '["purpose"]' &&
      JSON.stringify(upd.missing) === '["absent"]', `update properties ${JSON.stringify(upd)}`);
 
+  // a nested namespace: listed one level below its parent, then dropped
+  await catalog.createNamespace({ namespace: ['rest_js', 'sub'] });
+  const { namespaces: kids } = await catalog.listNamespaces({ parent: ns });
+  ok(JSON.stringify(kids.map((k) => k.namespace)) === '[["rest_js","sub"]]', `children ${JSON.stringify(kids)}`);
+  const { namespaces: top } = await catalog.listNamespaces();
+  ok(!top.some((k) => k.namespace.length > 1), `top level lists a child: ${JSON.stringify(top)}`);
+  await catalog.dropNamespace({ namespace: ['rest_js', 'sub'] });
+  ok(await catalog.namespaceExists({ namespace: ['rest_js', 'sub'] }) === false, 'nested namespace dropped');
+
   const tid = { namespace: ['rest_js'], name: 'events' };
   const created = await catalog.createTable(ns, {
     name: 'events',
