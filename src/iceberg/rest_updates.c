@@ -160,7 +160,7 @@ static int check_requirement(struct ice_change *c, const struct ice_meta *bm,
                                 bm->default_spec_id, bm->default_sort_order_id};
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
         if (strcmp(type, ints[i].type) == 0) {
-            int64_t want;
+            int64_t want = 0;
             int rc = jint(r, ints[i].key, &want, type);
             if (rc < 0) {
                 return rc;
@@ -573,7 +573,7 @@ static int up_set_ref(struct ice_meta *m, const struct fr_json_val *u)
 {
     const char *name = jstr(m->arena, u, "ref-name");
     const char *type = jstr(m->arena, u, "type");
-    int64_t id;
+    int64_t id = 0;
     int rc = jint(u, "snapshot-id", &id, "set-snapshot-ref");
     if (rc < 0) {
         return rc;
@@ -610,7 +610,7 @@ static int up_set_ref(struct ice_meta *m, const struct fr_json_val *u)
     static const char *const keep[] = {"min-snapshots-to-keep", "max-snapshot-age-ms",
                                        "max-ref-age-ms"};
     for (size_t i = 0; raw && i < sizeof keep / sizeof keep[0]; i++) {
-        int64_t v;
+        int64_t v = 0;
         struct fr_json_val x;
         if (jget(u, keep[i], &x) == 1) {
             if (fr_json_int64(&x, &v) < 0) {
@@ -781,7 +781,7 @@ static int up_set_id(struct ice_meta *m, const char *action, const struct fr_jso
     const bool schema = strcmp(action, "set-current-schema") == 0;
     const bool spec = strcmp(action, "set-default-spec") == 0;
     const char *key = schema ? "schema-id" : spec ? "spec-id" : "sort-order-id";
-    int32_t id;
+    int32_t id = 0;
     int rc = jint32(u, key, &id, action);
     if (rc < 0) {
         return rc;
@@ -842,7 +842,7 @@ static int apply_update(struct ice_change *c, struct ice_meta *m, const struct f
         return FR_OK;
     }
     if (strcmp(action, "upgrade-format-version") == 0) {
-        int64_t v;
+        int64_t v = 0;
         int rc = jint(u, "format-version", &v, action);
         if (rc < 0) {
             return rc;
