@@ -49,6 +49,9 @@ enum fr_err_class { FR_ERRC_OK = 0, FR_ERRC_RETRY, FR_ERRC_FATAL, FR_ERRC_DATA }
     X(FR_ECREDENTIAL,   -28,  FATAL, "credential rejected (wrong, expired or not allowed)") \
     X(FR_EUNAVAILABLE,  -29,  RETRY, "service unavailable after retries")        \
     X(FR_EREFUSED,      -30,  FATAL, "request refused by peer")                  \
+    X(FR_EREQUIREMENT,  -36,  RETRY, "commit requirement not met; reload and retry") \
+    X(FR_EUNKNOWN,      -37,  RETRY, "commit outcome unknown; reload before retrying") \
+    X(FR_ENOTEMPTY,     -38,  FATAL, "not empty")                                \
     X(FR_ERATELIMIT,    -40,  RETRY, "rate limited by peer (HTTP 429)")          \
     X(FR_EMAXLAG,       -41,  RETRY, "peer's database is lagged (maxlag)")       \
     X(FR_EAPI,          -42,  FATAL, "API answered with an error")

@@ -20,6 +20,10 @@
  * synchronous=FULL: a COMMIT that returned is durable. A catalog locked
  * past the busy timeout gives FR_EBUSY (retriable, nothing changed).
  *
+ * Namespaces (fr_ice_ns_*, at the end of the file) are the distinct
+ * namespaces of both tables; creating, updating and dropping one runs in
+ * its own BEGIN IMMEDIATE transaction.
+ *
  * One connection per struct fr_ice_catalog; one thread at a time.
  */
 #include "iceberg/iceberg_int.h"
@@ -422,4 +426,282 @@ const char *fr_ice_catalog_warehouse(const struct fr_ice_catalog *cat)
 const char *fr_ice_catalog_warehouse_uri(const struct fr_ice_catalog *cat)
 {
     return cat->warehouse_uri;
+}
+
+/* --------------------------------------------------------- namespaces -- */
+
+/* Namespaces live in iceberg_namespace_properties (the JDBC layout: one
+ * row per property, and the marker property "exists" = "true" for a
+ * namespace created without any) and, implicitly, in the table rows that
+ * name them. Levels are joined with '.'. */
+
+#define NS_MAX_LISTED 10000
+
+int fr_ice_ns_exists(struct fr_ice_catalog *cat, const char *ns)
+{
+    sqlite3_stmt *st = NULL;
+    ice_err_clear();
+    int rc = prep(cat,
+                  "SELECT 1 FROM iceberg_namespace_properties WHERE catalog_name=?1 AND "
+                  "namespace=?2 UNION ALL SELECT 1 FROM iceberg_tables WHERE catalog_name=?1 AND "
+                  "table_namespace=?2 LIMIT 1",
+                  &st);
+    if (rc < 0) {
+        return rc;
+    }
+    sqlite3_bind_text(st, 1, cat->catalog_name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, ns, -1, SQLITE_STATIC);
+    int s = sqlite3_step(st);
+    rc = s == SQLITE_ROW ? 1 : s == SQLITE_DONE ? 0 : sql_err(cat, s, "namespace exists");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int fr_ice_ns_list(struct fr_ice_catalog *cat, const char *parent,
+                   int (*fn)(void *arg, const char *ns), void *arg)
+{
+    sqlite3_stmt *st = NULL;
+    char **seen = NULL;
+    size_t nseen = 0;
+    ice_err_clear();
+    size_t plen = parent ? strlen(parent) : 0;
+    int rc = prep(cat,
+                  "SELECT namespace FROM iceberg_namespace_properties WHERE catalog_name=?1 "
+                  "UNION SELECT table_namespace FROM iceberg_tables WHERE catalog_name=?1 "
+                  "ORDER BY 1",
+                  &st);
+    if (rc < 0) {
+        return rc;
+    }
+    seen = calloc(NS_MAX_LISTED, sizeof *seen);
+    if (!seen) {
+        rc = FR_ENOMEM;
+        goto cleanup;
+    }
+    sqlite3_bind_text(st, 1, cat->catalog_name, -1, SQLITE_STATIC);
+    int s;
+    while (rc == FR_OK && (s = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *ns = (const char *)sqlite3_column_text(st, 0);
+        if (!ns) {
+            continue;
+        }
+        /* the child level under parent: "p.x.y" -> "p.x" */
+        if (plen && (strncmp(ns, parent, plen) != 0 || ns[plen] != '.')) {
+            continue;
+        }
+        const char *level = ns + (plen ? plen + 1 : 0);
+        const char *dot = strchr(level, '.');
+        size_t n = dot ? (size_t)(dot - ns) : strlen(ns);
+        bool dup = false;
+        for (size_t i = 0; i < nseen && !dup; i++) {
+            dup = strlen(seen[i]) == n && strncmp(seen[i], ns, n) == 0;
+        }
+        if (dup) {
+            continue;
+        }
+        if (nseen == NS_MAX_LISTED) {
+            rc = ice_err(FR_ETOOBIG, "catalog: more than %d namespaces", NS_MAX_LISTED);
+            break;
+        }
+        seen[nseen] = strndup(ns, n);
+        if (!seen[nseen]) {
+            rc = FR_ENOMEM;
+            break;
+        }
+        rc = fn(arg, seen[nseen++]);
+    }
+    if (rc == FR_OK && s != SQLITE_DONE) {
+        rc = sql_err(cat, s, "list namespaces");
+    }
+cleanup:
+    sqlite3_finalize(st);
+    for (size_t i = 0; i < nseen; i++) {
+        free(seen[i]);
+    }
+    free(seen);
+    return rc;
+}
+
+/* Insert or replace one property row (inside the caller's transaction). */
+static int ns_put(struct fr_ice_catalog *cat, const char *ns, const char *key, const char *value)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = prep(cat,
+                  "INSERT OR REPLACE INTO iceberg_namespace_properties (catalog_name, namespace, "
+                  "property_key, property_value) VALUES (?, ?, ?, ?)",
+                  &st);
+    if (rc < 0) {
+        return rc;
+    }
+    sqlite3_bind_text(st, 1, cat->catalog_name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, ns, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, key, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, value, -1, SQLITE_STATIC);
+    int s = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return s == SQLITE_DONE ? FR_OK : sql_err(cat, s, "write namespace property");
+}
+
+static int ns_begin(struct fr_ice_catalog *cat)
+{
+    int s = sqlite3_exec(cat->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+    return s == SQLITE_OK ? FR_OK : sql_err(cat, s, "begin");
+}
+
+static int ns_end(struct fr_ice_catalog *cat, int rc)
+{
+    int s = sqlite3_exec(cat->db, rc == FR_OK ? "COMMIT" : "ROLLBACK", NULL, NULL, NULL);
+    if (rc == FR_OK && s != SQLITE_OK) {
+        rc = sql_err(cat, s, "commit");
+        if (!sqlite3_get_autocommit(cat->db)) {
+            sqlite3_exec(cat->db, "ROLLBACK", NULL, NULL, NULL);
+        }
+    }
+    return rc;
+}
+
+int fr_ice_ns_create(struct fr_ice_catalog *cat, const char *ns, const struct fr_ice_kv *props,
+                     uint32_t nprops)
+{
+    ice_err_clear();
+    if (!ns || !*ns || strlen(ns) > 127 || strchr(ns, '/') || ns[0] == '.' ||
+        ns[strlen(ns) - 1] == '.' || strstr(ns, "..")) {
+        return ice_err(FR_EINVAL, "bad namespace name \"%s\"", ns ? ns : "");
+    }
+    int rc = ns_begin(cat);
+    if (rc < 0) {
+        return rc;
+    }
+    int have = fr_ice_ns_exists(cat, ns);
+    rc = have < 0 ? have : have ? ice_err(FR_EEXIST, "namespace %s already exists", ns) : FR_OK;
+    if (rc == FR_OK) {
+        rc = ns_put(cat, ns, "exists", "true");
+    }
+    for (uint32_t i = 0; rc == FR_OK && i < nprops; i++) {
+        rc = ns_put(cat, ns, props[i].key, props[i].value);
+    }
+    return ns_end(cat, rc);
+}
+
+int fr_ice_ns_props(struct fr_ice_catalog *cat, const char *ns,
+                    int (*fn)(void *arg, const char *key, const char *value), void *arg)
+{
+    int have = fr_ice_ns_exists(cat, ns);
+    if (have <= 0) {
+        return have < 0 ? have : ice_err(FR_ENOTFOUND, "namespace %s does not exist", ns);
+    }
+    sqlite3_stmt *st = NULL;
+    int rc = prep(cat,
+                  "SELECT property_key, property_value FROM iceberg_namespace_properties WHERE "
+                  "catalog_name=? AND namespace=? AND property_key <> 'exists' ORDER BY 1",
+                  &st);
+    if (rc < 0) {
+        return rc;
+    }
+    sqlite3_bind_text(st, 1, cat->catalog_name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, ns, -1, SQLITE_STATIC);
+    int s;
+    while (rc == FR_OK && (s = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *k = (const char *)sqlite3_column_text(st, 0);
+        const char *v = (const char *)sqlite3_column_text(st, 1);
+        rc = fn(arg, k ? k : "", v ? v : "");
+    }
+    if (rc == FR_OK && s != SQLITE_DONE) {
+        rc = sql_err(cat, s, "read namespace properties");
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int fr_ice_ns_update(struct fr_ice_catalog *cat, const char *ns, const struct fr_ice_kv *updates,
+                     uint32_t nupdates, const char *const *removals, uint32_t nremovals,
+                     int (*missing)(void *arg, const char *key), void *arg)
+{
+    ice_err_clear();
+    for (uint32_t i = 0; i < nupdates; i++) {
+        for (uint32_t k = 0; k < nremovals; k++) {
+            if (strcmp(updates[i].key, removals[k]) == 0) {
+                return ice_err(FR_EINVAL, "property %s is both updated and removed",
+                               removals[k]);
+            }
+        }
+    }
+    int rc = ns_begin(cat);
+    if (rc < 0) {
+        return rc;
+    }
+    int have = fr_ice_ns_exists(cat, ns);
+    rc = have < 0 ? have : !have ? ice_err(FR_ENOTFOUND, "namespace %s does not exist", ns) : FR_OK;
+    for (uint32_t i = 0; rc == FR_OK && i < nupdates; i++) {
+        rc = ns_put(cat, ns, updates[i].key, updates[i].value);
+    }
+    sqlite3_stmt *st = NULL;
+    if (rc == FR_OK && nremovals) {
+        rc = prep(cat,
+                  "DELETE FROM iceberg_namespace_properties WHERE catalog_name=? AND namespace=? "
+                  "AND property_key=? AND property_key <> 'exists'",
+                  &st);
+    }
+    for (uint32_t i = 0; rc == FR_OK && i < nremovals; i++) {
+        sqlite3_reset(st);
+        sqlite3_bind_text(st, 1, cat->catalog_name, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, ns, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, removals[i], -1, SQLITE_STATIC);
+        int s = sqlite3_step(st);
+        if (s != SQLITE_DONE) {
+            rc = sql_err(cat, s, "remove namespace property");
+        } else if (sqlite3_changes(cat->db) == 0 && missing) {
+            rc = missing(arg, removals[i]);
+        }
+    }
+    sqlite3_finalize(st);
+    /* keep the marker so a namespace without properties still exists */
+    if (rc == FR_OK) {
+        rc = ns_put(cat, ns, "exists", "true");
+    }
+    return ns_end(cat, rc);
+}
+
+int fr_ice_ns_drop(struct fr_ice_catalog *cat, const char *ns)
+{
+    ice_err_clear();
+    int rc = ns_begin(cat);
+    if (rc < 0) {
+        return rc;
+    }
+    sqlite3_stmt *st = NULL;
+    rc = prep(cat,
+              "SELECT count(*) FROM iceberg_tables WHERE catalog_name=?1 AND (table_namespace=?2 "
+              "OR substr(table_namespace, 1, length(?2) + 1) = ?2 || '.')",
+              &st);
+    if (rc == FR_OK) {
+        sqlite3_bind_text(st, 1, cat->catalog_name, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, ns, -1, SQLITE_STATIC);
+        int s = sqlite3_step(st);
+        if (s != SQLITE_ROW) {
+            rc = sql_err(cat, s, "count tables");
+        } else if (sqlite3_column_int64(st, 0) > 0) {
+            rc = ice_err(FR_ENOTEMPTY, "namespace %s holds %lld table(s)", ns,
+                         (long long)sqlite3_column_int64(st, 0));
+        }
+        sqlite3_finalize(st);
+        st = NULL;
+    }
+    if (rc == FR_OK) {
+        rc = prep(cat,
+                  "DELETE FROM iceberg_namespace_properties WHERE catalog_name=? AND namespace=?",
+                  &st);
+    }
+    if (rc == FR_OK) {
+        sqlite3_bind_text(st, 1, cat->catalog_name, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, ns, -1, SQLITE_STATIC);
+        int s = sqlite3_step(st);
+        if (s != SQLITE_DONE) {
+            rc = sql_err(cat, s, "drop namespace");
+        } else if (sqlite3_changes(cat->db) == 0) {
+            rc = ice_err(FR_ENOTFOUND, "namespace %s does not exist", ns);
+        }
+        sqlite3_finalize(st);
+    }
+    return ns_end(cat, rc);
 }

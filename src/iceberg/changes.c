@@ -1164,6 +1164,8 @@ int ice_change_apply(struct ice_change *c)
         return apply_add_column(c);
     case ICE_CH_EXPIRE:
         return apply_expire(c);
+    case ICE_CH_REST:
+        return ice_rest_apply(c);
     }
     return FR_EINVAL;
 }

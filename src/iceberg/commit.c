@@ -259,6 +259,27 @@ static int txn_add(struct fr_ice_txn *txn, enum ice_change_kind kind, const char
     return FR_OK;
 }
 
+int ice_txn_add_change(struct fr_ice_txn *txn, struct ice_change *c)
+{
+    int rc = FR_OK;
+    if (txn->done) {
+        rc = ice_err(FR_ESTATE, "transaction already committed");
+    } else if (txn->n == ICE_MAX_CHANGES) {
+        rc = ice_err(FR_EINVAL, "transaction holds at most %d tables", ICE_MAX_CHANGES);
+    }
+    for (uint32_t i = 0; rc == FR_OK && i < txn->n; i++) {
+        if (strcmp(txn->changes[i]->ns, c->ns) == 0 && strcmp(txn->changes[i]->name, c->name) == 0) {
+            rc = ice_err(FR_EINVAL, "table %s.%s: already in this transaction", c->ns, c->name);
+        }
+    }
+    if (rc < 0) {
+        ice_change_free(c);
+        return rc;
+    }
+    txn->changes[txn->n++] = c;
+    return FR_OK;
+}
+
 int fr_ice_txn_append(struct fr_ice_txn *txn, const char *ns, const char *name,
                       const struct fr_ice_data_file *files, uint32_t nfiles,
                       const struct fr_ice_commit_info *info)

@@ -270,6 +270,32 @@ struct fr_ice_ident {
  * malloc'd (free it with free()). */
 int fr_ice_list_tables(struct fr_ice_catalog *cat, struct fr_ice_ident **idents, size_t *count);
 
+/* Namespaces: levels joined with '.', kept in iceberg_namespace_properties
+ * as the JDBC layout does (one row per property; the marker "exists" =
+ * "true" for a namespace without properties, never reported). A namespace
+ * also exists while a table row names it. Callbacks run inside the call;
+ * a negative return from one stops it with that code. */
+/* 1 when ns exists, 0 when not, or an error. */
+int fr_ice_ns_exists(struct fr_ice_catalog *cat, const char *ns);
+/* The namespaces one level below parent (NULL or "": the top level),
+ * sorted. */
+int fr_ice_ns_list(struct fr_ice_catalog *cat, const char *parent,
+                   int (*fn)(void *arg, const char *ns), void *arg);
+/* FR_EEXIST when ns exists; FR_EINVAL for a bad name. */
+int fr_ice_ns_create(struct fr_ice_catalog *cat, const char *ns, const struct fr_ice_kv *props,
+                     uint32_t nprops);
+/* Every property of ns (FR_ENOTFOUND when it does not exist). */
+int fr_ice_ns_props(struct fr_ice_catalog *cat, const char *ns,
+                    int (*fn)(void *arg, const char *key, const char *value), void *arg);
+/* Set updates and remove removals in one transaction; missing is called
+ * for each removal that was not there (may be NULL). */
+int fr_ice_ns_update(struct fr_ice_catalog *cat, const char *ns, const struct fr_ice_kv *updates,
+                     uint32_t nupdates, const char *const *removals, uint32_t nremovals,
+                     int (*missing)(void *arg, const char *key), void *arg);
+/* Drop an empty namespace: FR_ENOTEMPTY while a table is in it (or below
+ * it), FR_ENOTFOUND when it has no property rows. */
+int fr_ice_ns_drop(struct fr_ice_catalog *cat, const char *ns);
+
 /* ------------------------------------------------------------- tables -- */
 
 /* Create a table (and its namespace) with no snapshot. FR_EEXIST when it

@@ -13,6 +13,9 @@
  *   read.c        live files of a snapshot, time travel, epoch markers
  *   maintenance.c expiry, orphan removal, compaction
  *   tables_cmd.c  `freshet tables` and `freshet compact`
+ *   rest_updates.c  REST requirements / updates as a change (ICE_CH_REST),
+ *                 LoadTableResult, create from a CreateTableRequest (rest.h)
+ *   rest_client.c the REST catalog client, staging an append for it (rest.h)
  *
  * Everything here is used by one thread at a time (see iceberg.h).
  */
@@ -189,6 +192,13 @@ const struct ice_snapshot *ice_meta_snapshot(const struct ice_meta *meta, int64_
 const char *ice_meta_prop(const struct ice_meta *meta, const char *key);
 int64_t ice_meta_prop_int(const struct ice_meta *meta, const char *key, int64_t dflt);
 const char *ice_summary_get(const struct fr_ice_snapshot *snap, const char *key);
+/* Parse one schema / snapshot object (REST updates) into meta's arena;
+ * FR_ECORRUPT naming the bad field. */
+int ice_schema_parse(struct ice_meta *meta, const struct fr_json_val *obj, struct ice_schema *s);
+int ice_snapshot_parse(struct ice_meta *meta, const struct fr_json_val *obj,
+                       struct ice_snapshot *s);
+/* One snapshot object as the metadata file holds it. */
+int ice_snapshot_json(const struct ice_snapshot *snap, struct fr_buf *out);
 /* Schema JSON of one schema ({"type":"struct","schema-id":..,"fields":[..]}). */
 int ice_schema_json(const struct ice_schema *schema, struct fr_buf *out);
 /* Partition-spec fields JSON array (the manifest's "partition-spec" key). */
@@ -423,6 +433,11 @@ int ice_table_dir(const struct fr_ice_catalog *cat, const char *ns, const char *
 /* Load with an already known catalog row (used by commit retries). */
 int ice_table_load_at(struct fr_ice_catalog *cat, const char *ns, const char *name,
                       const char *location, struct fr_ice_table **table);
+/* A table from metadata JSON another catalog returned (REST), its files
+ * mapped through cat's warehouse. */
+int ice_table_from_json(struct fr_ice_catalog *cat, const char *ns, const char *name,
+                        const char *location, const char *json, size_t len,
+                        struct fr_ice_table **table);
 /* Read a snapshot's manifest list and all its manifests' entries. */
 int ice_read_mlist(const struct fr_ice_table *table, const struct ice_snapshot *snap,
                    struct fr_ice_arena *arena, struct ice_mfile **mfiles, uint32_t *n);
@@ -436,6 +451,7 @@ enum ice_change_kind {
     ICE_CH_REWRITE,
     ICE_CH_ADD_COLUMN,
     ICE_CH_EXPIRE,
+    ICE_CH_REST, /* requirements + updates as Iceberg REST JSON (rest_updates.c) */
 };
 
 struct ice_change {
@@ -459,6 +475,10 @@ struct ice_change {
     /* expire */
     int64_t older_than_ms;
     uint32_t retain_last;
+    /* REST: the table-change object ({"requirements":[..],"updates":[..]}),
+     * a NUL-terminated copy in arena, checked and applied per attempt */
+    const char *rest_json;
+    size_t rest_len;
     /* per attempt */
     struct fr_ice_table *base;
     struct ice_meta *next; /* the new version */
@@ -495,6 +515,20 @@ int ice_change_new(struct fr_ice_catalog *cat, enum ice_change_kind kind, const 
 int ice_change_set_files(struct ice_change *c, const struct fr_ice_table *hint,
                          const struct fr_ice_data_file *files, uint32_t nfiles);
 int ice_change_set_info(struct ice_change *c, const struct fr_ice_commit_info *info);
+
+/* rest_updates.c: check c->rest_json's requirements against c->base and
+ * apply its updates to c->next (FR_EREQUIREMENT, FR_EINVAL naming the bad
+ * update, FR_EUNSUPPORTED naming an action freshet does not implement).
+ * An empty update list leaves c->next NULL (nothing to commit). */
+int ice_rest_apply(struct ice_change *c);
+/* commit.c: add a prepared change to txn (the txn owns it from then on,
+ * also on error). */
+int ice_txn_add_change(struct fr_ice_txn *txn, struct ice_change *c);
+/* table.c: write meta as the first version of ns.name and insert the
+ * catalog row (the namespace must exist or is created). *location
+ * receives the metadata URI in meta's arena. */
+int ice_table_create_meta(struct fr_ice_catalog *cat, const char *ns, const char *name,
+                          struct ice_meta *meta, const char **location);
 
 /* Write metadata JSON for next as "NNNNN-<uuid>.metadata.json" (no clobber). */
 int ice_write_metadata(struct ice_change *c);

@@ -927,3 +927,30 @@ int ice_meta_clone(const struct ice_meta *meta, struct ice_meta **copy)
     fr_buf_free(&b);
     return rc;
 }
+
+/* ------------------------------------------ pieces for REST updates -- */
+
+int ice_schema_parse(struct ice_meta *meta, const struct fr_json_val *obj, struct ice_schema *s)
+{
+    struct pctx c = {meta, "schema"};
+    if (obj->type != FR_JSON_OBJECT) {
+        return bad(&c, "not an object");
+    }
+    return parse_schema(&c, obj, s);
+}
+
+int ice_snapshot_parse(struct ice_meta *meta, const struct fr_json_val *obj,
+                       struct ice_snapshot *s)
+{
+    struct pctx c = {meta, "snapshot"};
+    if (obj->type != FR_JSON_OBJECT) {
+        return bad(&c, "not an object");
+    }
+    memset(s, 0, sizeof *s);
+    return parse_snapshot(&c, obj, s);
+}
+
+int ice_snapshot_json(const struct ice_snapshot *snap, struct fr_buf *out)
+{
+    return put_snapshot(out, snap);
+}

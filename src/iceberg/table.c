@@ -219,6 +219,44 @@ cleanup:
     return FR_OK;
 }
 
+int ice_table_from_json(struct fr_ice_catalog *cat, const char *ns, const char *name,
+                        const char *location, const char *json, size_t len,
+                        struct fr_ice_table **out)
+{
+    char dir[ICE_PATH_MAX];
+    *out = NULL;
+    struct fr_ice_table *t = calloc(1, sizeof *t);
+    if (!t) {
+        return FR_ENOMEM;
+    }
+    t->cat = cat;
+    snprintf(t->ns, sizeof t->ns, "%s", ns);
+    snprintf(t->name, sizeof t->name, "%s", name);
+    int rc = ice_table_dir(cat, ns, name, dir, sizeof dir);
+    if (rc == FR_OK) {
+        t->dir = strdup(dir);
+        t->meta_location = strdup(location);
+        rc = t->dir && t->meta_location ? FR_OK : FR_ENOMEM;
+    }
+    if (rc == FR_OK) {
+        rc = ice_meta_parse(json, len, &t->meta);
+        if (rc < 0) {
+            char why[600];
+            snprintf(why, sizeof why, "%s", fr_ice_errmsg());
+            ice_err(rc, "table %s.%s: metadata of %s does not parse: %s", ns, name, location, why);
+        }
+    }
+    if (rc == FR_OK) {
+        rc = table_finish(t);
+    }
+    if (rc < 0) {
+        fr_ice_table_free(t);
+        return rc;
+    }
+    *out = t;
+    return FR_OK;
+}
+
 int fr_ice_table_load(struct fr_ice_catalog *cat, const char *ns, const char *name,
                       struct fr_ice_table **table)
 {
@@ -367,29 +405,14 @@ static int new_meta(struct fr_ice_catalog *cat, const char *ns, const char *name
     return FR_OK;
 }
 
-int fr_ice_table_create(struct fr_ice_catalog *cat, const char *ns, const char *name,
-                        const struct fr_ice_table_def *def, struct fr_ice_table **table)
+int ice_table_create_meta(struct fr_ice_catalog *cat, const char *ns, const char *name,
+                          struct ice_meta *m, const char **location_out)
 {
-    ice_err_clear();
-    if (table) {
-        *table = NULL;
-    }
-    if (!ice_name_ok(name) || !ns || !*ns || strlen(ns) > 127 || strchr(ns, '/')) {
-        return ice_err(FR_EINVAL, "bad table name %s.%s", ns ? ns : "", name ? name : "");
-    }
-    int rc = check_def(ns, name, def);
-    if (rc < 0) {
-        return rc;
-    }
-    struct ice_meta *m = NULL;
     struct fr_buf b;
     char path[ICE_PATH_MAX], uuid[37];
     char *location = NULL;
     fr_buf_init(&b, ICE_MAX_METADATA_BYTES);
-    rc = new_meta(cat, ns, name, def, &m);
-    if (rc == FR_OK) {
-        rc = ice_meta_write(m, &b);
-    }
+    int rc = ice_meta_write(m, &b);
     if (rc < 0) {
         goto cleanup;
     }
@@ -419,12 +442,37 @@ int fr_ice_table_create(struct fr_ice_catalog *cat, const char *ns, const char *
     if (ice_table_dir(cat, ns, name, dir, sizeof dir) == FR_OK) {
         ice_publish(cat, dir, location);
     }
-    if (table) {
-        rc = fr_ice_table_load(cat, ns, name, table);
+    if (location_out) {
+        *location_out = location;
     }
 cleanup:
-    ice_meta_free(m);
     fr_buf_free(&b);
+    return rc;
+}
+
+int fr_ice_table_create(struct fr_ice_catalog *cat, const char *ns, const char *name,
+                        const struct fr_ice_table_def *def, struct fr_ice_table **table)
+{
+    ice_err_clear();
+    if (table) {
+        *table = NULL;
+    }
+    if (!ice_name_ok(name) || !ns || !*ns || strlen(ns) > 127 || strchr(ns, '/')) {
+        return ice_err(FR_EINVAL, "bad table name %s.%s", ns ? ns : "", name ? name : "");
+    }
+    int rc = check_def(ns, name, def);
+    if (rc < 0) {
+        return rc;
+    }
+    struct ice_meta *m = NULL;
+    rc = new_meta(cat, ns, name, def, &m);
+    if (rc == FR_OK) {
+        rc = ice_table_create_meta(cat, ns, name, m, NULL);
+    }
+    if (rc == FR_OK && table) {
+        rc = fr_ice_table_load(cat, ns, name, table);
+    }
+    ice_meta_free(m);
     return rc;
 }
 

@@ -82,10 +82,11 @@ enum MHD_Result serve_error(struct MHD_Connection *conn, unsigned status, const 
 static enum MHD_Result serve_not_allowed(struct MHD_Connection *conn, unsigned methods,
                                          const char *method, const char *path)
 {
-    char allow[32] = "";
-    snprintf(allow, sizeof allow, "%s%s%s", methods & SERVE_GET ? "GET, HEAD" : "",
+    char allow[48] = "";
+    snprintf(allow, sizeof allow, "%s%s%s%s%s", methods & SERVE_GET ? "GET, HEAD" : "",
              (methods & SERVE_GET) && (methods & SERVE_POST) ? ", " : "",
-             methods & SERVE_POST ? "POST" : "");
+             methods & SERVE_POST ? "POST" : "", methods & SERVE_DELETE ? ", " : "",
+             methods & SERVE_DELETE ? "DELETE" : "");
     char msg[512];
     snprintf(msg, sizeof msg, "%s is not allowed on %s (allowed: %s)", method, path, allow);
     struct fr_buf body;
@@ -129,12 +130,19 @@ int fr_serve_routes_markdown(struct fr_buf *out)
     int rc = fr_buf_puts(out, "| method | path | auth | answer |\n|---|---|---|---|\n");
     for (int r = 0; rc == FR_OK && r < SERVE_R_COUNT; r++) {
         const struct serve_route_def *d = &serve_routes[r];
-        rc = fr_buf_printf(
-            out, "| %s%s%s | `%s` | %s | %s |\n", d->methods & SERVE_GET ? "GET" : "",
-            d->methods & SERVE_HEAD ? ", HEAD" : "", d->methods & SERVE_POST ? "POST" : "", d->path,
-            d->auth ? "bearer" : "—", d->doc);
+        rc = fr_buf_printf(out, "| %s%s%s%s%s | `%s` | %s | %s |\n",
+                           d->methods & SERVE_GET ? "GET" : "",
+                           d->methods & SERVE_HEAD ? ", HEAD" : "",
+                           (d->methods & SERVE_GET) && (d->methods & SERVE_POST) ? ", " : "",
+                           d->methods & SERVE_POST ? "POST" : "",
+                           d->methods & SERVE_DELETE ? ", DELETE" : "", d->path,
+                           d->auth == 2 ? "bearer for POST, DELETE" : d->auth ? "bearer" : "—",
+                           d->doc);
     }
-    return rc;
+    if (rc == FR_OK) {
+        rc = fr_buf_puts(out, "\nIceberg REST routes, under `/iceberg`:\n\n");
+    }
+    return rc == FR_OK ? serve_rest_routes_markdown(out) : rc;
 }
 
 /* The route for a decoded path; SERVE_R_WEB for anything else. */
@@ -147,6 +155,9 @@ static enum serve_route serve_route_of(const char *url)
     }
     if (strncmp(url, "/lake/", 6) == 0 || strcmp(url, "/lake") == 0) {
         return SERVE_R_LAKE;
+    }
+    if (strncmp(url, "/iceberg/", 9) == 0) {
+        return SERVE_R_ICEBERG;
     }
     return SERVE_R_WEB;
 }
@@ -162,13 +173,19 @@ static unsigned serve_method_bit(const char *method)
     if (strcmp(method, MHD_HTTP_METHOD_POST) == 0) {
         return SERVE_POST;
     }
+    if (strcmp(method, MHD_HTTP_METHOD_DELETE) == 0) {
+        return SERVE_DELETE;
+    }
     return 0;
 }
 
 static enum MHD_Result serve_dispatch(struct fr_serve *srv, struct MHD_Connection *conn,
-                                      const struct serve_req *req, enum serve_route route)
+                                      const struct serve_req *req, enum serve_route route,
+                                      const char *method)
 {
     switch (route) {
+    case SERVE_R_ICEBERG:
+        return serve_rest(srv, conn, req, method);
     case SERVE_R_METRICS:
         return serve_metrics(srv, conn);
     case SERVE_R_STATUS:
@@ -230,13 +247,13 @@ static enum MHD_Result serve_handler(void *cls, struct MHD_Connection *conn, con
                                      void **con_cls)
 {
     (void)version;
-    (void)upload_data;
     struct fr_serve *srv = cls;
     struct serve_req *req = *con_cls;
     if (!req) {
         return MHD_NO; /* out of memory in the URI callback */
     }
     enum serve_route route = serve_route_of(url);
+    const size_t body_max = route == SERVE_R_ICEBERG ? SERVE_REST_BODY_MAX : SERVE_BODY_MAX;
     unsigned bit = serve_method_bit(method);
     if (!req->started) {
         req->started = 1;
@@ -253,31 +270,38 @@ static enum MHD_Result serve_handler(void *cls, struct MHD_Connection *conn, con
             return serve_not_allowed(conn, serve_routes[route].methods, method, url);
         }
         if (bit != SERVE_POST) {
-            return serve_dispatch(srv, conn, req, route);
+            return serve_dispatch(srv, conn, req, route, method);
         }
         /* Refuse a declared oversized body before reading any of it. */
         const char *cl =
             MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-        if (cl && strtoull(cl, NULL, 10) > SERVE_BODY_MAX) {
-            req->body_bytes = SERVE_BODY_MAX + 1;
+        if (cl && strtoull(cl, NULL, 10) > body_max) {
+            req->body_bytes = body_max + 1;
             return serve_error(conn, MHD_HTTP_CONTENT_TOO_LARGE, "too_large",
-                               "request bodies are limited to %zu bytes", SERVE_BODY_MAX);
+                               "request bodies are limited to %zu bytes", body_max);
+        }
+        if (route == SERVE_R_ICEBERG) {
+            fr_buf_init(&req->body, SERVE_REST_BODY_MAX);
         }
         return MHD_YES; /* read the body first */
     }
     if (*upload_data_size > 0) {
         req->body_bytes += *upload_data_size;
+        if (req->body_bytes <= body_max && route == SERVE_R_ICEBERG &&
+            fr_buf_append(&req->body, upload_data, *upload_data_size) < 0) {
+            req->body_bytes = body_max + 1;
+        }
         *upload_data_size = 0;
-        if (req->body_bytes > SERVE_BODY_MAX) {
+        if (req->body_bytes > body_max) {
             return serve_error(conn, MHD_HTTP_CONTENT_TOO_LARGE, "too_large",
-                               "request bodies are limited to %zu bytes", SERVE_BODY_MAX);
+                               "request bodies are limited to %zu bytes", body_max);
         }
         return MHD_YES;
     }
-    if (req->body_bytes > SERVE_BODY_MAX) {
+    if (req->body_bytes > body_max) {
         return MHD_YES; /* the 413 is queued */
     }
-    return serve_dispatch(srv, conn, req, route);
+    return serve_dispatch(srv, conn, req, route, method);
 }
 
 static void *serve_uri_cb(void *cls, const char *uri, struct MHD_Connection *conn)
@@ -299,7 +323,11 @@ static void serve_completed(void *cls, struct MHD_Connection *conn, void **con_c
     (void)cls;
     (void)conn;
     (void)toe;
-    free(*con_cls);
+    struct serve_req *req = *con_cls;
+    if (req) {
+        fr_buf_free(&req->body);
+    }
+    free(req);
     *con_cls = NULL;
 }
 

@@ -8,6 +8,7 @@
  *   files.c   safe paths, /lake/ and the web root, HTTP Range
  *   tables.c  /api/v1/tables from the catalog
  *   jobs.c    maintenance jobs as child processes
+ *   rest.c    the Iceberg REST catalog under /iceberg/ (REST_ROUTES)
  *
  * Locking: srv->lock guards the stream list, the frames, the samples and
  * the jobs. It may be held while calling MHD_suspend_connection and
@@ -18,6 +19,7 @@
 #ifndef FR_SERVE_INT_H
 #define FR_SERVE_INT_H
 
+#include "core/buf.h"
 #include "serve/serve.h"
 #include "stats/stats.h"
 
@@ -32,6 +34,7 @@
 #define SERVE_GET 1u
 #define SERVE_HEAD 2u
 #define SERVE_POST 4u
+#define SERVE_DELETE 8u
 /* clang-format off */
 #define SERVE_ROUTES(X)                                                                            \
     X(METRICS, SERVE_GET | SERVE_HEAD, "/metrics", 0,                                             \
@@ -50,10 +53,44 @@
       "Start `freshet compact` as a child process: 202 with the job.")                            \
     X(DLQ_REPLAY, SERVE_POST, "/api/v1/dlq/replay", 1,                                            \
       "Start `freshet dlq replay` as a child process: 202 with the job.")                         \
+    X(ICEBERG, SERVE_GET | SERVE_HEAD | SERVE_POST | SERVE_DELETE, "/iceberg/v1/<path>", 2,      \
+      "The Iceberg REST catalog over the lake's catalog: the routes in the table below (REST.md).") \
     X(LAKE, SERVE_GET | SERVE_HEAD, "/lake/<path>", 0,                                            \
       "A file under `<data>/lake/warehouse`, read-only, with HTTP Range support.")                \
     X(WEB, SERVE_GET | SERVE_HEAD, "/`, `/explorer`, `/<file>", 0,                                \
       "The dashboard (`index.html`), the explorer (`explorer.html`) and static assets from the web root.")
+
+/* The Iceberg REST routes under /iceberg (apache/iceberg
+ * open-api/rest-catalog-open-api.yaml): X(ID, method, path, auth, answer).
+ * "{prefix}/" is optional (the catalog name, as GET /v1/config says);
+ * {namespace} is levels joined by %1F. auth 1: bearer token. */
+#define REST_ROUTES(X)                                                                             \
+    X(CONFIG, SERVE_GET, "/v1/config", 0,                                                          \
+      "CatalogConfig: `overrides.prefix` is the catalog name (`freshet`).")                        \
+    X(NS_LIST, SERVE_GET, "/v1/{prefix}/namespaces", 0,                                            \
+      "ListNamespacesResponse: one level below `?parent=` (all of them in one page).")             \
+    X(NS_CREATE, SERVE_POST, "/v1/{prefix}/namespaces", 1,                                         \
+      "CreateNamespaceResponse; properties in `iceberg_namespace_properties`; 409 when it exists.") \
+    X(NS_LOAD, SERVE_GET, "/v1/{prefix}/namespaces/{namespace}", 0,                                \
+      "GetNamespaceResponse: the namespace and its properties; 404 when absent.")                 \
+    X(NS_EXISTS, SERVE_HEAD, "/v1/{prefix}/namespaces/{namespace}", 0, "204 or 404.")              \
+    X(NS_DROP, SERVE_DELETE, "/v1/{prefix}/namespaces/{namespace}", 1,                             \
+      "204; 409 NamespaceNotEmptyException while it holds tables.")                               \
+    X(NS_PROPS, SERVE_POST, "/v1/{prefix}/namespaces/{namespace}/properties", 1,                   \
+      "UpdateNamespacePropertiesResponse (updated, removed, missing).")                           \
+    X(T_LIST, SERVE_GET, "/v1/{prefix}/namespaces/{namespace}/tables", 0,                          \
+      "ListTablesResponse (all of them in one page).")                                            \
+    X(T_CREATE, SERVE_POST, "/v1/{prefix}/namespaces/{namespace}/tables", 1,                       \
+      "LoadTableResult of the new table (no stage-create; location is freshet's).")               \
+    X(T_LOAD, SERVE_GET, "/v1/{prefix}/namespaces/{namespace}/tables/{table}", 0,                  \
+      "LoadTableResult: `metadata-location`, `metadata` (the file's JSON), `config`.")            \
+    X(T_EXISTS, SERVE_HEAD, "/v1/{prefix}/namespaces/{namespace}/tables/{table}", 0, "204 or 404.") \
+    X(T_DROP, SERVE_DELETE, "/v1/{prefix}/namespaces/{namespace}/tables/{table}", 1,               \
+      "204: the catalog row goes, the files stay (purgeRequested=true: 400).")                     \
+    X(T_COMMIT, SERVE_POST, "/v1/{prefix}/namespaces/{namespace}/tables/{table}", 1,               \
+      "CommitTableResponse; 409 CommitFailedException when a requirement fails.")                 \
+    X(TXN_COMMIT, SERVE_POST, "/v1/{prefix}/transactions/commit", 1,                               \
+      "204: every table change in one catalog transaction, or none; 409 as above.")
 /* clang-format on */
 
 enum serve_route {
@@ -67,12 +104,15 @@ enum serve_route {
 #define SERVE_JOBS_KEPT 16
 #define SERVE_SAMPLES 8 /* one a second: rates over about 5 s */
 
+#define SERVE_REST_BODY_MAX ((size_t)1024 * 1024) /* an Iceberg REST request */
+
 /* One request (allocated when its URI arrives, freed when it completes). */
 struct serve_req {
     char raw[4096]; /* the request target as sent (percent-encoding intact) */
     int raw_too_long;
     int started;
     size_t body_bytes;
+    struct fr_buf body; /* kept for /iceberg/ only (cap SERVE_REST_BODY_MAX) */
 };
 
 /* One stream frame: "event: status ... event: live ..." (shared, refcounted
@@ -167,6 +207,11 @@ int serve_url_path(struct fr_buf *out, const char *rel);
 
 /* tables.c */
 enum MHD_Result serve_tables(struct fr_serve *srv, struct MHD_Connection *conn);
+
+/* rest.c */
+enum MHD_Result serve_rest(struct fr_serve *srv, struct MHD_Connection *conn,
+                           const struct serve_req *req, const char *method);
+int serve_rest_routes_markdown(struct fr_buf *out);
 
 /* jobs.c */
 enum MHD_Result serve_job_start(struct fr_serve *srv, struct MHD_Connection *conn,

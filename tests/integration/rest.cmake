@@ -1,0 +1,14 @@
+# The Iceberg REST catalog (docs/REST.md).
+#  - integration_rest_client: the client (src/iceberg/rest_client.c) against
+#    freshet's own REST server through a loopback fault proxy (500 after or
+#    instead of applying a commit, a lost connection, 503 on reads).
+#  - interop_rest: a lake built by feed -> ingest -> process --once, served
+#    by `freshet serve`; iceberg-js (npm) drives the catalog API, icebird and
+#    DuckDB read the tables it serves; `freshet tables` and `freshet verify`
+#    still pass afterwards. Skips (77) without node or the npm packages.
+fr_add_test(NAME integration_rest_client
+            SOURCES ${CMAKE_SOURCE_DIR}/tests/integration/test_rest_client.c
+            LIBS fr_serve fr_iceberg LABELS integration TIMEOUT 120)
+fr_add_script_test(NAME interop_rest
+                   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/rest.sh
+                   LABELS integration interop TIMEOUT 300)
