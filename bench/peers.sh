@@ -9,7 +9,7 @@
 # Stages can be chosen: bench/peers.sh [batch] [live] [soak] [report]
 # (default: all four). Environment: FR_BUILD_DIR (build/release), OUT
 # (bench/out/peers), IMG (docs/img), N, ROUNDS (3), LIVE_SECS (40), SOAK_EPOCHS (86400),
-# SOAK_RAW_S (300), SOAK_MAX_S (1800), SOAK_RUNS (raw maint paused). Takes
+# SOAK_RAW_S (300), SOAK_MAX_S (1800), SOAK_RUNS (shipped raw; also maint paused). Takes
 # about 90 minutes on 2 cores, most of it the soak.
 # Installs what it needs on first use: bench/package.json's npm packages
 # (DuckDB, Polars) and Debian's python3-matplotlib for the plots.

@@ -16,6 +16,7 @@
  */
 #include "enrich/enrich_int.h"
 
+#include "core/utf8.h"
 #include "core/err.h"
 
 #include <string.h>
@@ -87,30 +88,6 @@ static size_t norm_cp(const unsigned char *s, size_t len, uint32_t *cp)
     return n;
 }
 
-static size_t norm_put(char *out, uint32_t cp)
-{
-    if (cp < 0x80) {
-        out[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        out[0] = (char)(0xC0 | (cp >> 6));
-        out[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        out[0] = (char)(0xE0 | (cp >> 12));
-        out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        out[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    out[0] = (char)(0xF0 | (cp >> 18));
-    out[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-    out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    out[3] = (char)(0x80 | (cp & 0x3F));
-    return 4;
-}
-
 int fr_enrich_norm_title(const char *wiki, const char *title, size_t len,
                          char out[FR_ENRICH_TITLE_MAX + 1])
 {
@@ -152,7 +129,7 @@ int fr_enrich_norm_title(const char *wiki, const char *title, size_t len,
         }
         first = 0;
         char enc[4];
-        size_t e = norm_put(enc, cp);
+        size_t e = fr_utf8_put(enc, cp);
         if (n + e > FR_ENRICH_TITLE_MAX) {
             return FR_EINVAL;
         }

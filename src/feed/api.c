@@ -42,6 +42,7 @@
  */
 #include "feed/feed_int.h"
 
+#include "core/utf8.h"
 #include "core/clock.h"
 #include "core/diag.h"
 #include "core/err.h"
@@ -161,30 +162,6 @@ static size_t api_cp(const uint8_t *s, size_t len, uint32_t *cp)
     return n;
 }
 
-static size_t api_put_cp(char *out, uint32_t cp)
-{
-    if (cp < 0x80) {
-        out[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        out[0] = (char)(0xC0 | (cp >> 6));
-        out[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        out[0] = (char)(0xE0 | (cp >> 12));
-        out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        out[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    out[0] = (char)(0xF0 | (cp >> 18));
-    out[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-    out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    out[3] = (char)(0x80 | (cp & 0x3F));
-    return 4;
-}
-
 /* Case-insensitive (ASCII) comparison of a prefix with a namespace name. */
 static int api_ns_eq(const char *s, size_t len, const char *name)
 {
@@ -272,7 +249,7 @@ static void api_put_ucfirst(struct fr_feed_page *page, size_t *at, const char *s
     uint32_t cp;
     size_t n = capital ? api_cp((const uint8_t *)s, len, &cp) : 0;
     if (n) {
-        *at += api_put_cp(page->title + *at, fr_feed_api_upper(cp));
+        *at += fr_utf8_put(page->title + *at, fr_feed_api_upper(cp));
         s += n;
         len -= n;
     }
