@@ -45,7 +45,10 @@ enum fr_err_class { FR_ERRC_OK = 0, FR_ERRC_RETRY, FR_ERRC_FATAL, FR_ERRC_DATA }
     X(FR_EJSON,         -24,  DATA,  "malformed JSON")                           \
     X(FR_EFORBIDDEN,    -25,  FATAL, "forbidden by peer")                        \
     X(FR_ELOCKED,       -26,  FATAL, "locked by another process")                \
-    X(FR_EEOF,          -27,  OK,    "end of data")
+    X(FR_EEOF,          -27,  OK,    "end of data")                            \
+    X(FR_EKAFKA,        -32,  RETRY, "Kafka broker unavailable or request failed") \
+    X(FR_EKAFKA_FATAL,  -33,  FATAL, "Kafka client fatal error")               \
+    X(FR_EKAFKA_AUTH,   -34,  FATAL, "Kafka authentication or authorisation failed")
 
 enum fr_err {
 #define FR_ERR_ENUM(name, val, cls, msg) name = (val),

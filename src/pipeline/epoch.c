@@ -36,6 +36,7 @@
 #include "core/diag.h"
 #include "core/err.h"
 #include "iceberg/iceberg.h"
+#include "kafka/kafka.h"
 #include "log/log.h"
 #include "pipeline/checkpoint.h"
 #include "pipeline/tables.h"
@@ -73,6 +74,8 @@ struct proc_run {
     struct fr_ck ck;
     uint32_t nparts;
     struct fr_log_reader *readers[FR_CK_MAX_PARTS];
+    struct fr_log_opts lopts; /* the log backend (log.backend) */
+    struct fr_kafka *kafka;   /* its client when log.backend = kafka */
     char table_dir[FR_TBL_COUNT][4096];
     /* the epoch in flight */
     struct fr_tw tw[FR_TBL_COUNT];
@@ -214,7 +217,7 @@ static void stats_epoch(struct proc_run *run, int64_t epoch, int64_t batch_ms, i
 static int64_t partition_end(struct proc_run *run, uint32_t p)
 {
     struct fr_log_info info;
-    if (fr_log_stat(run->conf->general_data_dir, TOPIC, (int32_t)p, &info) < 0) {
+    if (fr_log_stat_with(run->conf->general_data_dir, TOPIC, (int32_t)p, &run->lopts, &info) < 0) {
         return run->ck.next[p];
     }
     return info.end_offset;
@@ -226,7 +229,8 @@ static int discover_partitions(struct proc_run *run)
     uint32_t n = 0;
     struct fr_log_info info;
     while (n < FR_CK_MAX_PARTS &&
-           fr_log_stat(run->conf->general_data_dir, TOPIC, (int32_t)n, &info) == FR_OK) {
+           fr_log_stat_with(run->conf->general_data_dir, TOPIC, (int32_t)n, &run->lopts,
+                            &info) == FR_OK) {
         n++;
     }
     return (int)n;
@@ -322,7 +326,7 @@ static int open_reader(struct proc_run *run, uint32_t p, int64_t from)
 {
     fr_log_reader_close(run->readers[p]);
     run->readers[p] = NULL;
-    return fr_log_reader_open(run->conf->general_data_dir, TOPIC, (int32_t)p, from, NULL,
+    return fr_log_reader_open(run->conf->general_data_dir, TOPIC, (int32_t)p, from, &run->lopts,
                               &run->readers[p]);
 }
 
@@ -632,6 +636,10 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
     run->once = once;
     fr_buf_init(&run->ck.state, STATE_CAP);
     run->ck.epoch = -1;
+    fr_log_opts_init(&run->lopts);
+    if (fr_kafka_backend_from_conf(conf, &run->lopts, &run->kafka) < 0) {
+        goto cleanup;
+    }
 
     rc = fr_ck_dir(conf->general_data_dir, conf->general_pipeline_id, run->dir, sizeof run->dir);
     if (rc < 0) {
@@ -788,6 +796,7 @@ cleanup:
     for (uint32_t p = 0; p < FR_CK_MAX_PARTS; p++) {
         fr_log_reader_close(run->readers[p]);
     }
+    fr_kafka_free(run->kafka);
     fr_stats_close(run->stats);
     fr_proc_destroy(run->proc);
     fr_ice_catalog_close(run->cat);
