@@ -155,6 +155,10 @@ int fr_kafka_conf_new(const struct fr_kafka *kafka, rd_kafka_conf_t **out)
     rd_kafka_conf_set_log_cb(conf, kafka_log_cb);
     int rc = fr_kafka_conf_set(conf, "bootstrap.servers", kafka->brokers);
     rc = rc ? rc : fr_kafka_conf_set(conf, "client.id", "freshet");
+    /* librdkafka's watermark query waits for its request's own timeout
+     * (socket.timeout.ms, 60 s by default) when the leader is down: keep
+     * every request's wait short so a dead broker is a prompt error. */
+    rc = rc ? rc : fr_kafka_conf_set_i64(conf, "socket.timeout.ms", FR_KAFKA_SOCKET_MS);
     if (!rc && kafka->security_protocol[0]) {
         rc = fr_kafka_conf_set(conf, "security.protocol", kafka->security_protocol);
     }
@@ -227,42 +231,72 @@ int fr_kafka_err(rd_kafka_resp_err_t err)
 
 /* ------------------------------------------------------------- metadata */
 
+/* Metadata of every topic, not of one: asking for one topic by name lets
+ * a broker with auto-creation create it, and freshet never creates topics. */
 int fr_kafka_partition_count(rd_kafka_t *rk, const char *topic, int32_t *out)
 {
-    rd_kafka_topic_t *rkt = rd_kafka_topic_new(rk, topic, NULL);
-    if (!rkt) {
-        return FR_ENOMEM;
-    }
     const struct rd_kafka_metadata *md = NULL;
-    rd_kafka_resp_err_t err = rd_kafka_metadata(rk, 0, rkt, &md, FR_KAFKA_META_MS);
-    int rc = FR_OK;
+    rd_kafka_resp_err_t err = rd_kafka_metadata(rk, 1, NULL, &md, FR_KAFKA_META_MS);
     if (err) {
-        fr_error("kafka", "metadata of topic %s: %s", topic, rd_kafka_err2str(err));
-        rc = fr_kafka_err(err);
-        goto cleanup;
+        fr_error("kafka", "metadata (looking for topic %s): %s", topic, rd_kafka_err2str(err));
+        return fr_kafka_err(err);
     }
-    if (md->topic_cnt != 1 || md->topics[0].err) {
-        rd_kafka_resp_err_t terr =
-            md->topic_cnt == 1 ? md->topics[0].err : RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART;
-        rc = fr_kafka_err(terr);
-        if (rc == FR_ENOTFOUND) {
-            fr_debug("kafka", "topic %s does not exist", topic);
-        } else {
-            fr_error("kafka", "metadata of topic %s: %s", topic, rd_kafka_err2str(terr));
+    int rc = FR_ENOTFOUND;
+    for (int i = 0; i < md->topic_cnt; i++) {
+        const rd_kafka_metadata_topic_t *t = &md->topics[i];
+        if (strcmp(t->topic, topic) != 0) {
+            continue;
         }
-        goto cleanup;
+        if (t->err) {
+            rc = fr_kafka_err(t->err);
+            if (rc != FR_ENOTFOUND) {
+                fr_error("kafka", "metadata of topic %s: %s", topic, rd_kafka_err2str(t->err));
+            }
+        } else if (t->partition_cnt > 0) {
+            *out = t->partition_cnt;
+            rc = FR_OK;
+        }
+        break;
     }
-    *out = md->topics[0].partition_cnt;
-    if (*out <= 0) {
-        rc = FR_ENOTFOUND;
-    }
-
-cleanup:
-    if (md) {
-        rd_kafka_metadata_destroy(md);
-    }
-    rd_kafka_topic_destroy(rkt);
+    rd_kafka_metadata_destroy(md);
     return rc;
+}
+
+/*
+ * librdkafka 2.0.2's rd_kafka_query_watermark_offsets ignores its timeout
+ * while the leader is unreachable (its wait loop has no deadline), so the
+ * watermarks come from rd_kafka_offsets_for_times, which keeps its
+ * deadline: timestamp -2 asks ListOffsets for the earliest offset, -1 for
+ * the latest (the high watermark; freshet writes no transactions).
+ */
+int fr_kafka_watermarks(rd_kafka_t *rk, const char *topic, int32_t partition, int64_t *lo,
+                        int64_t *hi)
+{
+    int64_t out[2];
+    for (int i = 0; i < 2; i++) {
+        rd_kafka_topic_partition_list_t *parts = rd_kafka_topic_partition_list_new(1);
+        if (!parts) {
+            return FR_ENOMEM;
+        }
+        rd_kafka_topic_partition_list_add(parts, topic, partition)->offset = i == 0 ? -2 : -1;
+        rd_kafka_resp_err_t err = rd_kafka_offsets_for_times(rk, parts, FR_KAFKA_META_MS);
+        if (!err) {
+            err = parts->elems[0].err;
+        }
+        out[i] = parts->elems[0].offset;
+        rd_kafka_topic_partition_list_destroy(parts);
+        if (err) {
+            int rc = fr_kafka_err(err);
+            if (rc != FR_ENOTFOUND) {
+                fr_error("kafka", "watermarks of %s [%d]: %s", topic, (int)partition,
+                         rd_kafka_err2str(err));
+            }
+            return rc == FR_OK ? FR_EKAFKA : rc;
+        }
+    }
+    *lo = out[0];
+    *hi = out[1];
+    return FR_OK;
 }
 
 /* The context's metadata handle (a producer that never produces). */
@@ -318,12 +352,9 @@ int fr_kafka_stat(const char *data_dir, const char *topic, int32_t partition,
         return FR_ENOTFOUND;
     }
     int64_t lo = 0, hi = 0;
-    rd_kafka_resp_err_t err =
-        rd_kafka_query_watermark_offsets(rk, ktopic, partition, &lo, &hi, FR_KAFKA_META_MS);
-    if (err) {
-        fr_warn("kafka", "watermarks of %s [%d]: %s", ktopic, (int)partition,
-                rd_kafka_err2str(err));
-        return fr_kafka_err(err);
+    rc = fr_kafka_watermarks(rk, ktopic, partition, &lo, &hi);
+    if (rc < 0) {
+        return rc;
     }
     memset(out, 0, sizeof *out);
     snprintf(out->topic, sizeof out->topic, "%s", topic);

@@ -57,8 +57,11 @@ static int consumer_conf(struct fr_kafka *kafka, rd_kafka_conf_t **out)
     rc = rc ? rc : fr_kafka_conf_set_i64(conf, "queued.min.messages", s->queued_min_messages);
     rc = rc ? rc : fr_kafka_conf_set_i64(conf, "fetch.max.bytes", s->fetch_max_bytes);
     rc = rc ? rc : fr_kafka_conf_set_i64(conf, "max.partition.fetch.bytes", s->fetch_max_bytes);
-    rc = rc ? rc : fr_kafka_conf_set_i64(conf, "receive.message.max.bytes",
-                                         s->fetch_max_bytes + 64 * 1024);
+    /* librdkafka wants fetch.max.bytes >= message.max.bytes (the largest
+     * request this client sends, 1,000,000 by default). */
+    rc = rc ? rc : fr_kafka_conf_set_i64(conf, "message.max.bytes",
+                                         s->fetch_max_bytes < 1000000 ? s->fetch_max_bytes
+                                                                      : 1000000);
     if (rc < 0) {
         rd_kafka_conf_destroy(conf);
         return rc;
@@ -105,12 +108,8 @@ int fr_kafka_reader_open_k(struct fr_kafka *kafka, const char *ktopic, int32_t p
         goto cleanup;
     }
     int64_t lo = 0, hi = 0;
-    rd_kafka_resp_err_t e =
-        rd_kafka_query_watermark_offsets(kr->rk, ktopic, partition, &lo, &hi, FR_KAFKA_META_MS);
-    if (e) {
-        fr_error("kafka", "watermarks of %s [%d]: %s", ktopic, (int)partition,
-                 rd_kafka_err2str(e));
-        rc = fr_kafka_err(e);
+    rc = fr_kafka_watermarks(kr->rk, ktopic, partition, &lo, &hi);
+    if (rc < 0) {
         goto cleanup;
     }
     if (from_offset == FR_LOG_OFFSET_EARLIEST) {
@@ -128,7 +127,7 @@ int fr_kafka_reader_open_k(struct fr_kafka *kafka, const char *ktopic, int32_t p
     rd_kafka_poll_set_consumer(kr->rk);
     parts = rd_kafka_topic_partition_list_new(1);
     rd_kafka_topic_partition_list_add(parts, ktopic, partition)->offset = from_offset;
-    e = rd_kafka_assign(kr->rk, parts);
+    rd_kafka_resp_err_t e = rd_kafka_assign(kr->rk, parts);
     if (e) {
         fr_error("kafka", "assign %s [%d] at %lld: %s", ktopic, (int)partition,
                  (long long)from_offset, rd_kafka_err2str(e));
@@ -297,6 +296,18 @@ int64_t fr_kafka_reader_end(struct fr_log_reader *reader)
         kr->end = hi;
     }
     return kr->end;
+}
+
+int64_t fr_kafka_reader_queued(struct fr_log_reader *reader)
+{
+    struct fr_kafka_reader *kr = (struct fr_kafka_reader *)reader;
+    rd_kafka_queue_t *q = rd_kafka_queue_get_consumer(kr->rk);
+    if (!q) {
+        return 0;
+    }
+    int64_t n = (int64_t)rd_kafka_queue_length(q);
+    rd_kafka_queue_destroy(q);
+    return n;
 }
 
 void fr_kafka_reader_close(struct fr_log_reader *reader)

@@ -14,6 +14,8 @@
 /* The reserved header that carries a record's append time (8 bytes,
  * big-endian int64, ms since the epoch). Readers strip it. */
 #define FR_KAFKA_APPEND_HDR "fr.append_ms"
+/* Network request timeout of every handle (socket.timeout.ms). */
+#define FR_KAFKA_SOCKET_MS 10000
 /* Timeout of one metadata / watermark request. */
 #define FR_KAFKA_META_MS 5000
 /* How long reader_next(timeout 0) waits for records known to exist (below
@@ -40,6 +42,9 @@ int fr_kafka_conf_set(rd_kafka_conf_t *conf, const char *name, const char *value
 int fr_kafka_conf_set_i64(rd_kafka_conf_t *conf, const char *name, int64_t value);
 /* librdkafka's error -> freshet's error space (see the table in client.c). */
 int fr_kafka_err(rd_kafka_resp_err_t err);
+/* Earliest and high watermark of a partition, within FR_KAFKA_META_MS. */
+int fr_kafka_watermarks(rd_kafka_t *rk, const char *topic, int32_t partition, int64_t *lo,
+                        int64_t *hi);
 /* The partition count of topic (metadata), FR_ENOTFOUND when absent. */
 int fr_kafka_partition_count(rd_kafka_t *rk, const char *topic, int32_t *out);
 
@@ -54,6 +59,8 @@ int fr_kafka_reader_open(const char *data_dir, const char *topic, int32_t partit
                          int64_t from_offset, const struct fr_log_opts *opts,
                          struct fr_log_reader **out);
 int64_t fr_kafka_reader_end(struct fr_log_reader *reader);
+/* Messages fetched ahead and not yet handed out (tests of the prefetch cap). */
+int64_t fr_kafka_reader_queued(struct fr_log_reader *reader);
 int fr_kafka_stat(const char *data_dir, const char *topic, int32_t partition,
                   const struct fr_log_opts *opts, struct fr_log_info *out);
 

@@ -123,6 +123,9 @@ static int producer_conf(struct kafka_log *kl, rd_kafka_conf_t **out)
     rc = rc ? rc : fr_kafka_conf_set_i64(conf, "linger.ms", s->linger_ms);
     rc = rc ? rc : fr_kafka_conf_set_i64(conf, "queue.buffering.max.kbytes", s->queue_max_kbytes);
     rc = rc ? rc : fr_kafka_conf_set(conf, "queue.buffering.max.messages", "1000000");
+    /* Batches no larger than a reader's fetch: a fetch returns at least one
+     * whole batch, so this bounds a reader's prefetch overshoot. */
+    rc = rc ? rc : fr_kafka_conf_set_i64(conf, "batch.size", s->fetch_max_bytes);
     rc = rc ? rc : fr_kafka_conf_set_i64(conf, "message.max.bytes",
                                          kl->max_record_bytes + 64 * 1024);
     if (rc < 0) {
@@ -191,12 +194,8 @@ int fr_kafka_open(const char *data_dir, const char *topic, const struct fr_log_o
     }
     for (int32_t p = 0; p < kl->nparts; p++) {
         int64_t lo = 0, hi = 0;
-        rd_kafka_resp_err_t e =
-            rd_kafka_query_watermark_offsets(kl->rk, kl->topic, p, &lo, &hi, FR_KAFKA_META_MS);
-        if (e) {
-            fr_error("kafka", "watermarks of %s [%d]: %s", kl->topic, (int)p,
-                     rd_kafka_err2str(e));
-            rc = fr_kafka_err(e);
+        rc = fr_kafka_watermarks(kl->rk, kl->topic, p, &lo, &hi);
+        if (rc < 0) {
             goto cleanup;
         }
         kl->acked_end[p] = hi;
@@ -371,13 +370,9 @@ int fr_kafka_last(struct fr_log *log, int32_t partition, struct fr_log_rec *rec)
     fr_kafka_reader_close(kl->last_reader);
     kl->last_reader = NULL;
     int64_t lo = 0, hi = 0;
-    rd_kafka_resp_err_t err =
-        rd_kafka_query_watermark_offsets(kl->rk, kl->topic, partition, &lo, &hi,
-                                         FR_KAFKA_META_MS);
-    if (err) {
-        fr_error("kafka", "watermarks of %s [%d]: %s", kl->topic, (int)partition,
-                 rd_kafka_err2str(err));
-        return fr_kafka_err(err);
+    int rc = fr_kafka_watermarks(kl->rk, kl->topic, partition, &lo, &hi);
+    if (rc < 0) {
+        return rc;
     }
     if (hi > kl->acked_end[partition]) {
         kl->acked_end[partition] = hi;
@@ -389,7 +384,7 @@ int fr_kafka_last(struct fr_log *log, int32_t partition, struct fr_log_rec *rec)
         return 0;
     }
     struct fr_kafka_reader *reader = NULL;
-    int rc = fr_kafka_reader_open_k(kl->kafka, kl->topic, partition, hi - 1, &reader);
+    rc = fr_kafka_reader_open_k(kl->kafka, kl->topic, partition, hi - 1, &reader);
     if (rc < 0) {
         return rc;
     }
