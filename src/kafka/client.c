@@ -99,6 +99,9 @@ void fr_kafka_free(struct fr_kafka *kafka)
     if (kafka->meta) {
         rd_kafka_destroy(kafka->meta);
     }
+    free(kafka->wm_lo);
+    free(kafka->wm_hi);
+    free(kafka->wm_at);
     free(kafka->brokers);
     free(kafka->topic);
     free(kafka->security_protocol);
@@ -196,8 +199,10 @@ int fr_kafka_conf_new(const struct fr_kafka *kafka, rd_kafka_conf_t **out)
 int fr_kafka_err(rd_kafka_resp_err_t err)
 {
     switch (err) {
-    case RD_KAFKA_RESP_ERR_NO_ERROR: return FR_OK;
-    case RD_KAFKA_RESP_ERR__QUEUE_FULL: return FR_EAGAIN;
+    case RD_KAFKA_RESP_ERR_NO_ERROR:
+        return FR_OK;
+    case RD_KAFKA_RESP_ERR__QUEUE_FULL:
+        return FR_EAGAIN;
     case RD_KAFKA_RESP_ERR__FATAL:
     case RD_KAFKA_RESP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER:
     case RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH:
@@ -320,8 +325,9 @@ static int meta_handle(struct fr_kafka *kafka, rd_kafka_t **out)
     return FR_OK;
 }
 
-/* Partition count, cached for a second so that a processor polling every
- * few milliseconds does not ask for metadata each time. */
+/* Partition count cached for a second, watermarks for FR_KAFKA_WM_CACHE_MS,
+ * so that a processor polling every few milliseconds does not send a
+ * request each time. */
 int fr_kafka_stat(const char *data_dir, const char *topic, int32_t partition,
                   const struct fr_log_opts *opts, struct fr_log_info *out)
 {
@@ -344,6 +350,21 @@ int fr_kafka_stat(const char *data_dir, const char *topic, int32_t partition,
         if (rc < 0) {
             return rc;
         }
+        if (n != kafka->meta_parts || strcmp(kafka->meta_topic, ktopic) != 0) {
+            free(kafka->wm_lo);
+            free(kafka->wm_hi);
+            free(kafka->wm_at);
+            kafka->wm_lo = calloc((size_t)n, sizeof *kafka->wm_lo);
+            kafka->wm_hi = calloc((size_t)n, sizeof *kafka->wm_hi);
+            kafka->wm_at = calloc((size_t)n, sizeof *kafka->wm_at);
+            if (!kafka->wm_lo || !kafka->wm_hi || !kafka->wm_at) {
+                kafka->meta_parts = 0;
+                return FR_ENOMEM;
+            }
+            for (int32_t p = 0; p < n; p++) {
+                kafka->wm_at[p] = INT64_MIN / 2;
+            }
+        }
         snprintf(kafka->meta_topic, sizeof kafka->meta_topic, "%s", ktopic);
         kafka->meta_parts = n;
         kafka->meta_at_ms = now;
@@ -351,11 +372,15 @@ int fr_kafka_stat(const char *data_dir, const char *topic, int32_t partition,
     if (partition >= kafka->meta_parts) {
         return FR_ENOTFOUND;
     }
-    int64_t lo = 0, hi = 0;
-    rc = fr_kafka_watermarks(rk, ktopic, partition, &lo, &hi);
-    if (rc < 0) {
-        return rc;
+    if (now - kafka->wm_at[partition] >= FR_KAFKA_WM_CACHE_MS) {
+        rc = fr_kafka_watermarks(rk, ktopic, partition, &kafka->wm_lo[partition],
+                                 &kafka->wm_hi[partition]);
+        if (rc < 0) {
+            return rc;
+        }
+        kafka->wm_at[partition] = now;
     }
+    int64_t lo = kafka->wm_lo[partition], hi = kafka->wm_hi[partition];
     memset(out, 0, sizeof *out);
     snprintf(out->topic, sizeof out->topic, "%s", topic);
     out->partition = partition;

@@ -59,9 +59,9 @@ static int consumer_conf(struct fr_kafka *kafka, rd_kafka_conf_t **out)
     rc = rc ? rc : fr_kafka_conf_set_i64(conf, "max.partition.fetch.bytes", s->fetch_max_bytes);
     /* librdkafka wants fetch.max.bytes >= message.max.bytes (the largest
      * request this client sends, 1,000,000 by default). */
-    rc = rc ? rc : fr_kafka_conf_set_i64(conf, "message.max.bytes",
-                                         s->fetch_max_bytes < 1000000 ? s->fetch_max_bytes
-                                                                      : 1000000);
+    rc = rc ? rc
+            : fr_kafka_conf_set_i64(conf, "message.max.bytes",
+                                    s->fetch_max_bytes < 1000000 ? s->fetch_max_bytes : 1000000);
     if (rc < 0) {
         rd_kafka_conf_destroy(conf);
         return rc;
@@ -156,8 +156,8 @@ int fr_kafka_reader_open(const char *data_dir, const char *topic, int32_t partit
         return FR_EINVAL;
     }
     struct fr_kafka_reader *kr = NULL;
-    int rc = fr_kafka_reader_open_k(kafka, fr_kafka_topic(kafka, topic), partition, from_offset,
-                                    &kr);
+    int rc =
+        fr_kafka_reader_open_k(kafka, fr_kafka_topic(kafka, topic), partition, from_offset, &kr);
     *out = kr ? &kr->base : NULL;
     return rc;
 }
@@ -172,8 +172,7 @@ static int64_t get_be64(const uint8_t *p)
 }
 
 /* The held message as a record (invariant 3). */
-static int to_rec(struct fr_kafka_reader *kr, const rd_kafka_message_t *msg,
-                  struct fr_log_rec *out)
+static int to_rec(struct fr_kafka_reader *kr, const rd_kafka_message_t *msg, struct fr_log_rec *out)
 {
     memset(out, 0, sizeof *out);
     out->offset = msg->offset;
@@ -190,8 +189,8 @@ static int to_rec(struct fr_kafka_reader *kr, const rd_kafka_message_t *msg,
         const char *name;
         const void *value;
         size_t size;
-        for (size_t i = 0; rd_kafka_header_get_all(hdrs, i, &name, &value, &size) ==
-                           RD_KAFKA_RESP_ERR_NO_ERROR;
+        for (size_t i = 0;
+             rd_kafka_header_get_all(hdrs, i, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR;
              i++) {
             if (strcmp(name, FR_KAFKA_APPEND_HDR) == 0 && value && size == 8) {
                 out->append_time = get_be64(value);

@@ -53,7 +53,7 @@ struct fr_kafka_settings {
     const char *security_protocol; /* NULL or "": plaintext */
     const char *sasl_mechanism;    /* NULL or "": none */
     const char *sasl_username;
-    const char *sasl_password;     /* secret: never logged */
+    const char *sasl_password; /* secret: never logged */
 };
 
 struct fr_kafka; /* client settings plus a metadata handle (opaque) */

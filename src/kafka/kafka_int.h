@@ -14,6 +14,9 @@
 /* The reserved header that carries a record's append time (8 bytes,
  * big-endian int64, ms since the epoch). Readers strip it. */
 #define FR_KAFKA_APPEND_HDR "fr.append_ms"
+/* How long fr_kafka_stat reuses a partition's watermarks: the processor
+ * polls every few milliseconds; this bounds its ListOffsets requests. */
+#define FR_KAFKA_WM_CACHE_MS 100
 /* Network request timeout of every handle (socket.timeout.ms). */
 #define FR_KAFKA_SOCKET_MS 10000
 /* Timeout of one metadata / watermark request. */
@@ -25,10 +28,12 @@
 struct fr_kafka {
     struct fr_kafka_settings s; /* strings below are owned copies */
     char *brokers, *topic, *security_protocol, *sasl_mechanism, *sasl_username, *sasl_password;
-    rd_kafka_t *meta;           /* lazily created for stat (metadata, watermarks) */
-    int32_t meta_parts;         /* cached partition count of meta_topic */
-    int64_t meta_at_ms;         /* when meta_parts was read (mono) */
+    rd_kafka_t *meta;   /* lazily created for stat (metadata, watermarks) */
+    int32_t meta_parts; /* cached partition count of meta_topic */
+    int64_t meta_at_ms; /* when meta_parts was read (mono) */
     char meta_topic[FR_LOG_MAX_TOPIC + 1];
+    /* watermarks per partition of meta_topic, reused for FR_KAFKA_WM_CACHE_MS */
+    int64_t *wm_lo, *wm_hi, *wm_at;
 };
 
 /* client.c */

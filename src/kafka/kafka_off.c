@@ -18,8 +18,9 @@ int fr_kafka_backend_from_conf(const struct fr_conf *conf, struct fr_log_opts *o
     if (strcmp(conf->log_backend, "embedded") == 0) {
         return FR_OK;
     }
-    fr_error("kafka", "log.backend = \"%s\": this freshet was built without Kafka support "
-                      "(cmake -DFR_KAFKA=ON)",
+    fr_error("kafka",
+             "log.backend = \"%s\": this freshet was built without Kafka support "
+             "(cmake -DFR_KAFKA=ON)",
              conf->log_backend);
     return FR_ECONFIG;
 }

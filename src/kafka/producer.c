@@ -43,15 +43,15 @@ struct kafka_log {
     rd_kafka_t *rk;
     char topic[FR_LOG_MAX_TOPIC + 1]; /* the Kafka topic */
     int32_t nparts;
-    int64_t *acked_end;   /* per partition, invariant 2 */
-    int64_t *next_offset; /* per partition: the predicted offset of the next append */
-    int64_t *append_ms;   /* per partition: the last append time handed out */
-    int64_t inflight;     /* invariant 1 */
+    int64_t *acked_end;    /* per partition, invariant 2 */
+    int64_t *next_offset;  /* per partition: the predicted offset of the next append */
+    int64_t *append_ms;    /* per partition: the last append time handed out */
+    int64_t inflight;      /* invariant 1 */
     int64_t pending_since; /* mono ms of the oldest record appended since the last flush; -1 */
     int64_t flush_interval_ms;
     int64_t max_record_bytes;
-    int failed;           /* FR_OK, or the error that put the handle in FAILED */
-    int warned_offset;    /* a predicted offset differed from the broker's (logged once) */
+    int failed;        /* FR_OK, or the error that put the handle in FAILED */
+    int warned_offset; /* a predicted offset differed from the broker's (logged once) */
     /* the record fr_kafka_last handed out (owned) */
     struct fr_log_reader *last_reader;
 };
@@ -87,8 +87,9 @@ static void dr_msg_cb(rd_kafka_t *rk, const rd_kafka_message_t *msg, void *opaqu
     }
     if (kl->acked_end[p] > kl->next_offset[p] && !kl->warned_offset) {
         kl->warned_offset = 1;
-        fr_warn("kafka", "%s [%d]: the broker wrote offset %lld beyond the predicted end: "
-                         "another producer writes this topic",
+        fr_warn("kafka",
+                "%s [%d]: the broker wrote offset %lld beyond the predicted end: "
+                "another producer writes this topic",
                 kl->topic, (int)p, (long long)msg->offset);
     }
 }
@@ -126,8 +127,8 @@ static int producer_conf(struct kafka_log *kl, rd_kafka_conf_t **out)
     /* Batches no larger than a reader's fetch: a fetch returns at least one
      * whole batch, so this bounds a reader's prefetch overshoot. */
     rc = rc ? rc : fr_kafka_conf_set_i64(conf, "batch.size", s->fetch_max_bytes);
-    rc = rc ? rc : fr_kafka_conf_set_i64(conf, "message.max.bytes",
-                                         kl->max_record_bytes + 64 * 1024);
+    rc = rc ? rc
+            : fr_kafka_conf_set_i64(conf, "message.max.bytes", kl->max_record_bytes + 64 * 1024);
     if (rc < 0) {
         rd_kafka_conf_destroy(conf);
         return rc;
@@ -247,21 +248,20 @@ int fr_kafka_append(struct fr_log *log, int32_t partition, const struct fr_log_r
     rd_kafka_headers_t *hdrs = rd_kafka_headers_new(rec->header_count + 1);
     for (size_t i = 0; i < rec->header_count; i++) {
         const struct fr_log_header *h = &rec->headers[i];
-        rd_kafka_header_add(hdrs, h->name, (ssize_t)h->name_len, h->value,
-                            (ssize_t)h->value_len);
+        rd_kafka_header_add(hdrs, h->name, (ssize_t)h->name_len, h->value, (ssize_t)h->value_len);
     }
     rd_kafka_header_add(hdrs, FR_KAFKA_APPEND_HDR, -1, be, sizeof be);
 
     int64_t deadline = fr_mono_ms() + kl->kafka->s.message_timeout_ms;
     rd_kafka_resp_err_t err;
     for (;;) {
-        err = rd_kafka_producev(
-            kl->rk, RD_KAFKA_V_TOPIC(kl->topic), RD_KAFKA_V_PARTITION(partition),
-            RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-            RD_KAFKA_V_KEY(rec->key_len ? rec->key : NULL, rec->key_len),
-            RD_KAFKA_V_VALUE((void *)rec->payload, rec->payload_len),
-            RD_KAFKA_V_TIMESTAMP(rec->timestamp), RD_KAFKA_V_HEADERS(hdrs),
-            RD_KAFKA_V_OPAQUE(NULL), RD_KAFKA_V_END);
+        err =
+            rd_kafka_producev(kl->rk, RD_KAFKA_V_TOPIC(kl->topic), RD_KAFKA_V_PARTITION(partition),
+                              RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+                              RD_KAFKA_V_KEY(rec->key_len ? rec->key : NULL, rec->key_len),
+                              RD_KAFKA_V_VALUE((void *)rec->payload, rec->payload_len),
+                              RD_KAFKA_V_TIMESTAMP(rec->timestamp), RD_KAFKA_V_HEADERS(hdrs),
+                              RD_KAFKA_V_OPAQUE(NULL), RD_KAFKA_V_END);
         if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL || fr_mono_ms() >= deadline) {
             break;
         }
@@ -300,11 +300,12 @@ int fr_kafka_flush(struct fr_log *log)
     /* Every report arrives within message.timeout.ms; allow for the
      * broker round trip beyond it. */
     int64_t deadline = fr_mono_ms() + kl->kafka->s.message_timeout_ms + 10000;
-    while (kl->inflight > 0 || rd_kafka_outq_len(kl->rk) > 0) {
+    while (kl->inflight > 0) {
         int64_t left = deadline - fr_mono_ms();
         if (left <= 0) {
-            fr_error("kafka", "%lld record(s) to %s still unacknowledged after the message "
-                              "timeout",
+            fr_error("kafka",
+                     "%lld record(s) to %s still unacknowledged after the message "
+                     "timeout",
                      (long long)kl->inflight, kl->topic);
             log_fail(kl, FR_ETIMEOUT);
             break;

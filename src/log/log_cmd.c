@@ -207,8 +207,11 @@ static int list_backend(const char *data_dir, const struct fr_log_opts *opts,
     }
     size_t n = 0;
     int rc = FR_OK;
-    while (n < MAX_PARTS &&
-           (rc = fr_log_stat_with(data_dir, "recentchange", (int32_t)n, opts, &infos[n])) == FR_OK) {
+    while (n < MAX_PARTS) {
+        rc = fr_log_stat_with(data_dir, "recentchange", (int32_t)n, opts, &infos[n]);
+        if (rc != FR_OK) {
+            break;
+        }
         n++;
     }
     if (rc == FR_ENOTFOUND) {

@@ -228,9 +228,8 @@ static int discover_partitions(struct proc_run *run)
 {
     uint32_t n = 0;
     struct fr_log_info info;
-    while (n < FR_CK_MAX_PARTS &&
-           fr_log_stat_with(run->conf->general_data_dir, TOPIC, (int32_t)n, &run->lopts,
-                            &info) == FR_OK) {
+    while (n < FR_CK_MAX_PARTS && fr_log_stat_with(run->conf->general_data_dir, TOPIC, (int32_t)n,
+                                                   &run->lopts, &info) == FR_OK) {
         n++;
     }
     return (int)n;

@@ -171,6 +171,19 @@ sys.exit(0 if ok else 1)
 PY
 records=$(wc -l < log.ndjson)
 
+# Fetches failing for longer than the processor waits (NOT_LEADER_FOR_PARTITION
+# on every Fetch): the epoch fails with a clear error and commits nothing.
+mock fetch-errors 400 NOT_LEADER_FOR_PARTITION
+if "$BIN" "${common[@]}" process --once 2>>process_fail.log; then
+    echo "FAIL: process --once succeeded while no fetch could succeed"; exit 1
+fi
+grep -E 'not readable|kafka' process_fail.log | grep -v librdkafka | tail -2 | sed 's/^.*freshet\[[0-9]*\] /failed epoch: /'
+committed=$("$BIN" "${common[@]}" tables --json | python3 -c '
+import json,sys
+print(sum(x.get("records") or 0 for x in json.load(sys.stdin)["tables"] if x.get("name") == "bronze_recentchange"))')
+[ "$committed" = 0 ] || { echo "FAIL: the failed epoch committed $committed bronze rows"; exit 1; }
+mock clear
+
 # process from Kafka, SIGKILLed twice mid-run, Fetch errors injected once.
 for k in 1 2; do
     [ "$k" = 2 ] && mock fetch-errors 3 NOT_LEADER_FOR_PARTITION

@@ -104,8 +104,8 @@ struct kctx {
     struct fr_log_opts opts;
 };
 
-static int kctx_open(struct kctx *k, const char *topic, int64_t timeout_ms,
-                     int64_t queued_kbytes, int64_t queued_min)
+static int kctx_open(struct kctx *k, const char *topic, int64_t timeout_ms, int64_t queued_kbytes,
+                     int64_t queued_min)
 {
     struct fr_kafka_settings s;
     fr_kafka_settings_init(&s);
@@ -197,8 +197,7 @@ static int trec_index(const struct fr_log_rec *rec)
 static int64_t read_all(struct kctx *k, int32_t p, int *seen, int nseen, size_t payload_len)
 {
     struct fr_log_reader *reader = NULL;
-    int rc = fr_log_reader_open(NULL, "recentchange", p, FR_LOG_OFFSET_EARLIEST, &k->opts,
-                                &reader);
+    int rc = fr_log_reader_open(NULL, "recentchange", p, FR_LOG_OFFSET_EARLIEST, &k->opts, &reader);
     if (rc < 0) {
         return rc;
     }
@@ -206,8 +205,8 @@ static int64_t read_all(struct kctx *k, int32_t p, int *seen, int nseen, size_t 
     struct fr_log_rec rec;
     while ((rc = fr_log_reader_next(reader, &rec, 0)) == 1) {
         if (expect >= 0 && rec.offset != expect) {
-            fprintf(stderr, "partition %d: offset %lld after %lld\n", (int)p,
-                    (long long)rec.offset, (long long)expect - 1);
+            fprintf(stderr, "partition %d: offset %lld after %lld\n", (int)p, (long long)rec.offset,
+                    (long long)expect - 1);
             n = FR_ECORRUPT;
             break;
         }
@@ -285,9 +284,9 @@ static void test_roundtrip(void)
     /* read back byte-equal, append times within the run and non-decreasing */
     for (int32_t p = 0; p < 3; p++) {
         struct fr_log_reader *reader = NULL;
-        CHECK_EQ_INT(fr_log_reader_open(NULL, "recentchange", p, FR_LOG_OFFSET_EARLIEST, &k.opts,
-                                        &reader),
-                     FR_OK);
+        CHECK_EQ_INT(
+            fr_log_reader_open(NULL, "recentchange", p, FR_LOG_OFFSET_EARLIEST, &k.opts, &reader),
+            FR_OK);
         if (!reader) {
             continue;
         }
@@ -603,8 +602,7 @@ static void test_prefetch_cap(void)
         struct fr_log_rec rec;
         CHECK_EQ_INT(fr_log_reader_next(reader, &rec, 5000), 1);
         int64_t uncapped = queued_plateau(reader);
-        fprintf(stderr, "prefetch with a 64 MiB cap: %lld messages queued\n",
-                (long long)uncapped);
+        fprintf(stderr, "prefetch with a 64 MiB cap: %lld messages queued\n", (long long)uncapped);
         CHECK(uncapped > bound);
         fr_log_reader_close(reader);
     }
