@@ -248,7 +248,12 @@ static int cmd_list(const char *data_dir, const struct fr_log_opts *opts, int ar
     int rc = opts && opts->backend ? list_backend(data_dir, opts, &infos, &n)
                                    : fr_log_list(data_dir, &infos, &n);
     if (rc != FR_OK) {
-        fprintf(stderr, "freshet log list: %s/log: %s\n", data_dir, fr_strerror(rc));
+        if (opts && opts->backend) {
+            fprintf(stderr, "freshet log list: %s log: %s\n", opts->backend->name,
+                    fr_strerror(rc));
+        } else {
+            fprintf(stderr, "freshet log list: %s/log: %s\n", data_dir, fr_strerror(rc));
+        }
         goto cleanup;
     }
     if (!json) {

@@ -20,6 +20,8 @@
  *                                  rd_kafka_err2name prints them without
  *                                  "RD_KAFKA_RESP_ERR_", or numbers)
  *   fetch-errors N ERR [ERR...]    the same for Fetch
+ *   produce-delay B MS             the next Produce request to broker B is
+ *                                  applied at once but answered MS later
  *   clear                          drop pushed errors
  *   topic NAME P R                 create another topic (P partitions, R replicas)
  *   rtt B MS                       add MS of latency to broker B
@@ -131,6 +133,12 @@ static int run_command(rd_kafka_mock_cluster_t *mc, const char *topic, int nbrok
             return -1;
         }
         err = rd_kafka_mock_broker_set_rtt(mc, a, b);
+    } else if (strcmp(cmd, "produce-delay") == 0) {
+        if (sscanf(rest, "%d %d", &a, &b) != 2 || a < 1 || a > nbrokers || b < 0) {
+            return -1;
+        }
+        err = rd_kafka_mock_broker_push_request_error_rtts(mc, a, 0 /* Produce */, 1,
+                                                            RD_KAFKA_RESP_ERR_NO_ERROR, b);
     } else if (strcmp(cmd, "produce-errors") == 0) {
         return push_errors(mc, 0 /* Produce */, rest);
     } else if (strcmp(cmd, "fetch-errors") == 0) {

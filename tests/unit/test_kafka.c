@@ -394,6 +394,61 @@ static void test_produce_errors_retried(void)
     fr_kafka_free(k.kafka);
 }
 
+/* A Produce request the broker applied but whose answer never arrives
+ * (answer delayed, then the connection drops): librdkafka sends it again,
+ * and the idempotent producer's sequence numbers make the broker drop the
+ * copy. Without idempotence the partition would hold the batch twice.
+ * Measured with librdkafka 2.0.2: its mock cluster writes the resent batch
+ * again (it does not check producer sequence numbers), so there the case
+ * cannot prove broker-side deduplication and is skipped; it runs with any
+ * later librdkafka. */
+static void test_idempotent_resend(void)
+{
+    if (rd_kafka_version() <= 0x020002ff) {
+        fprintf(stderr, "skipped: librdkafka %s's mock cluster does not deduplicate a resent "
+                        "Produce request\n",
+                rd_kafka_version_str());
+        return;
+    }
+    CHECK_EQ_INT(mock_cmd("topic id 1 1"), 0);
+    CHECK_EQ_INT(mock_cmd("leader 0 1 id"), 0);
+    struct kctx k;
+    CHECK_EQ_INT(kctx_open(&k, "id", 20000, 4096, 1000), FR_OK);
+    struct fr_log *log = NULL;
+    CHECK_EQ_INT(fr_log_open(NULL, "recentchange", &k.opts, &log), FR_OK);
+    if (!log) {
+        fr_kafka_free(k.kafka);
+        return;
+    }
+    enum { N = 30 };
+    for (int i = 0; i < N / 3; i++) {
+        struct trec t;
+        trec_make(&t, i, 40);
+        CHECK_EQ_INT(fr_log_append(log, 0, &t.rec, NULL), FR_OK);
+    }
+    CHECK_EQ_INT(fr_log_flush(log), FR_OK);
+    CHECK_EQ_INT(mock_cmd("produce-delay 1 4000"), 0);
+    for (int i = N / 3; i < N; i++) {
+        struct trec t;
+        trec_make(&t, i, 40);
+        CHECK_EQ_INT(fr_log_append(log, 0, &t.rec, NULL), FR_OK);
+    }
+    fr_log_maybe_flush(log, 0); /* sends the batch */
+    usleep(1000 * 1000);        /* applied by the broker, the answer held back */
+    CHECK_EQ_INT(mock_cmd("down 1"), 0);
+    usleep(300 * 1000);
+    CHECK_EQ_INT(mock_cmd("up 1"), 0);
+    CHECK_EQ_INT(fr_log_flush(log), FR_OK);
+    CHECK_EQ_INT(fr_log_durable_end(log, 0), N);
+    fr_log_close(log);
+    int seen[N] = {0};
+    CHECK_EQ_INT(read_all(&k, 0, seen, N, 40), N);
+    for (int i = 0; i < N; i++) {
+        CHECK_EQ_INT(seen[i], 1);
+    }
+    fr_kafka_free(k.kafka);
+}
+
 /* Errors that outlast the message timeout: the flush fails with a
  * classified error, nothing is acknowledged, the handle stays failed, and
  * what was acknowledged before is intact. */
@@ -644,6 +699,7 @@ int main(int argc, char **argv)
     RUN(test_roundtrip);
     RUN(test_produce_errors_retried);
     RUN(test_produce_errors_fail);
+    RUN(test_idempotent_resend);
     RUN(test_prefetch_cap);
     RUN(test_broker_down_leader_moves);
     RUN(test_broker_down_fails);
