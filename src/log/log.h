@@ -1,9 +1,10 @@
 /*
  * log.h — the durable log: topics made of partitions, partitions made of
  * records with dense offsets. This is the interface every stage uses; the
- * embedded backend (segment files under <data_dir>/log/) sits behind it
- * today and a librdkafka backend can sit behind the same ops table later
- * without touching callers. Design and on-disk format: docs/adr/0002.
+ * embedded backend (segment files under <data_dir>/log/) and the Kafka
+ * backend (src/kafka, librdkafka; selected through fr_log_opts.backend) sit
+ * behind the same ops table. Design and on-disk format: docs/adr/0002;
+ * Kafka: docs/adr/0013.
  *
  * Shape (after Kafka): a record has an offset (assigned by the log, dense
  * per partition, starting at 0), a producer timestamp, an append time (set

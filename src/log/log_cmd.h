@@ -1,5 +1,6 @@
 /*
- * log_cmd.h — `freshet log`: inspect the embedded log from the command line.
+ * log_cmd.h — `freshet log`: inspect the log from the command line (the
+ * embedded log, or the Kafka topic when log.backend = kafka: fr_cmd_log_with).
  *
  *   freshet log list [--json]
  *   freshet log dump --topic T [--partition P] [--from OFFSET|earliest|end]
