@@ -17,7 +17,7 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 build_pkgs=(build-essential cmake ninja-build pkg-config clang
     libcurl4-openssl-dev libssl-dev libmicrohttpd-dev libinih-dev libzstd-dev libsnappy-dev
-    libsqlite3-dev zstd curl ca-certificates)
+    libsqlite3-dev librdkafka-dev zstd curl ca-certificates)
 test_pkgs=(nodejs npm python3 chromium prometheus)
 
 need=()

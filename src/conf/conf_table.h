@@ -35,6 +35,32 @@
       "Delete sealed segments whose newest record is older than this.")                   \
     X(log, retention_bytes, INT, "10737418240", 16 * FR_MiB, 1024 * FR_GiB, 0,            \
       "Per partition: delete the oldest sealed segments beyond this total size.")         \
+    X(log, backend, STR, "embedded", 0, 0, 0,                                             \
+      "Where the log lives: `embedded` (segment files under the data directory) or `kafka` (Kafka or Redpanda through librdkafka, see KAFKA.md).") \
+    X(kafka, brokers, STR, "127.0.0.1:9092", 0, 0, 0,                                     \
+      "Bootstrap brokers (host:port,...) when log.backend = kafka.")                      \
+    X(kafka, topic, STR, "recentchange", 0, 0, 0,                                         \
+      "Kafka topic holding the raw events (freshet's log topic `recentchange`); create it with log.partitions partitions.") \
+    X(kafka, message_timeout_ms, INT, "30000", 1000, 3600000, 0,                          \
+      "A produced record not acknowledged by the brokers within this fails the flush (ingest stops and resumes from the tails).") \
+    X(kafka, linger_ms, INT, "5", 0, 1000, 0,                                             \
+      "Producer batching delay (librdkafka linger.ms).")                                  \
+    X(kafka, queue_max_kbytes, INT, "65536", 1024, 2097151, 0,                            \
+      "Cap on records queued in the producer (queue.buffering.max.kbytes); a full queue is backpressure.") \
+    X(kafka, queued_max_kbytes, INT, "4096", 64, 2097151, 0,                              \
+      "Reader prefetch cap per partition (queued.max.messages.kbytes).")                  \
+    X(kafka, queued_min_messages, INT, "1000", 1, 10000000, 0,                            \
+      "Reader prefetch: fetch more once fewer messages than this are queued (queued.min.messages).") \
+    X(kafka, fetch_max_bytes, INT, "1048576", 65536, 1073741824, 0,                       \
+      "Reader fetch size cap (fetch.max.bytes and max.partition.fetch.bytes).")           \
+    X(kafka, security_protocol, STR, "plaintext", 0, 0, 0,                                \
+      "librdkafka security.protocol: plaintext, ssl, sasl_plaintext or sasl_ssl.")        \
+    X(kafka, sasl_mechanism, STR, "", 0, 0, 0,                                            \
+      "librdkafka sasl.mechanisms (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512); empty: none.")   \
+    X(kafka, sasl_username, STR, "", 0, 0, 0,                                             \
+      "SASL user name.")                                                                  \
+    X(kafka, sasl_password, STR, "", 0, 0, FR_CONF_SECRET,                                \
+      "SASL password. Secret: environment only (FRESHET_KAFKA_SASL_PASSWORD).")          \
     X(ingest, source_url, STR, "https://stream.wikimedia.org/v2/stream/recentchange", 0, 0, 0, \
       "SSE source. `freshet demo` points this at its built-in feed.")                     \
     X(ingest, user_agent, STR,                                                            \

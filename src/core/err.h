@@ -49,6 +49,9 @@ enum fr_err_class { FR_ERRC_OK = 0, FR_ERRC_RETRY, FR_ERRC_FATAL, FR_ERRC_DATA }
     X(FR_ECREDENTIAL,   -28,  FATAL, "credential rejected (wrong, expired or not allowed)") \
     X(FR_EUNAVAILABLE,  -29,  RETRY, "service unavailable after retries")        \
     X(FR_EREFUSED,      -30,  FATAL, "request refused by peer")                  \
+    X(FR_EKAFKA,        -32,  RETRY, "Kafka broker unavailable or request failed") \
+    X(FR_EKAFKA_FATAL,  -33,  FATAL, "Kafka client fatal error")                 \
+    X(FR_EKAFKA_AUTH,   -34,  FATAL, "Kafka authentication or authorisation failed") \
     X(FR_EREQUIREMENT,  -36,  RETRY, "commit requirement not met; reload and retry") \
     X(FR_EUNKNOWN,      -37,  RETRY, "commit outcome unknown; reload before retrying") \
     X(FR_ENOTEMPTY,     -38,  FATAL, "not empty")                                \

@@ -11,8 +11,13 @@
  * restarts it, and the restart resumes from the last durable record, so a
  * failure can repeat events (counted as overlap) but never skip one.
  *
- * Resume: at start, the last durable record of the topic (the newest by
- * append time over all partitions) gives the stored SSE id; its timestamps
+ * Resume: at start, the last durable record of the topic (the OLDEST by
+ * append time of the partitions' last records: partitions are
+ * acknowledged independently — Kafka's delivery reports, the embedded
+ * log's per-partition writes — so after a crash one partition may hold
+ * later events than another whose last batch was lost, while each
+ * partition is gap-free; every event before the oldest tail is stored)
+ * gives the stored SSE id; its timestamps
  * are moved back by ingest.resume_rewind_ms (resume.c). Within one run, a
  * reconnect resumes from the newest appended event the same way: appended
  * but not yet durable events are still in this process and will be flushed
@@ -37,6 +42,7 @@
 #include "core/err.h"
 #include "log/log.h"
 #include "sse/sse.h"
+#include "kafka/kafka.h"
 #include "stats/stats.h"
 
 #include <getopt.h>
@@ -59,6 +65,7 @@ struct ingest_counters {
 struct ingest {
     struct fr_conf *conf;
     struct fr_log *log;
+    const struct fr_log_opts *lopts; /* the backend (ring_load's readers) */
     struct fr_sse_client *client;
     struct fr_stats *stats; /* <data>/stats/ingest.stats (thread-safe) */
     struct fr_sse_client_stats published; /* client counters already added to stats */
@@ -120,11 +127,11 @@ static int ingest_ring_load(struct ingest *in)
         }
         struct fr_log_reader *reader = NULL;
         int64_t from = end > INGEST_RING ? end - INGEST_RING : 0;
-        int rc = fr_log_reader_open(in->conf->general_data_dir, INGEST_TOPIC, p, from, NULL,
+        int rc = fr_log_reader_open(in->conf->general_data_dir, INGEST_TOPIC, p, from, in->lopts,
                                     &reader);
         if (rc == FR_ERANGE) {
             rc = fr_log_reader_open(in->conf->general_data_dir, INGEST_TOPIC, p,
-                                    FR_LOG_OFFSET_EARLIEST, NULL, &reader);
+                                    FR_LOG_OFFSET_EARLIEST, in->lopts, &reader);
         }
         if (rc < 0) {
             return rc;
@@ -380,6 +387,7 @@ int fr_cmd_ingest(struct fr_conf *conf, int argc, char **argv)
     int rc;
     pthread_t flusher;
     int flusher_started = 0;
+    struct fr_kafka *kafka = NULL;
 
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -398,6 +406,11 @@ int fr_cmd_ingest(struct fr_conf *conf, int argc, char **argv)
     if (lopts.max_record_bytes < conf->ingest_max_event_bytes + 64 * 1024) {
         lopts.max_record_bytes = conf->ingest_max_event_bytes + 64 * 1024;
     }
+    rc = fr_kafka_backend_from_conf(conf, &lopts, &kafka);
+    if (rc < 0) {
+        goto cleanup;
+    }
+    in.lopts = &lopts;
     rc = fr_log_open(conf->general_data_dir, INGEST_TOPIC, &lopts, &in.log);
     if (rc < 0) {
         fr_error("ingest", "cannot open the log in %s: %s (%s)", conf->general_data_dir,
@@ -405,8 +418,9 @@ int fr_cmd_ingest(struct fr_conf *conf, int argc, char **argv)
         goto cleanup;
     }
     fr_stats_open(conf->general_data_dir, FR_STATS_INGEST, &in.stats);
-    /* Resume from the newest durable record over all partitions. */
-    int64_t newest = -1;
+    /* Resume from the oldest of the partitions' last durable records (see
+     * the top of the file). */
+    int64_t oldest = -1;
     for (int32_t p = 0; p < fr_log_partitions(in.log); p++) {
         struct fr_log_rec last;
         rc = fr_log_last(in.log, p, &last);
@@ -417,11 +431,11 @@ int fr_cmd_ingest(struct fr_conf *conf, int argc, char **argv)
         }
         const void *id;
         size_t id_len;
-        if (rc == 1 && last.append_time >= newest &&
+        if (rc == 1 && (oldest < 0 || last.append_time < oldest) &&
             fr_log_rec_header(&last, "sse_id", &id, &id_len) == 1) {
             fr_buf_reset(&in.last_id);
             fr_buf_append(&in.last_id, id, id_len);
-            newest = last.append_time;
+            oldest = last.append_time;
         }
     }
     rc = ingest_ring_load(&in);
@@ -490,6 +504,7 @@ cleanup:
     fr_sse_client_destroy(in.client);
     fr_stats_close(in.stats);
     fr_log_close(in.log);
+    fr_kafka_free(kafka);
     fr_buf_free(&in.resume);
     fr_buf_free(&in.last_id);
     pthread_mutex_destroy(&in.lock);

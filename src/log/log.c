@@ -59,6 +59,13 @@ const struct fr_log_io fr_log_io_posix = {
     .writeback = posix_writeback,
 };
 
+static int emb_stat(const char *data_dir, const char *topic, int32_t partition,
+                    const struct fr_log_opts *opts, struct fr_log_info *out)
+{
+    (void)opts;
+    return fr_log_stat(data_dir, topic, partition, out);
+}
+
 const struct fr_log_ops fr_log_embedded = {
     .name = "embedded",
     .open = fr_log_emb_open,
@@ -76,6 +83,7 @@ const struct fr_log_ops fr_log_embedded = {
     .reader_next = fr_log_emb_reader_next,
     .reader_end = fr_log_emb_reader_end,
     .reader_close = fr_log_emb_reader_close,
+    .stat = emb_stat,
 };
 
 void fr_log_opts_init(struct fr_log_opts *opts)
@@ -169,6 +177,13 @@ int fr_log_reader_open(const char *data_dir, const char *topic, int32_t partitio
     }
     const struct fr_log_ops *ops = opts && opts->backend ? opts->backend : &fr_log_embedded;
     return ops->reader_open(data_dir, topic, partition, from_offset, opts, out);
+}
+
+int fr_log_stat_with(const char *data_dir, const char *topic, int32_t partition,
+                     const struct fr_log_opts *opts, struct fr_log_info *out)
+{
+    const struct fr_log_ops *ops = opts && opts->backend ? opts->backend : &fr_log_embedded;
+    return ops->stat(data_dir, topic, partition, opts, out);
 }
 
 int fr_log_reader_next(struct fr_log_reader *reader, struct fr_log_rec *out, int timeout_ms)

@@ -1,9 +1,10 @@
 /*
  * log.h — the durable log: topics made of partitions, partitions made of
  * records with dense offsets. This is the interface every stage uses; the
- * embedded backend (segment files under <data_dir>/log/) sits behind it
- * today and a librdkafka backend can sit behind the same ops table later
- * without touching callers. Design and on-disk format: docs/adr/0002.
+ * embedded backend (segment files under <data_dir>/log/) and the Kafka
+ * backend (src/kafka, librdkafka; selected through fr_log_opts.backend) sit
+ * behind the same ops table. Design and on-disk format: docs/adr/0002;
+ * Kafka: docs/adr/0013.
  *
  * Shape (after Kafka): a record has an offset (assigned by the log, dense
  * per partition, starting at 0), a producer timestamp, an append time (set
@@ -93,11 +94,17 @@ struct fr_log_io {
 extern const struct fr_log_io fr_log_io_posix;
 
 struct fr_log_ops;
+struct fr_log_info;
 
 /* Writer options. Initialise with fr_log_opts_init, then override. */
 struct fr_log_opts {
     /* NULL: the embedded segment log. */
     const struct fr_log_ops *backend;
+    /* Passed to the backend's open, reader_open and stat (the Kafka
+     * backend's client settings, src/kafka/kafka.h); owned by the caller,
+     * must outlive every handle opened with these options. NULL for the
+     * embedded log. */
+    void *backend_ctx;
     /* Open at least this many partitions (1..1024); default 1. */
     int32_t partitions;
     /* Roll the active segment when the next record would pass this; 128 MiB. */
@@ -158,6 +165,8 @@ struct fr_log_ops {
     int (*reader_next)(struct fr_log_reader *reader, struct fr_log_rec *out, int timeout_ms);
     int64_t (*reader_end)(struct fr_log_reader *reader);
     void (*reader_close)(struct fr_log_reader *reader);
+    int (*stat)(const char *data_dir, const char *topic, int32_t partition,
+                const struct fr_log_opts *opts, struct fr_log_info *out);
 };
 extern const struct fr_log_ops fr_log_embedded;
 
@@ -271,5 +280,10 @@ int fr_log_list(const char *data_dir, struct fr_log_info **out, size_t *count);
 /* The same for one partition; FR_ENOTFOUND when it does not exist. */
 int fr_log_stat(const char *data_dir, const char *topic, int32_t partition,
                 struct fr_log_info *out);
+/* fr_log_stat through the backend opts selects (NULL: embedded). For Kafka:
+ * FR_ENOTFOUND beyond the topic's partitions; earliest/end offsets are the
+ * watermarks; sizes and times are -1 (unknown). */
+int fr_log_stat_with(const char *data_dir, const char *topic, int32_t partition,
+                     const struct fr_log_opts *opts, struct fr_log_info *out);
 
 #endif

@@ -195,7 +195,38 @@ static void fmt_time(char out[32], int64_t ms)
     }
 }
 
-static int cmd_list(const char *data_dir, int argc, char **argv)
+/* A backend other than the embedded log lists the partitions of its
+ * `recentchange` topic through fr_log_stat_with. */
+static int list_backend(const char *data_dir, const struct fr_log_opts *opts,
+                        struct fr_log_info **out, size_t *count)
+{
+    enum { MAX_PARTS = 1024 };
+    struct fr_log_info *infos = calloc(MAX_PARTS, sizeof *infos);
+    if (!infos) {
+        return FR_ENOMEM;
+    }
+    size_t n = 0;
+    int rc = FR_OK;
+    while (n < MAX_PARTS) {
+        rc = fr_log_stat_with(data_dir, "recentchange", (int32_t)n, opts, &infos[n]);
+        if (rc != FR_OK) {
+            break;
+        }
+        n++;
+    }
+    if (rc == FR_ENOTFOUND) {
+        rc = FR_OK;
+    }
+    if (rc < 0) {
+        free(infos);
+        return rc;
+    }
+    *out = infos;
+    *count = n;
+    return FR_OK;
+}
+
+static int cmd_list(const char *data_dir, const struct fr_log_opts *opts, int argc, char **argv)
 {
     int json = 0;
     for (int i = 1; i < argc; i++) {
@@ -214,9 +245,15 @@ static int cmd_list(const char *data_dir, int argc, char **argv)
     struct fr_buf out;
     fr_buf_init(&out, 64u << 20);
     int status = 1;
-    int rc = fr_log_list(data_dir, &infos, &n);
+    int rc = opts && opts->backend ? list_backend(data_dir, opts, &infos, &n)
+                                   : fr_log_list(data_dir, &infos, &n);
     if (rc != FR_OK) {
-        fprintf(stderr, "freshet log list: %s/log: %s\n", data_dir, fr_strerror(rc));
+        if (opts && opts->backend) {
+            fprintf(stderr, "freshet log list: %s log: %s\n", opts->backend->name,
+                    fr_strerror(rc));
+        } else {
+            fprintf(stderr, "freshet log list: %s/log: %s\n", data_dir, fr_strerror(rc));
+        }
         goto cleanup;
     }
     if (!json) {
@@ -285,7 +322,7 @@ static int parse_i64(const char *s, int64_t *out)
     return FR_OK;
 }
 
-static int cmd_dump(const char *data_dir, int argc, char **argv)
+static int cmd_dump(const char *data_dir, const struct fr_log_opts *opts, int argc, char **argv)
 {
     const char *topic = NULL;
     int64_t partition = 0, from = FR_LOG_OFFSET_EARLIEST, count = -1;
@@ -340,7 +377,7 @@ static int cmd_dump(const char *data_dir, int argc, char **argv)
     struct fr_buf out;
     fr_buf_init(&out, OUT_CAP);
     int status = 1;
-    int rc = fr_log_reader_open(data_dir, topic, (int32_t)partition, from, NULL, &reader);
+    int rc = fr_log_reader_open(data_dir, topic, (int32_t)partition, from, opts, &reader);
     if (rc != FR_OK) {
         fprintf(stderr, "freshet log dump: %s partition %d: %s\n", topic, (int)partition,
                 fr_strerror(rc));
@@ -389,6 +426,11 @@ cleanup:
 
 int fr_cmd_log(const char *data_dir, int argc, char **argv)
 {
+    return fr_cmd_log_with(data_dir, NULL, argc, argv);
+}
+
+int fr_cmd_log_with(const char *data_dir, const struct fr_log_opts *opts, int argc, char **argv)
+{
     if (argc < 2) {
         fputs(log_usage, stderr);
         return 2;
@@ -399,10 +441,10 @@ int fr_cmd_log(const char *data_dir, int argc, char **argv)
         return 0;
     }
     if (strcmp(sub, "list") == 0) {
-        return cmd_list(data_dir, argc - 1, argv + 1);
+        return cmd_list(data_dir, opts, argc - 1, argv + 1);
     }
     if (strcmp(sub, "dump") == 0) {
-        return cmd_dump(data_dir, argc - 1, argv + 1);
+        return cmd_dump(data_dir, opts, argc - 1, argv + 1);
     }
     fprintf(stderr, "freshet log: unknown subcommand '%s'\n%s", sub, log_usage);
     return 2;

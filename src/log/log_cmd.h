@@ -1,5 +1,6 @@
 /*
- * log_cmd.h — `freshet log`: inspect the embedded log from the command line.
+ * log_cmd.h — `freshet log`: inspect the log from the command line (the
+ * embedded log, or the Kafka topic when log.backend = kafka: fr_cmd_log_with).
  *
  *   freshet log list [--json]
  *   freshet log dump --topic T [--partition P] [--from OFFSET|earliest|end]
@@ -25,5 +26,8 @@
 /* argv[0] is the command name ("log"), argv[1] the subcommand. Returns the
  * exit status: 0 success, 1 failure (message on stderr), 2 usage error. */
 int fr_cmd_log(const char *data_dir, int argc, char **argv);
+/* The same on the backend opts selects (NULL: the embedded log). */
+struct fr_log_opts;
+int fr_cmd_log_with(const char *data_dir, const struct fr_log_opts *opts, int argc, char **argv);
 
 #endif

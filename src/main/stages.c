@@ -7,12 +7,22 @@
 
 #include "feed/feed_cmd.h"
 #include "iceberg/iceberg_cmd.h"
+#include "kafka/kafka.h"
+#include "log/log.h"
 #include "log/log_cmd.h"
 #include "serve/serve.h"
 
 int fr_cmd_log_main(struct fr_conf *conf, int argc, char **argv)
 {
-    return fr_cmd_log(conf->general_data_dir, argc, argv);
+    struct fr_log_opts lopts;
+    struct fr_kafka *kafka = NULL;
+    fr_log_opts_init(&lopts);
+    if (fr_kafka_backend_from_conf(conf, &lopts, &kafka) < 0) {
+        return 1;
+    }
+    int status = fr_cmd_log_with(conf->general_data_dir, &lopts, argc, argv);
+    fr_kafka_free(kafka);
+    return status;
 }
 
 int fr_cmd_feed_main(struct fr_conf *conf, int argc, char **argv)

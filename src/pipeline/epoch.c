@@ -36,6 +36,7 @@
 #include "core/diag.h"
 #include "core/err.h"
 #include "iceberg/iceberg.h"
+#include "kafka/kafka.h"
 #include "log/log.h"
 #include "pipeline/ahead.h"
 #include "pipeline/checkpoint.h"
@@ -75,13 +76,16 @@ struct proc_run {
     uint32_t nparts;
     struct fr_log_reader *readers[FR_CK_MAX_PARTS];
     int64_t reader_at[FR_CK_MAX_PARTS]; /* offset readers[p] returns next */
+    struct fr_log_opts lopts;           /* the log backend (log.backend) */
+    struct fr_kafka *kafka;             /* its client when log.backend = kafka */
     struct fr_ahead *ahead; /* decode ahead for epochs of >= ahead_min records; NULL: never */
     int64_t ahead_min;
+    int64_t stat_warned_ms; /* when the planner last warned of an unreadable log end */
     char table_dir[FR_TBL_COUNT][4096];
     /* the epoch in flight */
     struct fr_tw tw[FR_TBL_COUNT];
-    int write; /* 0 while replaying an epoch that is already in the lake */
-    int once;  /* --once: no waiting; stop when the log is drained */
+    int write;          /* 0 while replaying an epoch that is already in the lake */
+    int once;           /* --once: no waiting; stop when the log is drained */
     int64_t lake_epoch; /* the newest epoch in the lake at start, -1: none */
     struct epoch_counts n;
     int sink_rc;
@@ -133,8 +137,7 @@ static int process_result(struct proc_run *run, const struct fr_proc_pos *pos, c
     case FR_PROC_DUPLICATE:
         run->n.bronze++;
         run->n.duplicates++;
-        return run->write ? fr_tw_bronze(&run->tw[FR_TBL_BRONZE], res->row, raw, raw_len)
-                          : FR_OK;
+        return run->write ? fr_tw_bronze(&run->tw[FR_TBL_BRONZE], res->row, raw, raw_len) : FR_OK;
     case FR_PROC_SILVER:
         run->n.bronze++;
         run->n.silver++;
@@ -152,8 +155,7 @@ static int process_record(struct proc_run *run, const struct fr_log_rec *rec, in
 {
     struct fr_proc_pos pos = {partition, rec->offset, rec->append_time};
     struct fr_proc_result res;
-    int rc = fr_proc_record(run->proc, &pos, rec->payload, rec->payload_len, &proc_sink, run,
-                            &res);
+    int rc = fr_proc_record(run->proc, &pos, rec->payload, rec->payload_len, &proc_sink, run, &res);
     if (rc < 0) {
         return rc;
     }
@@ -234,13 +236,16 @@ static void stats_epoch(struct proc_run *run, int64_t epoch, int64_t batch_ms, i
 
 /* ------------------------------------------------------------- planning */
 
-static int64_t partition_end(struct proc_run *run, uint32_t p)
+/* The durable end of partition p into *end. A partition that does not
+ * exist (yet) has nothing new (FR_OK, end = the checkpoint); any other
+ * failure (a Kafka leader unreachable) is returned, so that the planner
+ * waits, or fails under --once, instead of taking it for "nothing new". */
+static int partition_end(struct proc_run *run, uint32_t p, int64_t *end)
 {
     struct fr_log_info info;
-    if (fr_log_stat(run->conf->general_data_dir, TOPIC, (int32_t)p, &info) < 0) {
-        return run->ck.next[p];
-    }
-    return info.end_offset;
+    int rc = fr_log_stat_with(run->conf->general_data_dir, TOPIC, (int32_t)p, &run->lopts, &info);
+    *end = rc == FR_OK ? info.end_offset : run->ck.next[p];
+    return rc == FR_ENOTFOUND ? FR_OK : rc;
 }
 
 /* Discover the topic's partitions (ingest creates them). */
@@ -248,8 +253,8 @@ static int discover_partitions(struct proc_run *run)
 {
     uint32_t n = 0;
     struct fr_log_info info;
-    while (n < FR_CK_MAX_PARTS &&
-           fr_log_stat(run->conf->general_data_dir, TOPIC, (int32_t)n, &info) == FR_OK) {
+    while (n < FR_CK_MAX_PARTS && fr_log_stat_with(run->conf->general_data_dir, TOPIC, (int32_t)n,
+                                                   &run->lopts, &info) == FR_OK) {
         n++;
     }
     return (int)n;
@@ -257,7 +262,8 @@ static int discover_partitions(struct proc_run *run)
 
 /* Wait for records and choose the next epoch's range: everything durable
  * when the trigger fires, at most epoch_max_records. Returns 1 with a
- * range, 0 when asked to stop with nothing pending. */
+ * range, 0 when asked to stop with nothing pending, < 0 under --once when a
+ * partition's end cannot be read. */
 static int plan_epoch(struct proc_run *run, struct fr_ck_range *range)
 {
     int64_t t0 = fr_mono_ms();
@@ -276,14 +282,37 @@ static int plan_epoch(struct proc_run *run, struct fr_ck_range *range)
         run->nparts = run->ck.nparts;
         int64_t avail = 0;
         int64_t ends[FR_CK_MAX_PARTS];
+        int stat_rc = FR_OK;
         for (uint32_t p = 0; p < run->nparts; p++) {
-            ends[p] = partition_end(run, p);
+            int rc = partition_end(run, p, &ends[p]);
+            if (rc < 0 && stat_rc == FR_OK) {
+                stat_rc = rc;
+                if (run->once || fr_mono_ms() - run->stat_warned_ms >= 10000) {
+                    run->stat_warned_ms = fr_mono_ms();
+                    fr_warn("process", "partition %u: cannot read the log's end: %s (%s)%s", p,
+                            fr_strerror(rc), fr_err_name(rc),
+                            run->once ? "" : "; waiting, nothing is planned past it");
+                }
+            }
             avail += ends[p] - run->ck.next[p];
+        }
+        if (stat_rc < 0) {
+            /* Planning now could cut an epoch without that partition's new
+             * records and turn them late: wait for it (or fail under
+             * --once) rather than guess. */
+            if (run->once) {
+                return stat_rc;
+            }
+            if (process_stop) {
+                return 0;
+            }
+            fr_sleep_ms(200);
+            continue;
         }
         stats_tick(run, avail);
         int64_t waited = fr_mono_ms() - t0;
-        if (avail >= max || (avail > 0 && (waited >= run->conf->process_trigger_ms ||
-                                           process_stop || run->once))) {
+        if (avail >= max ||
+            (avail > 0 && (waited >= run->conf->process_trigger_ms || process_stop || run->once))) {
             range->epoch = run->ck.epoch + 1;
             range->nparts = run->nparts;
             /* Share the record budget evenly between the partitions, then
@@ -330,8 +359,8 @@ static void range_text(const struct fr_ck_range *range, char *out, size_t outlen
     size_t at = 0;
     out[0] = 0;
     for (uint32_t p = 0; p < range->nparts && at < outlen; p++) {
-        int n = snprintf(out + at, outlen - at, "%s%s/%u:%" PRId64 "-%" PRId64, p ? "," : "",
-                         TOPIC, p, range->start[p], range->end[p]);
+        int n = snprintf(out + at, outlen - at, "%s%s/%u:%" PRId64 "-%" PRId64, p ? "," : "", TOPIC,
+                         p, range->start[p], range->end[p]);
         if (n < 0) {
             break;
         }
@@ -351,7 +380,7 @@ static int open_reader(struct proc_run *run, uint32_t p, int64_t from)
     }
     fr_log_reader_close(run->readers[p]);
     run->readers[p] = NULL;
-    int rc = fr_log_reader_open(run->conf->general_data_dir, TOPIC, (int32_t)p, from, NULL,
+    int rc = fr_log_reader_open(run->conf->general_data_dir, TOPIC, (int32_t)p, from, &run->lopts,
                                 &run->readers[p]);
     run->reader_at[p] = rc == FR_OK ? from : -1;
     return rc;
@@ -370,16 +399,15 @@ static int next_in_range(struct proc_run *run, const struct fr_ck_range *range, 
         run->reader_at[p] = -1; /* reopen before the next use */
     }
     if (rc == 0) {
-        fr_error("process", "partition %u: offset %" PRId64 " not readable within 5 s", p,
-                 *expect);
+        fr_error("process", "partition %u: offset %" PRId64 " not readable within 5 s", p, *expect);
         return FR_ETIMEOUT;
     }
     if (rc < 0) {
         return rc;
     }
     if (rec->offset != *expect) {
-        fr_error("process", "partition %u: expected offset %" PRId64 ", read %" PRId64, p,
-                 *expect, rec->offset);
+        fr_error("process", "partition %u: expected offset %" PRId64 ", read %" PRId64, p, *expect,
+                 rec->offset);
         return FR_ECORRUPT;
     }
     (*expect)++;
@@ -693,8 +721,8 @@ static int run_epoch(struct proc_run *run, const struct fr_ck_range *range)
     run->write = !committed;
     memset(&run->n, 0, sizeof run->n);
     for (int t = 0; t < FR_TBL_COUNT; t++) {
-        fr_tw_init(&run->tw[t], t, run->table_dir[t], run->conf->general_pipeline_id,
-                   range->epoch, (size_t)run->conf->process_row_group_bytes);
+        fr_tw_init(&run->tw[t], t, run->table_dir[t], run->conf->general_pipeline_id, range->epoch,
+                   (size_t)run->conf->process_row_group_bytes);
         run->tw[t].large = range_records(range) >= run->ahead_min && run->ahead_min > 0;
     }
     int rc = read_range(run, range);
@@ -771,9 +799,15 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
     int c;
     while ((c = getopt_long(argc, argv, "oh", opts, NULL)) != -1) {
         switch (c) {
-        case 'o': once = 1; break;
-        case 'h': process_usage(stdout); return 0;
-        default: process_usage(stderr); return 2;
+        case 'o':
+            once = 1;
+            break;
+        case 'h':
+            process_usage(stdout);
+            return 0;
+        default:
+            process_usage(stderr);
+            return 2;
         }
     }
     if (optind < argc) {
@@ -797,6 +831,10 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
     run->once = once;
     fr_buf_init(&run->ck.state, STATE_CAP);
     run->ck.epoch = -1;
+    fr_log_opts_init(&run->lopts);
+    if (fr_kafka_backend_from_conf(conf, &run->lopts, &run->kafka) < 0) {
+        goto cleanup;
+    }
 
     rc = fr_ck_dir(conf->general_data_dir, conf->general_pipeline_id, run->dir, sizeof run->dir);
     if (rc < 0) {
@@ -808,8 +846,9 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
     lock_fd = fr_ck_lock(run->dir, &holder);
     if (lock_fd < 0) {
         if (lock_fd == FR_ELOCKED) {
-            fr_error("process", "pipeline %s is locked by process %ld (another process, "
-                                "rebuild or dlq replay is running)",
+            fr_error("process",
+                     "pipeline %s is locked by process %ld (another process, "
+                     "rebuild or dlq replay is running)",
                      conf->general_pipeline_id, holder);
         } else {
             fr_error("process", "cannot lock %s: %s", run->dir, fr_strerror(lock_fd));
@@ -824,8 +863,9 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
         char intent[4200];
         snprintf(intent, sizeof intent, "%s/dlq-replay/intent", run->dir);
         if (access(intent, F_OK) == 0) {
-            fr_error("process", "an interrupted `freshet dlq replay` left %s: rerun `freshet dlq "
-                                "replay` to finish it before processing",
+            fr_error("process",
+                     "an interrupted `freshet dlq replay` left %s: rerun `freshet dlq "
+                     "replay` to finish it before processing",
                      intent);
             goto cleanup;
         }
@@ -886,8 +926,8 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
         run->ck.nparts = 0;
         fr_info("process", "no checkpoint: starting at the beginning of the log");
     } else {
-        fr_error("process", "checkpoint in %s is damaged: %s (%s); refusing to guess",
-                 run->dir, fr_strerror(rc), fr_err_name(rc));
+        fr_error("process", "checkpoint in %s is damaged: %s (%s); refusing to guess", run->dir,
+                 fr_strerror(rc), fr_err_name(rc));
         goto cleanup;
     }
     stats_epoch(run, run->ck.epoch, -1, 0);
@@ -911,15 +951,16 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
             goto cleanup;
         }
         if (run->lake_epoch > run->ck.epoch + 1) {
-            fr_warn("process", "the lake holds epochs up to %" PRId64 " but the checkpoint is at %" PRId64
-                               ": rebuilding the operators' state from the recorded ranges",
+            fr_warn("process",
+                    "the lake holds epochs up to %" PRId64 " but the checkpoint is at %" PRId64
+                    ": rebuilding the operators' state from the recorded ranges",
                     run->lake_epoch, run->ck.epoch);
         }
     }
     /* A planned epoch the last run did not finish fixes the next range. */
     struct fr_ck_range planned;
-    int have_plan = fr_ck_wal_last(run->dir, &planned) == FR_OK &&
-                    planned.epoch == run->ck.epoch + 1;
+    int have_plan =
+        fr_ck_wal_last(run->dir, &planned) == FR_OK && planned.epoch == run->ck.epoch + 1;
 
     while (!process_stop) {
         struct fr_ck_range range;
@@ -935,14 +976,24 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
                 goto cleanup;
             }
             if (rc == 0 && run->ck.epoch + 1 <= run->lake_epoch) {
-                fr_error("process", "epoch %" PRId64 " is in the lake but its snapshot (and range) "
-                                    "has expired: the operators' state cannot be rebuilt; restore "
-                                    "the checkpoint or run `freshet rebuild`",
+                fr_error("process",
+                         "epoch %" PRId64 " is in the lake but its snapshot (and range) "
+                         "has expired: the operators' state cannot be rebuilt; restore "
+                         "the checkpoint or run `freshet rebuild`",
                          run->ck.epoch + 1);
                 goto cleanup;
             }
-            if (rc == 0 && plan_epoch(run, &range) == 0) {
-                break;
+            if (rc == 0) {
+                rc = plan_epoch(run, &range);
+                if (rc < 0) {
+                    fr_error("process",
+                             "cannot plan epoch %" PRId64 ": the log's end is unreadable (%s)",
+                             run->ck.epoch + 1, fr_strerror(rc));
+                    goto cleanup;
+                }
+                if (rc == 0) {
+                    break;
+                }
             }
             rc = fr_ck_wal_append(run->dir, &range);
             if (rc < 0) {
@@ -962,6 +1013,7 @@ cleanup:
         fr_log_reader_close(run->readers[p]);
     }
     fr_ahead_destroy(run->ahead);
+    fr_kafka_free(run->kafka);
     fr_stats_close(run->stats);
     fr_proc_destroy(run->proc);
     fr_ice_catalog_close(run->cat);

@@ -1,0 +1,13 @@
+# src/kafka against librdkafka's mock cluster in its own process
+# (tests/integration/kafka_mock.c, built only for tests, loopback only).
+if(FR_KAFKA)
+    add_executable(kafka_mock ${CMAKE_SOURCE_DIR}/tests/integration/kafka_mock.c)
+    target_link_libraries(kafka_mock PRIVATE PkgConfig::RDKAFKA)
+endif()
+if(FR_KAFKA)
+    # feed -> ingest (SIGKILLs, leader moves, Produce errors, a broker down)
+    # -> Kafka exactly once after dedup on sse id -> process (SIGKILLs, Fetch
+    # errors) -> freshet verify.
+    fr_add_script_test(NAME integration_kafka_e2e LABELS integration TIMEOUT 300
+        COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/kafka_e2e.sh $<TARGET_FILE:kafka_mock>)
+endif()
