@@ -23,6 +23,8 @@
       "Directory holding the log, the lake, the catalog and the stats files.")            \
     X(general, pipeline_id, STR, "freshet", 0, 0, 0,                                      \
       "Identifier written into every snapshot summary; two pipelines must differ.")       \
+    X(lake, warehouse, STR, "", 0, 0, 0,                                                  \
+      "Where the tables' files go: empty for <data_dir>/lake/warehouse on local disk, or s3://bucket/prefix for an S3 or MinIO bucket (settings under [s3]; docs/S3.md). The catalog stays <data_dir>/lake/catalog.db either way.") \
     X(log, partitions, INT, "1", 1, 64, 0,                                                \
       "Partitions of the `recentchange` topic created by ingest.")                        \
     X(log, segment_bytes, INT, "134217728", 1 * FR_MiB, 4 * FR_GiB, 0,                    \

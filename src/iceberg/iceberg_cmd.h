@@ -15,6 +15,10 @@
 #define FR_ICEBERG_CMD_H
 
 int fr_cmd_tables(const char *data_dir, int argc, char **argv);
+/* The same over a catalog the caller opened (a warehouse in an object
+ * store): borrowed, not closed. */
+struct fr_ice_catalog;
+int fr_cmd_tables_cat(struct fr_ice_catalog *cat, const char *data_dir, int argc, char **argv);
 int fr_cmd_compact(const char *data_dir, int argc, char **argv);
 
 #endif

@@ -239,6 +239,11 @@ static int parse_i64(const char *s, int64_t *out)
 
 int fr_cmd_tables(const char *data_dir, int argc, char **argv)
 {
+    return fr_cmd_tables_cat(NULL, data_dir, argc, argv);
+}
+
+int fr_cmd_tables_cat(struct fr_ice_catalog *given, const char *data_dir, int argc, char **argv)
+{
     struct tables_opts o = {false, false, -1, -1, NULL};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -266,7 +271,7 @@ int fr_cmd_tables(const char *data_dir, int argc, char **argv)
             return 2;
         }
     }
-    if (!lake_exists(data_dir)) {
+    if (!given && !lake_exists(data_dir)) {
         if (o.json) {
             printf("{\"catalog\":null,\"warehouse\":null,\"tables\":[]}\n");
         } else {
@@ -274,17 +279,19 @@ int fr_cmd_tables(const char *data_dir, int argc, char **argv)
         }
         return 0;
     }
-    struct fr_ice_catalog *cat = NULL;
+    struct fr_ice_catalog *cat = given;
     struct fr_ice_catalog_opts copts = {.data_dir = data_dir};
     struct fr_ice_ident *ids = NULL;
     size_t n = 0;
-    int rc = fr_ice_catalog_open(&copts, &cat);
+    int rc = given ? FR_OK : fr_ice_catalog_open(&copts, &cat);
     if (rc == FR_OK) {
         rc = fr_ice_list_tables(cat, &ids, &n);
     }
     if (rc < 0) {
         fprintf(stderr, "freshet tables: %s\n", fr_ice_errmsg());
-        fr_ice_catalog_close(cat);
+        if (!given) {
+            fr_ice_catalog_close(cat);
+        }
         return 1;
     }
     if (o.json) {
@@ -314,7 +321,9 @@ int fr_cmd_tables(const char *data_dir, int argc, char **argv)
         printf("]}\n");
     }
     free(ids);
-    fr_ice_catalog_close(cat);
+    if (!given) {
+        fr_ice_catalog_close(cat);
+    }
     return status;
 }
 

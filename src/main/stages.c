@@ -10,6 +10,7 @@
 #include "kafka/kafka.h"
 #include "log/log.h"
 #include "log/log_cmd.h"
+#include "pipeline/lake.h"
 #include "serve/serve.h"
 
 int fr_cmd_log_main(struct fr_conf *conf, int argc, char **argv)
@@ -32,7 +33,16 @@ int fr_cmd_feed_main(struct fr_conf *conf, int argc, char **argv)
 
 int fr_cmd_tables_main(struct fr_conf *conf, int argc, char **argv)
 {
-    return fr_cmd_tables(conf->general_data_dir, argc, argv);
+    if (!conf->lake_warehouse[0]) {
+        return fr_cmd_tables(conf->general_data_dir, argc, argv);
+    }
+    struct fr_lake lake;
+    if (fr_lake_open(conf, &lake) < 0) {
+        return 1;
+    }
+    int status = fr_cmd_tables_cat(lake.cat, conf->general_data_dir, argc, argv);
+    fr_lake_close(&lake);
+    return status;
 }
 
 int fr_cmd_compact_main(struct fr_conf *conf, int argc, char **argv)

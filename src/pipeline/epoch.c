@@ -40,6 +40,7 @@
 #include "log/log.h"
 #include "pipeline/ahead.h"
 #include "pipeline/checkpoint.h"
+#include "pipeline/lake.h"
 #include "pipeline/tables.h"
 #include "process/process.h"
 #include "stats/stats.h"
@@ -70,7 +71,8 @@ struct epoch_counts {
 struct proc_run {
     struct fr_conf *conf;
     char dir[4096]; /* checkpoint directory */
-    struct fr_ice_catalog *cat;
+    struct fr_lake lake;        /* the catalog and where data files go */
+    struct fr_ice_catalog *cat; /* lake.cat */
     struct fr_proc *proc;
     struct fr_ck ck;
     uint32_t nparts;
@@ -683,7 +685,10 @@ static void maintain_tables(struct proc_run *run)
         const char *name = fr_tbl_name(t);
         struct fr_ice_compact_stats cs = {0};
         struct fr_ice_expire_stats es = {0};
-        int rc = fr_ice_compact(run->cat, FR_NS, name, &copts, &cs);
+        /* Compaction reads the data files back from local paths: not yet
+         * with a warehouse in an object store (docs/S3.md). */
+        int rc = fr_lake_remote(&run->lake) ? FR_OK
+                                            : fr_ice_compact(run->cat, FR_NS, name, &copts, &cs);
         if (rc < 0) {
             fr_warn("process", "compacting %s: %s %s", name, fr_strerror(rc), fr_ice_errmsg());
         }
@@ -724,6 +729,7 @@ static int run_epoch(struct proc_run *run, const struct fr_ck_range *range)
         fr_tw_init(&run->tw[t], t, run->table_dir[t], run->conf->general_pipeline_id, range->epoch,
                    (size_t)run->conf->process_row_group_bytes);
         run->tw[t].large = range_records(range) >= run->ahead_min && run->ahead_min > 0;
+        run->tw[t].lake = &run->lake;
     }
     int rc = read_range(run, range);
     int64_t t1 = fr_mono_ms();
@@ -870,11 +876,12 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
             goto cleanup;
         }
     }
-    struct fr_ice_catalog_opts copts = {.data_dir = conf->general_data_dir};
-    rc = fr_ice_catalog_open(&copts, &run->cat);
-    if (rc == FR_OK) {
-        rc = fr_tbl_ensure(run->cat);
+    rc = fr_lake_open(conf, &run->lake);
+    if (rc < 0) {
+        goto cleanup;
     }
+    run->cat = run->lake.cat;
+    rc = fr_tbl_ensure(run->cat);
     if (rc < 0) {
         fr_error("process", "catalog: %s (%s) %s", fr_strerror(rc), fr_err_name(rc),
                  fr_ice_errmsg());
@@ -1016,7 +1023,7 @@ cleanup:
     fr_kafka_free(run->kafka);
     fr_stats_close(run->stats);
     fr_proc_destroy(run->proc);
-    fr_ice_catalog_close(run->cat);
+    fr_lake_close(&run->lake); /* the catalog, then its warehouse */
     fr_buf_free(&run->ck.state);
     free(run);
     if (lock_fd >= 0) {

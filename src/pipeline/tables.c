@@ -9,6 +9,8 @@
  */
 #include "pipeline/tables.h"
 
+#include "pipeline/lake.h"
+
 #include "core/err.h"
 #include "core/fsutil.h"
 #include "core/utf8.h"
@@ -195,16 +197,6 @@ static int tw_open(struct fr_tw *tw)
     if (tw->pq) {
         return FR_OK;
     }
-    char dir[4200];
-    snprintf(dir, sizeof dir, "%s", tw->path);
-    char *slash = strrchr(dir, '/');
-    if (slash) {
-        *slash = 0;
-        int rc = fr_fs_mkdirs(dir, 0755);
-        if (rc < 0) {
-            return rc;
-        }
-    }
     struct fr_pq_opts opts;
     fr_pq_opts_default(&opts);
     opts.codec = FR_PQ_ZSTD;
@@ -228,7 +220,7 @@ static int tw_open(struct fr_tw *tw)
         opts.compress_workers = 1;
     }
     struct fr_pq_out out;
-    int rc = fr_pq_out_file(tw->path, &out);
+    int rc = fr_lake_pq_out(tw->lake, tw->path, &out);
     if (rc < 0) {
         return rc;
     }

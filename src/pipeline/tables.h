@@ -58,6 +58,8 @@ int fr_tbl_ensure(struct fr_ice_catalog *cat);
 int fr_tbl_ensure_one(struct fr_ice_catalog *cat, enum fr_tbl tbl);
 
 /* A table's data file being written for one epoch. */
+struct fr_lake;
+
 struct fr_tw {
     enum fr_tbl tbl;
     size_t row_group_bytes;
@@ -70,6 +72,9 @@ struct fr_tw {
      * catching-up epoch), worth a compression thread for silver too.
      * Bronze, which carries the raw JSON, always has one. */
     int large;
+    /* Where the data file goes (NULL: the local warehouse); set before the
+     * first row. */
+    const struct fr_lake *lake;
     /* filled by fr_tw_finish for the commit */
     struct fr_ice_data_file file;
     struct fr_ice_col_metrics metrics[32];

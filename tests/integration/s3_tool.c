@@ -682,6 +682,26 @@ static int cmd_speed(struct fr_s3 *s3, int mib)
     return failures ? 1 : 0;
 }
 
+/* get KEY FILE: download one object (for checks by independent readers). */
+static int cmd_get(struct fr_s3 *s3, const char *key, const char *file)
+{
+    struct fr_buf b;
+    fr_buf_init(&b, (size_t)1 << 30);
+    int rc = fr_s3_get(s3, key, &b);
+    FILE *f = rc == FR_OK ? fopen(file, "wb") : NULL;
+    if (rc == FR_OK && (!f || fwrite(b.data, 1, b.len, f) != b.len)) {
+        rc = FR_EIO;
+    }
+    if (f && fclose(f) != 0) {
+        rc = FR_EIO;
+    }
+    if (rc != FR_OK) {
+        fprintf(stderr, "s3_tool get %s: %s %s\n", key, fr_strerror(rc), fr_s3_errmsg(s3));
+    }
+    fr_buf_free(&b);
+    return rc == FR_OK ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 4) {
@@ -710,6 +730,8 @@ int main(int argc, char **argv)
         rc = cmd_commit(s3, argv[3], argv[4], argv[5], argv[6]);
     } else if (strcmp(cmd, "speed") == 0 && argc == 5) {
         rc = cmd_speed(s3, atoi(argv[4]));
+    } else if (strcmp(cmd, "get") == 0 && argc == 6) {
+        rc = cmd_get(s3, argv[4], argv[5]);
     } else if (strcmp(cmd, "cred") == 0 && argc == 5) {
         rc = cmd_cred(s3, argv[4]);
     } else {

@@ -1,0 +1,72 @@
+/*
+ * lake.c — see lake.h. The Iceberg library speaks local paths and maps
+ * every location under the catalog's warehouse URI onto its warehouse
+ * directory; with an S3 warehouse the io ops (src/objstore/s3_io.c) turn
+ * those paths into keys, so the only difference here is who opens the
+ * catalog and how a data file is written.
+ */
+#include "pipeline/lake.h"
+
+#include "core/diag.h"
+#include "core/err.h"
+#include "core/fsutil.h"
+#include "objstore/s3_io.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int fr_lake_open(const struct fr_conf *conf, struct fr_lake *lake)
+{
+    memset(lake, 0, sizeof *lake);
+    struct fr_ice_catalog_opts copts = {.data_dir = conf->general_data_dir};
+    const char *uri = conf->lake_warehouse;
+    int rc;
+    if (!uri || !uri[0]) {
+        rc = fr_ice_catalog_open(&copts, &lake->cat);
+        if (rc < 0) {
+            fr_error("lake", "catalog: %s (%s) %s", fr_strerror(rc), fr_err_name(rc),
+                     fr_ice_errmsg());
+        }
+        return rc;
+    }
+    if (strncmp(uri, "s3://", 5) != 0) {
+        fr_error("lake", "lake.warehouse must be empty (local) or s3://bucket/prefix, not \"%s\"",
+                 uri);
+        return FR_ECONFIG;
+    }
+    char err[512] = "";
+    rc = fr_s3_warehouse_open(conf, uri, &copts, &lake->wh, &lake->cat, err, sizeof err);
+    if (rc < 0) {
+        fr_error("lake", "warehouse %s: %s (%s) %s", uri, fr_strerror(rc), fr_err_name(rc), err);
+        lake->wh = NULL;
+        lake->cat = NULL;
+    }
+    return rc;
+}
+
+void fr_lake_close(struct fr_lake *lake)
+{
+    fr_ice_catalog_close(lake->cat); /* before the io it uses */
+    fr_s3_warehouse_close(lake->wh);
+    memset(lake, 0, sizeof *lake);
+}
+
+int fr_lake_remote(const struct fr_lake *lake) { return lake && lake->wh != NULL; }
+
+int fr_lake_pq_out(const struct fr_lake *lake, const char *path, struct fr_pq_out *out)
+{
+    if (fr_lake_remote(lake)) {
+        return fr_s3_io_pq_out(fr_s3_warehouse_io(lake->wh), path, out);
+    }
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) {
+        *slash = 0;
+        int rc = fr_fs_mkdirs(dir, 0755);
+        if (rc < 0) {
+            return rc;
+        }
+    }
+    return fr_pq_out_file(path, out);
+}

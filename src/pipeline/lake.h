@@ -1,0 +1,38 @@
+/*
+ * lake.h — the lake a pipeline command works on: the Iceberg catalog and
+ * where the tables' data files are written, on local disk (the default) or
+ * in an S3/MinIO bucket (lake.warehouse = s3://bucket/prefix, src/objstore).
+ * The catalog itself is always the local SQLite file.
+ *
+ * Ownership: fr_lake_open fills a struct the caller owns; fr_lake_close
+ * releases what it opened (accepts a zeroed struct). One thread at a time:
+ * the S3 client behind a remote warehouse serves one thread.
+ */
+#ifndef FR_PIPELINE_LAKE_H
+#define FR_PIPELINE_LAKE_H
+
+#include "conf/conf.h"
+#include "iceberg/iceberg.h"
+#include "parquet/parquet.h"
+
+struct fr_s3_warehouse;
+
+struct fr_lake {
+    struct fr_ice_catalog *cat;
+    struct fr_s3_warehouse *wh; /* NULL: the warehouse is local */
+};
+
+/* Open the catalog of conf's data directory with the warehouse of
+ * lake.warehouse. Errors are logged (naming the setting or the bucket) and
+ * returned: FR_ECONFIG for a bad URI or missing credentials, the catalog's
+ * or the S3 client's codes otherwise. */
+int fr_lake_open(const struct fr_conf *conf, struct fr_lake *lake);
+void fr_lake_close(struct fr_lake *lake);
+/* 1 when data files live in an object store (nothing local to read). */
+int fr_lake_remote(const struct fr_lake *lake);
+/* An output for the data file at path (a local warehouse path, as
+ * fr_ice_table_dir gives): a temporary file renamed into place, or an
+ * upload that only becomes visible when closed. */
+int fr_lake_pq_out(const struct fr_lake *lake, const char *path, struct fr_pq_out *out);
+
+#endif

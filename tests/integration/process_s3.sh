@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# process_s3.sh — `freshet process` with its warehouse in an S3 bucket
+# (lake.warehouse = s3://lake/wh) on moto's S3 server on 127.0.0.1, behind
+# the fault proxy (s3_fault_proxy.py). Over one log (a faulty synthetic
+# stream: duplicates, late, malformed events):
+#   1. the processor is SIGKILLed after a few epochs;
+#   2. while every PUT answers 503 the next epoch fails and the checkpoint
+#      does not move; once the fault clears the run goes to the end;
+#   3. every table's files, downloaded from the bucket, hold exactly the rows
+#      of a control lake processed from the same log on local disk
+#      (tests/interop/lake_compare.mjs, DuckDB: EXCEPT ALL both ways; bronze
+#      positions unique), and no data file was written locally.
+# Usage: process_s3.sh path/to/s3_tool (downloads objects, signed).
+# Exit 77 when moto or the npm readers are absent.
+set -euo pipefail
+BIN=${FR_BINARY:?FR_BINARY must point at the freshet binary}
+TOOL=${1:?usage: process_s3.sh S3_TOOL}
+here=$(cd "$(dirname "$0")" && pwd)
+src=$(cd "$here/../.." && pwd)
+python3 -c 'import moto.server' 2>/dev/null || { echo "skip: python3 moto is not installed"; exit 77; }
+[ -d "$src/tests/interop/node_modules/@duckdb/node-api" ] ||
+    { echo "skip: tests/interop/node_modules missing (scripts/setup.sh --test)"; exit 77; }
+work=$(mktemp -d "${TMPDIR:-/tmp}/fr-process-s3.XXXXXX")
+pids=()
+cleanup() {
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    if [ "${KEEP:-0}" = 1 ]; then echo "kept $work"; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+cd "$work"
+fail() { echo "FAIL: $*"; exit 1; }
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+wait_port() {
+    for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.1; done
+    fail "nothing listens on 127.0.0.1:$1"
+}
+
+moto_port=$(free_port)
+python3 -m moto.server -H 127.0.0.1 -p "$moto_port" >moto.log 2>&1 &
+pids+=($!)
+proxy_port=$(free_port)
+python3 "$here/s3_fault_proxy.py" "$proxy_port" "$moto_port" >proxy.log 2>&1 &
+pids+=($!)
+wait_port "$moto_port"
+wait_port "$proxy_port"
+E=http://127.0.0.1:$moto_port
+P=http://127.0.0.1:$proxy_port
+export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing-secret-value
+unset AWS_SESSION_TOKEN
+curl -sf -X PUT "$E/lake" >/dev/null || fail "cannot create the bucket"
+
+# ---- the log: a faulty stream, ingested to its end -------------------------
+"$BIN" feed --dump --synthetic --seed 5 --count 4000 --start 2026-11-01T00:00:00Z --event-rate 20 \
+    --dup-rate 0.03 --late-rate 0.01 --late-ms 300000 --malformed-rate 0.01 \
+    --malformed-kinds truncated,missing_wiki,namespace_string,type_invalid >events.ndjson
+"$BIN" feed --listen 127.0.0.1:0 --file events.ndjson --close-at-end >feed.out 2>feed.log &
+pids+=($!)
+for _ in $(seq 100); do grep -q '^listening' feed.out 2>/dev/null && break; sleep 0.1; done
+url=$(awk '/^listening/ {print $2; exit}' feed.out)
+[ -n "$url" ] || fail "feed did not start"
+"$BIN" --data log --set ingest.stall_timeout_s=5 ingest --source "$url" 2>ingest.log &
+ing=$!
+for _ in $(seq 600); do grep -q 'stream ended after' ingest.log && break; sleep 0.1; done
+grep -q 'stream ended after' ingest.log || fail "ingest did not see the stream's end"
+sleep 0.5 # the group commit (log.fsync_interval_ms)
+kill -TERM "$ing"; wait "$ing" || true
+mkdir ctl s3d && cp -a log/log ctl/log && cp -a log/log s3d/log
+
+# ---- control: the same log on local disk -----------------------------------
+"$BIN" --data ctl --set process.epoch_max_records=400 process --once 2>ctl.log ||
+    fail "control run: $(tail -3 ctl.log)"
+
+s3set=(--data s3d --set lake.warehouse=s3://lake/wh --set "s3.endpoint=$P" --set s3.max_attempts=2
+       --set s3.retry_budget_ms=2000 --set process.epoch_max_records=400)
+fr3() { "$BIN" "${s3set[@]}" "$@"; }
+ck=s3d/process/freshet/checkpoint
+
+# ---- 1. SIGKILL after a few epochs ------------------------------------------
+# (not through fr3: $! must be the freshet process, not a subshell)
+"$BIN" "${s3set[@]}" process --once 2>run1.log &
+p1=$!
+for _ in $(seq 600); do grep -q 'info: epoch 2:' run1.log && break; kill -0 "$p1" 2>/dev/null || break; sleep 0.05; done
+kill -KILL "$p1" 2>/dev/null || true
+wait "$p1" 2>/dev/null || true
+[ -e "$ck" ] || fail "no checkpoint after the first epochs: $(tail -3 run1.log)"
+echo "PASS killed after $(grep -c 'info: epoch' run1.log) epochs"
+
+# ---- 2. the bucket refuses every PUT: the epoch fails, the checkpoint stays -
+cp "$ck" ck.before
+curl -sf "$P/__fault?mode=503&count=-1&method=PUT" >/dev/null || fail "cannot set the fault rule"
+if fr3 process --once 2>outage.log; then fail "process succeeded while every PUT failed"; fi
+grep -q 'FR_EUNAVAILABLE' outage.log || fail "the outage did not fail on S3: $(tail -3 outage.log)"
+cmp -s "$ck" ck.before || fail "the checkpoint moved during the outage"
+echo "PASS S3 outage: the epoch failed ($(grep -m1 'error' outage.log | cut -c1-160)), the checkpoint did not move"
+curl -sf "$P/__clear" >/dev/null
+
+# ---- then to the end of the log ----------------------------------------------
+fr3 process --once 2>run2.log || fail "the run after the outage: $(tail -3 run2.log)"
+echo "PASS finished with $(grep -c 'info: epoch' run2.log) more epochs"
+
+# ---- 3. the bucket's tables equal the control's ------------------------------
+"$BIN" --data ctl tables --json --files >ctl.json
+fr3 tables --json --files >s3.json || fail "freshet tables over the bucket"
+n_local=$(find s3d/lake -name '*.parquet' | wc -l)
+[ "$n_local" = 0 ] || fail "$n_local data files were written to local disk"
+python3 - "$E" "$TOOL" <<'PY' || fail "downloading the bucket's data files"
+import json, os, subprocess, sys
+e, tool = sys.argv[1], sys.argv[2]
+t = json.load(open("s3.json"))
+assert t["warehouse"].startswith("s3://lake/wh"), t["warehouse"]
+root = os.path.realpath("s3d/lake/warehouse")
+n = 0
+for tab in t["tables"]:
+    for f in tab.get("data_files") or []:
+        rel = os.path.relpath(f["local_path"], root)
+        dst = os.path.join("bucket", rel)
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        subprocess.run([tool, "get", e, "lake", f"wh/{rel}", dst], check=True)
+        f["local_path"] = os.path.abspath(dst)
+        n += 1
+json.dump(t, open("s3-local.json", "w"))
+print(f"downloaded {n} data files from the bucket")
+PY
+(cd "$src/tests/interop" && node lake_compare.mjs "$work/ctl.json" "$work/s3-local.json") ||
+    fail "the bucket's tables differ from the control lake"
+echo "PASS the bucket's six tables equal the control lake's"
