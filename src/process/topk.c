@@ -50,13 +50,16 @@ struct top_entry {
     uint32_t wiki_len, title_len;
 };
 
-/* A pane's bytes in the saved state, kept from one save to the next while
- * the pane does not change: most panes of a window are behind the
- * watermark and never change again, so a checkpoint re-sorts only the
- * newest ones. Not state: a cache, dropped at every change. */
+/* The order in which a pane's entries are saved (by wiki, then title),
+ * kept from one save to the next: counts change in place and do not move
+ * an entry in that order, so only a new entry makes it stale (n differs).
+ * Most panes of a window are behind the watermark and never change again,
+ * so a checkpoint sorts only the panes still filling. 4 bytes an entry,
+ * bounded by opts.max_entries; not state (nor in st.bytes): a cache. */
 struct top_saved {
-    struct fr_buf bytes;
-    int valid;
+    uint32_t *order;
+    uint32_t n; /* entries order covers; valid while it equals pane->n */
+    uint32_t cap;
 };
 
 struct top_pane {
@@ -111,7 +114,7 @@ static void top_pane_free(struct fr_top *top, struct top_pane *pane)
     free(pane->index);
     free(pane->text);
     if (pane->saved) {
-        fr_buf_free(&pane->saved->bytes);
+        free(pane->saved->order);
         free(pane->saved);
     }
     memset(pane, 0, sizeof *pane);
@@ -142,10 +145,6 @@ static struct top_pane *top_pane_get(struct fr_top *top, int64_t start)
     if (!saved) {
         return NULL;
     }
-    /* A pane's bytes: its strings and a 4+4+8-byte frame per entry, all
-     * bounded by the operator's caps. */
-    fr_buf_init(&saved->bytes, (size_t)top->opts.max_text_bytes +
-                                   (size_t)top->opts.max_entries * 16 + 64);
     if (top->n_panes == top->alloc) {
         uint32_t n = top->alloc ? top->alloc * 2 : 16;
         struct top_pane *panes = realloc(top->panes, (size_t)n * sizeof *panes);
@@ -195,7 +194,6 @@ static int top_pane_add(struct fr_top *top, struct top_pane *pane, const char *w
                         const char *title, uint32_t tlen, uint64_t count)
 {
     uint64_t h = top_hash(wiki, wlen, title, tlen);
-    pane->saved->valid = 0;
     if (pane->index) {
         for (uint32_t i = (uint32_t)h & pane->index_mask; pane->index[i];
              i = (i + 1) & pane->index_mask) {
@@ -569,13 +567,21 @@ static int top_cmp_ref(const void *x, const void *y)
     return fr_proc_strcmp(a->text + a->wiki_len, a->title_len, b->text + b->wiki_len, b->title_len);
 }
 
-/* The pane's saved bytes (start, count, entries sorted by wiki then
- * title) into pane->saved, unless they are still valid. */
-static int top_pane_encode(const struct top_pane *pane)
+/* The pane's entries in saved order (by wiki, then title) in
+ * pane->saved->order, sorted again only when entries were added since. */
+static int top_pane_order(const struct top_pane *pane)
 {
     struct top_saved *sv = pane->saved;
-    if (sv->valid) {
+    if (sv->order && sv->n == pane->n) {
         return FR_OK;
+    }
+    if (pane->n > sv->cap) {
+        uint32_t *order = realloc(sv->order, (size_t)pane->alloc * sizeof *order);
+        if (!order) {
+            return FR_ENOMEM;
+        }
+        sv->order = order;
+        sv->cap = pane->alloc;
     }
     struct top_ref *refs = malloc((size_t)pane->n * sizeof *refs + 1);
     if (!refs) {
@@ -583,22 +589,16 @@ static int top_pane_encode(const struct top_pane *pane)
     }
     for (uint32_t j = 0; j < pane->n; j++) {
         const struct top_entry *e = &pane->entries[j];
-        refs[j] = (struct top_ref){pane->text + e->off, e->wiki_len, e->title_len, e->count};
+        /* count carries the entry's index through the sort */
+        refs[j] = (struct top_ref){pane->text + e->off, e->wiki_len, e->title_len, j};
     }
     qsort(refs, pane->n, sizeof *refs, top_cmp_ref);
-    fr_buf_reset(&sv->bytes);
-    /* Fields without an envelope: the caller's encoder frames them. */
-    struct fr_proc_enc enc = {.buf = &sv->bytes, .start = 0, .err = FR_OK};
-    fr_proc_enc_i64(&enc, pane->start);
-    fr_proc_enc_u32(&enc, pane->n);
     for (uint32_t j = 0; j < pane->n; j++) {
-        fr_proc_enc_str(&enc, refs[j].text, refs[j].wiki_len);
-        fr_proc_enc_str(&enc, refs[j].text + refs[j].wiki_len, refs[j].title_len);
-        fr_proc_enc_u64(&enc, refs[j].count);
+        sv->order[j] = (uint32_t)refs[j].count;
     }
     free(refs);
-    sv->valid = enc.err == FR_OK;
-    return enc.err;
+    sv->n = pane->n;
+    return FR_OK;
 }
 
 int fr_win_top_save(const struct fr_top *top, struct fr_buf *out)
@@ -613,12 +613,19 @@ int fr_win_top_save(const struct fr_top *top, struct fr_buf *out)
     fr_proc_enc_u32(&enc, top->n_panes);
     for (uint32_t k = 0; k < top->n_panes && enc.err == FR_OK; k++) {
         const struct top_pane *pane = &top->panes[k];
-        int rc = top_pane_encode(pane);
+        int rc = top_pane_order(pane);
         if (rc < 0) {
             enc.err = rc;
             break;
         }
-        fr_proc_enc_bytes(&enc, pane->saved->bytes.data, pane->saved->bytes.len);
+        fr_proc_enc_i64(&enc, pane->start);
+        fr_proc_enc_u32(&enc, pane->n);
+        for (uint32_t j = 0; j < pane->n; j++) {
+            const struct top_entry *e = &pane->entries[pane->saved->order[j]];
+            fr_proc_enc_str(&enc, pane->text + e->off, e->wiki_len);
+            fr_proc_enc_str(&enc, pane->text + e->off + e->wiki_len, e->title_len);
+            fr_proc_enc_u64(&enc, e->count);
+        }
     }
     return fr_proc_enc_end(&enc);
 }
