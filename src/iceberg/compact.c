@@ -381,6 +381,9 @@ int fr_ice_compact(struct fr_ice_catalog *cat, const char *ns, const char *name,
     if (opts.target_bytes <= 0) {
         opts.target_bytes = INT64_C(128) << 20;
     }
+    if (opts.small_bytes <= 0 || opts.small_bytes > opts.target_bytes / 4 * 3) {
+        opts.small_bytes = opts.target_bytes / 4 * 3;
+    }
     if (opts.min_inputs < 2) {
         opts.min_inputs = 2;
     }
@@ -406,7 +409,7 @@ int fr_ice_compact(struct fr_ice_catalog *cat, const char *ns, const char *name,
     }
     for (size_t i = 0; i < list.nfiles; i++) {
         if (list.files[i].spec_id == t->meta->default_spec_id &&
-            list.files[i].file_size < opts.target_bytes / 4 * 3) {
+            list.files[i].file_size < opts.small_bytes) {
             small[nsmall++] = &list.files[i];
         }
     }

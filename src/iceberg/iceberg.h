@@ -480,6 +480,12 @@ int fr_ice_remove_orphans(struct fr_ice_catalog *cat, const char *ns, const char
 
 struct fr_ice_compact_opts {
     int64_t target_bytes; /* output file size; 0: 128 MiB */
+    /* Inputs are the files under this; 0 (or more): 3/4 of target_bytes.
+     * Merged small files compress far better than apart, so outputs are
+     * often much smaller than the bytes that went in: a low threshold keeps
+     * them from being picked again and again (rewriting a growing table at
+     * every round). */
+    int64_t small_bytes;
     uint32_t min_inputs;  /* smallest group worth rewriting; 0: 2 */
     bool uncompressed;    /* outputs without compression; default ZSTD */
 };
@@ -492,7 +498,7 @@ struct fr_ice_compact_stats {
     uint32_t conflicts; /* groups abandoned because a racing commit removed an input */
 };
 
-/* Bin-pack the current snapshot's small files (under 3/4 of the target),
+/* Bin-pack the current snapshot's small files (under opts->small_bytes),
  * per partition, into files of about target_bytes, and commit each group
  * as a replace snapshot. Concurrent appends are kept; a group whose inputs
  * another commit removed is abandoned (its output deleted). stats may be

@@ -613,6 +613,42 @@ static void test_compaction_races_appends(void)
     fr_ice_catalog_close(cat);
 }
 
+/* small_bytes: files at or above it are never inputs, so a compacted file
+ * is not rewritten at every later round; files under it are packed. */
+static void test_compaction_small_bytes(void)
+{
+    const char *dir = check_tmpdir();
+    struct fr_ice_catalog *cat = open_cat(dir, 50);
+    CHECK_EQ_INT(make_table(cat, "t", false), FR_OK);
+    for (int i = 0; i < 10; i++) {
+        CHECK_EQ_INT(append_rows(cat, "t", i * 10, 10, false, NULL), FR_OK);
+    }
+    struct fr_ice_compact_opts co = {.target_bytes = 1 << 20};
+    struct fr_ice_compact_stats cs;
+    CHECK_EQ_INT(fr_ice_compact(cat, TI_NS, "t", &co, &cs), FR_OK);
+    CHECK_EQ_INT(cs.files_after, 1);
+    int64_t packed = cs.bytes_after; /* one file, bigger than any input */
+    for (int i = 10; i < 13; i++) {
+        CHECK_EQ_INT(append_rows(cat, "t", i * 10, 10, false, NULL), FR_OK);
+    }
+    /* The packed file is over small_bytes: only the three new ones move. */
+    co.small_bytes = packed;
+    CHECK_EQ_INT(fr_ice_compact(cat, TI_NS, "t", &co, &cs), FR_OK);
+    CHECK_EQ_INT(cs.groups, 1);
+    CHECK_EQ_INT(cs.files_before, 4);
+    CHECK_EQ_INT(cs.files_after, 2);
+    /* Without the threshold (3/4 of the 1 MiB target) both are packed. */
+    co.small_bytes = 0;
+    CHECK_EQ_INT(fr_ice_compact(cat, TI_NS, "t", &co, &cs), FR_OK);
+    CHECK_EQ_INT(cs.files_after, 1);
+    struct ti_sum sum;
+    CHECK_EQ_INT(ti_read_table(cat, "t", &sum, 1000), FR_OK);
+    CHECK_EQ_INT(sum.rows, 130);
+    CHECK_EQ_INT(sum.id_sum, ti_expected_sum(0, 130));
+    CHECK_EQ_INT(sum.dupes, 0);
+    fr_ice_catalog_close(cat);
+}
+
 /* Two processes appending to one table at once: both retry, nothing lost. */
 static void test_two_writers(void)
 {
@@ -836,6 +872,7 @@ int main(void)
     RUN(test_locked_catalog);
     RUN(test_merge_expire_orphans);
     RUN(test_compaction_races_appends);
+    RUN(test_compaction_small_bytes);
     RUN(test_two_writers);
     RUN(test_parsers_survive_garbage);
     RUN(test_bad_input);
