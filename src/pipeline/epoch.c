@@ -495,6 +495,13 @@ static int64_t range_records(const struct fr_ck_range *range)
     return total;
 }
 
+/* A catching-up epoch: decoded ahead on a second thread, silver compressed
+ * on its own. One rule for both. */
+static int epoch_is_large(const struct proc_run *run, const struct fr_ck_range *range)
+{
+    return run->ahead && range_records(range) >= run->ahead_min;
+}
+
 /* Feed the epoch's records to the operators. Large epochs (catching up)
  * are read and decoded ahead on a second thread; small ones (live mode)
  * inline, which costs no thread and no batch memory. The operators see the
@@ -506,7 +513,7 @@ static int read_range(struct proc_run *run, const struct fr_ck_range *range)
     if (rc < 0) {
         return rc;
     }
-    if (!run->ahead || range_records(range) < run->ahead_min) {
+    if (!epoch_is_large(run, range)) {
         struct fr_log_rec rec;
         int32_t part = 0;
         while ((rc = range_next(&src, &rec, &part)) == 1) {
@@ -727,10 +734,11 @@ static int run_epoch(struct proc_run *run, const struct fr_ck_range *range)
     }
     run->write = !committed;
     memset(&run->n, 0, sizeof run->n);
+    int large = epoch_is_large(run, range);
     for (int t = 0; t < FR_TBL_COUNT; t++) {
         fr_tw_init(&run->tw[t], t, run->table_dir[t], run->conf->general_pipeline_id, range->epoch,
                    (size_t)run->conf->process_row_group_bytes);
-        run->tw[t].large = range_records(range) >= run->ahead_min && run->ahead_min > 0;
+        run->tw[t].large = large;
         run->tw[t].lake = &run->lake;
     }
     int rc = read_range(run, range);
