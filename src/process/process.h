@@ -391,6 +391,75 @@ int fr_win_top_save(const struct fr_top *top, struct fr_buf *out);
 int fr_win_top_load(struct fr_top *top, const void *bytes, size_t len);
 
 /* ------------------------------------------------------------------------ */
+/* gold_top_topics (topics.c)                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* Not part of fr_proc: it counts enriched edits (Wikidata items), which the
+ * pipeline's enrichment stage feeds in as their lookups are answered, and
+ * it settles windows at a frontier the stage computes (the watermark held
+ * back by outstanding lookups). */
+
+#define FR_TOPICS_TOP_WIKIS 3
+
+struct fr_topic_wiki {
+    struct fr_proc_str wiki;
+    uint64_t edits;
+};
+
+/* One settled row. Strings point into the operator: valid during the call
+ * (or, from fr_topics_view, until the next call on the operator). */
+struct fr_topic_row {
+    int64_t window_start_us, window_end_us;
+    uint32_t rank;  /* 1..FR_TOP_N */
+    uint64_t item;  /* the Q number: Q42 is 42 */
+    uint64_t edits; /* across all wikis */
+    uint32_t wikis; /* distinct wikis with an edit of the item */
+    uint32_t n_top;
+    struct fr_topic_wiki top[FR_TOPICS_TOP_WIKIS]; /* edits desc, then name asc */
+};
+
+typedef int (*fr_topics_emit_fn)(void *arg, const struct fr_topic_row *row);
+
+struct fr_topics_opts {
+    uint64_t max_entries; /* (pane, item, wiki) counters held, 1 .. 2^30 */
+    uint64_t max_wikis;   /* distinct wiki names interned, 1 .. 2^20 */
+};
+#define FR_TOPICS_DEFAULT_MAX_ENTRIES ((uint64_t)2000000)
+#define FR_TOPICS_DEFAULT_MAX_WIKIS ((uint64_t)65536)
+
+struct fr_topics_stats {
+    uint64_t panes, entries, wikis; /* gauges */
+    uint64_t windows, rows;         /* emitted */
+    uint64_t dropped_keys;          /* edits not counted: a cap */
+    uint64_t dropped_closed;        /* edits for a settled window */
+};
+
+struct fr_topics;
+
+int fr_topics_create(const struct fr_topics_opts *opts, struct fr_topics **out);
+void fr_topics_destroy(struct fr_topics *t);
+/* Count one edit of item on wiki at event time event_us. FR_EINVAL for a
+ * time out of range or a wiki longer than FR_PROC_WIKI_MAX, FR_ENOMEM. */
+int fr_topics_add(struct fr_topics *t, int64_t event_us, uint64_t item, const char *wiki,
+                  size_t wiki_len);
+/* Emit every window [s, s + 10 min) with s + 10 min <= frontier_us holding
+ * a count, in start order, ranks 1..20, and drop the panes no open window
+ * needs. A frontier behind an earlier one does nothing. Errors as
+ * fr_win_top_advance. */
+int fr_topics_advance(struct fr_topics *t, int64_t frontier_us, fr_topics_emit_fn emit, void *arg);
+/* The end of the newest settled window start + 10 min (windows ending at or
+ * before it are settled), FR_PROC_WM_NONE before the first advance. */
+int64_t fr_topics_settled(const struct fr_topics *t);
+/* The provisional rows of the newest open window (the one ending 10
+ * minutes after the newest pane's start) into rows[0..*n). FR_ENOMEM. */
+int fr_topics_view(struct fr_topics *t, struct fr_topic_row rows[FR_TOP_N], uint32_t *n);
+void fr_topics_stats(const struct fr_topics *t, struct fr_topics_stats *stats);
+/* Save/load as fr_win_top_save/fr_win_top_load (FR_ETOOBIG past this
+ * instance's caps; on error the state is unchanged). */
+int fr_topics_save(const struct fr_topics *t, struct fr_buf *out);
+int fr_topics_load(struct fr_topics *t, const void *bytes, size_t len);
+
+/* ------------------------------------------------------------------------ */
 /* Provisional view of the open windows (for the live dashboard)              */
 /* ------------------------------------------------------------------------ */
 

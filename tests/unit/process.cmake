@@ -10,3 +10,5 @@ fr_add_test(NAME unit_process_state SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_
             LIBS fr_process fr_core LABELS unit TIMEOUT 120)
 fr_add_test(NAME unit_process_window SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_process_window.c
             LIBS fr_process fr_core LABELS unit TIMEOUT 120)
+fr_add_test(NAME unit_process_topics SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_process_topics.c
+            LIBS fr_process fr_core LABELS unit TIMEOUT 120)
