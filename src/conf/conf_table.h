@@ -117,6 +117,10 @@
       "Supervisor: first restart delay of a child that died; doubles up to the maximum.") \
     X(up, restart_max_ms, INT, "30000", 100, 3600000, 0,                                  \
       "Supervisor: upper bound of the restart delay.")                                    \
+    X(enrich, enabled, INT, "0", 0, 1, 0,                                                 \
+      "1: `freshet process` looks up the Wikidata item of every on-time edit (types edit and new) and writes silver_topics, gold_top_topics and dlq_lookups (docs/ENRICH.md). Off by default: it calls enrich.api_url; `freshet demo` turns it on against the demo feed's API fixture.") \
+    X(enrich, pending_max, INT, "20000", 16, 10000000, 0,                                 \
+      "Edits held waiting for their lookup (checkpointed with each epoch). When full, a new edit goes to dlq_lookups with reason backlog (replayable) instead of growing the state.") \
     X(enrich, api_url, STR, "https://{wiki}/w/api.php", 0, 0, 0,                         \
       "MediaWiki API endpoint template; `{wiki}` is replaced by the event's server_name (or a wiki name the fixture knows: `freshet feed` serves http://HOST:PORT/api/{wiki}/w/api.php).") \
     X(enrich, user_agent, STR,                                                            \

@@ -40,6 +40,7 @@
 #include "log/log.h"
 #include "pipeline/ahead.h"
 #include "pipeline/checkpoint.h"
+#include "pipeline/estage.h"
 #include "pipeline/lake.h"
 #include "pipeline/tables.h"
 #include "process/process.h"
@@ -65,7 +66,7 @@ static void process_on_signal(int sig)
 }
 
 struct epoch_counts {
-    uint64_t records, bronze, silver, duplicates, late, dlq, gold_epm, gold_top;
+    uint64_t records, bronze, silver, duplicates, late, dlq, gold_epm, gold_top, gold_topics;
 };
 
 struct proc_run {
@@ -83,9 +84,10 @@ struct proc_run {
     struct fr_ahead *ahead; /* decode ahead for epochs of >= ahead_min records; NULL: never */
     int64_t ahead_min;
     int64_t stat_warned_ms; /* when the planner last warned of an unreadable log end */
-    char table_dir[FR_TBL_COUNT][4096];
-    /* the epoch in flight */
-    struct fr_tw tw[FR_TBL_COUNT];
+    struct fr_estage *es; /* the enrichment stage when enrich.enabled, else NULL */
+    char table_dir[FR_TBL_EVERY][4096];
+    /* the epoch in flight, indexed by enum fr_tbl (see epoch_writes) */
+    struct fr_tw tw[FR_TBL_EVERY];
     int write;          /* 0 while replaying an epoch that is already in the lake */
     int once;           /* --once: no waiting; stop when the log is drained */
     int64_t lake_epoch; /* the newest epoch in the lake at start, -1: none */
@@ -93,6 +95,17 @@ struct proc_run {
     int sink_rc;
     struct fr_stats *stats; /* <data>/stats/process.stats */
 };
+
+/* The tables an epoch writes: the six, and the enrichment stage's three
+ * when it runs (dlq_replays is only written by `freshet dlq replay`). */
+static int epoch_writes(const struct proc_run *run, int t)
+{
+    if (t < FR_TBL_COUNT) {
+        return 1;
+    }
+    return run->es && (t == FR_TBL_SILVER_TOPICS || t == FR_TBL_GOLD_TOPICS ||
+                       t == FR_TBL_DLQ_LOOKUPS);
+}
 
 /* ---------------------------------------------------------------- sinks */
 
@@ -147,7 +160,18 @@ static int process_result(struct proc_run *run, const struct fr_proc_pos *pos, c
             return FR_OK;
         }
         rc = fr_tw_bronze(&run->tw[FR_TBL_BRONZE], res->row, raw, raw_len);
-        return rc < 0 ? rc : fr_tw_silver(&run->tw[FR_TBL_SILVER], res->row);
+        if (rc >= 0) {
+            rc = fr_tw_silver(&run->tw[FR_TBL_SILVER], res->row);
+        }
+        if (rc >= 0 && run->es) {
+            rc = fr_estage_edit(run->es, res->row, run->tw);
+            /* Keep the lookups moving while a large epoch is read (never
+             * waits: answers are only marked here, applied at the end). */
+            if (rc >= 0 && (run->n.silver & 4095) == 0) {
+                rc = fr_estage_pump(run->es, 0);
+            }
+        }
+        return rc;
     }
     return FR_EINVAL;
 }
@@ -313,8 +337,13 @@ static int plan_epoch(struct proc_run *run, struct fr_ck_range *range)
         }
         stats_tick(run, avail);
         int64_t waited = fr_mono_ms() - t0;
-        if (avail >= max ||
-            (avail > 0 && (waited >= run->conf->process_trigger_ms || process_stop || run->once))) {
+        /* Answered lookups are worth an epoch of their own (no records)
+         * when nothing else comes: their rows and the windows they settle
+         * should not wait for the stream. */
+        int answers = run->es && fr_estage_answered(run->es) > 0;
+        if (avail >= max || ((avail > 0 || answers) &&
+                             (waited >= run->conf->process_trigger_ms || process_stop ||
+                              run->once))) {
             range->epoch = run->ck.epoch + 1;
             range->nparts = run->nparts;
             /* Share the record budget evenly between the partitions, then
@@ -348,10 +377,20 @@ static int plan_epoch(struct proc_run *run, struct fr_ck_range *range)
             }
             return 1;
         }
-        if (process_stop || run->once) {
+        /* --once drains the log, then waits for the lookups still out
+         * (each ends resolved, no item or failed after enrich.max_attempts). */
+        if (process_stop || (run->once && !(run->es && fr_estage_waiting(run->es) > 0))) {
             return 0;
         }
-        fr_sleep_ms(avail > 0 ? 10 : 20);
+        if (run->es) {
+            int rc = fr_estage_pump(run->es, avail > 0 ? 10 : 20);
+            if (rc < 0) {
+                fr_error("process", "enrichment client: %s", fr_strerror(rc));
+                return rc;
+            }
+        } else {
+            fr_sleep_ms(avail > 0 ? 10 : 20);
+        }
     }
 }
 
@@ -555,20 +594,28 @@ static int commit_epoch(struct proc_run *run, const struct fr_ck_range *range)
      * end at or before it (verify recomputes them from silver). */
     struct fr_proc_stats st;
     fr_proc_stats(run->proc, &st);
-    char wm[32], records[32];
+    char wm[32], records[32], settled[32];
     snprintf(wm, sizeof wm, "%" PRId64, st.watermark_us);
     snprintf(records, sizeof records, "%" PRIu64, run->n.records);
-    struct fr_ice_kv props[] = {{FR_SUMMARY_WATERMARK, wm}, {FR_SUMMARY_RECORDS, records}};
+    snprintf(settled, sizeof settled, "%" PRId64,
+             run->es ? fr_estage_frontier(run->es) : FR_PROC_WM_NONE);
+    /* gold_top_topics holds exactly the windows ending at or before the
+     * frontier (verify and the tests recompute them from silver_topics). */
+    struct fr_ice_kv props[] = {
+        {FR_SUMMARY_WATERMARK, wm}, {FR_SUMMARY_RECORDS, records}, {FR_SUMMARY_TOPICS, settled}};
     struct fr_ice_commit_info info = {
         .pipeline_id = run->conf->general_pipeline_id,
         .epoch = range->epoch,
         .source_offsets = offsets,
         .props = props,
-        .nprops = 2,
+        .nprops = run->es ? 3 : 2,
     };
     struct fr_ice_txn *txn = NULL;
     int rc = fr_ice_txn_begin(run->cat, &txn);
-    for (int t = 0; rc == FR_OK && t < FR_TBL_COUNT; t++) {
+    for (int t = 0; rc == FR_OK && t < FR_TBL_EVERY; t++) {
+        if (!epoch_writes(run, t)) {
+            continue;
+        }
         rc = fr_tw_finish(&run->tw[t]);
         if (rc < 0) {
             fr_error("process", "epoch %" PRId64 ": writing %s failed: %s %s", range->epoch,
@@ -690,7 +737,10 @@ static void maintain_tables(struct proc_run *run)
     struct fr_ice_compact_opts copts = {.target_bytes = run->conf->process_compact_target_bytes,
                                         .small_bytes = run->conf->process_compact_target_bytes / 8};
     uint32_t before = 0, after = 0, snaps = 0, files = 0;
-    for (int t = 0; t < FR_TBL_COUNT; t++) {
+    for (int t = 0; t < FR_TBL_EVERY; t++) {
+        if (!epoch_writes(run, t)) {
+            continue;
+        }
         const char *name = fr_tbl_name(t);
         struct fr_ice_compact_stats cs = {0};
         struct fr_ice_expire_stats es = {0};
@@ -718,6 +768,41 @@ static void maintain_tables(struct proc_run *run)
             before, after, snaps, files, fr_mono_ms() - t0);
 }
 
+/* The enrichment stage's part of an epoch, after its records: apply the
+ * answers that arrived and save the stage's state before the commit
+ * (estage.h, "Exactly once"); for an epoch already in the lake, take the
+ * state that its commit was made with instead. */
+static int enrich_epoch(struct proc_run *run, int64_t epoch)
+{
+    int rc;
+    if (!run->write) {
+        rc = fr_estage_load(run->es, epoch);
+        if (rc == FR_ENOTFOUND) {
+            fr_warn("process",
+                    "epoch %" PRId64 " is in the lake but no enrichment state was saved with it "
+                    "(enrichment was off, or the state file is gone): keeping the current state",
+                    epoch);
+            rc = FR_OK;
+        }
+        return rc;
+    }
+    rc = fr_estage_pump(run->es, 0);
+    struct fr_proc_stats st;
+    fr_proc_stats(run->proc, &st);
+    if (rc == FR_OK) {
+        rc = fr_estage_apply(run->es, run->tw, st.watermark_us, fr_wall_ms() * 1000,
+                             &run->n.gold_topics);
+    }
+    if (rc == FR_OK) {
+        rc = fr_estage_save(run->es, epoch);
+    }
+    if (rc < 0) {
+        fr_error("process", "epoch %" PRId64 ": enrichment: %s %s", epoch, fr_strerror(rc),
+                 fr_pq_errmsg());
+    }
+    return rc;
+}
+
 static int run_epoch(struct proc_run *run, const struct fr_ck_range *range)
 {
     int64_t t0 = fr_mono_ms();
@@ -735,19 +820,27 @@ static int run_epoch(struct proc_run *run, const struct fr_ck_range *range)
     run->write = !committed;
     memset(&run->n, 0, sizeof run->n);
     int large = epoch_is_large(run, range);
-    for (int t = 0; t < FR_TBL_COUNT; t++) {
+    for (int t = 0; t < FR_TBL_EVERY; t++) {
+        if (!epoch_writes(run, t)) {
+            continue;
+        }
         fr_tw_init(&run->tw[t], t, run->table_dir[t], run->conf->general_pipeline_id, range->epoch,
                    (size_t)run->conf->process_row_group_bytes);
         run->tw[t].large = large;
         run->tw[t].lake = &run->lake;
     }
     int rc = read_range(run, range);
+    if (rc == FR_OK && run->es) {
+        rc = enrich_epoch(run, range->epoch);
+    }
     int64_t t1 = fr_mono_ms();
     if (rc == FR_OK && run->write) {
         rc = commit_epoch(run, range);
     }
-    for (int t = 0; t < FR_TBL_COUNT; t++) {
-        fr_tw_abort(&run->tw[t]);
+    for (int t = 0; t < FR_TBL_EVERY; t++) {
+        if (epoch_writes(run, t)) {
+            fr_tw_abort(&run->tw[t]);
+        }
     }
     if (rc < 0) {
         return rc;
@@ -785,6 +878,17 @@ static int run_epoch(struct proc_run *run, const struct fr_ck_range *range)
             range->epoch, committed ? " (already in the lake: state rebuilt)" : "", run->n.records,
             run->n.silver, run->n.duplicates, run->n.late, run->n.dlq, run->n.gold_epm,
             run->n.gold_top, t1 - t0, t2 - t1, wm, st.dedup.keys);
+    if (run->es) {
+        struct fr_estage_counts ec;
+        fr_estage_counts(run->es, &ec);
+        fr_info("process",
+                "epoch %" PRId64 " enrichment: %zu waiting, %" PRIu64 " resolved, %" PRIu64
+                " no item, %" PRIu64 " failed, %" PRIu64 " backlog in all; %" PRIu64
+                " gold_top_topics rows",
+                range->epoch, fr_estage_waiting(run->es), ec.resolved, ec.no_item, ec.failed,
+                ec.backlog, run->n.gold_topics);
+        fr_estage_publish(run->es, run->stats, run->conf->general_data_dir, range->epoch);
+    }
     stats_epoch(run, range->epoch, committed ? -1 : fr_mono_ms() - t0, t2 - t1);
     int64_t every = run->conf->process_maintain_every_epochs;
     if (!committed && every > 0 && (range->epoch + 1) % every == 0) {
@@ -897,7 +1001,22 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
                  fr_ice_errmsg());
         goto cleanup;
     }
-    for (int t = 0; t < FR_TBL_COUNT; t++) {
+    rc = fr_estage_open(conf, run->dir, &run->es);
+    if (rc < 0) {
+        fr_error("process", "enrichment: %s", fr_strerror(rc));
+        goto cleanup;
+    }
+    for (int t = FR_TBL_COUNT; run->es && t < FR_TBL_EVERY; t++) {
+        if (epoch_writes(run, t) && (rc = fr_tbl_ensure_one(run->cat, (enum fr_tbl)t)) < 0) {
+            fr_error("process", "catalog: %s (%s) %s", fr_strerror(rc), fr_err_name(rc),
+                     fr_ice_errmsg());
+            goto cleanup;
+        }
+    }
+    for (int t = 0; t < FR_TBL_EVERY; t++) {
+        if (!epoch_writes(run, t)) {
+            continue;
+        }
         struct fr_ice_table *table = NULL;
         rc = fr_ice_table_load(run->cat, FR_NS, fr_tbl_name(t), &table);
         if (rc < 0) {
@@ -938,6 +1057,15 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
         }
         run->nparts = run->ck.nparts;
         fr_info("process", "resuming after epoch %" PRId64, run->ck.epoch);
+        if (run->es) {
+            rc = fr_estage_load(run->es, run->ck.epoch);
+            if (rc == FR_ENOTFOUND) {
+                fr_info("process", "no enrichment state for epoch %" PRId64
+                                   ": enrichment starts empty", run->ck.epoch);
+            } else if (rc < 0) {
+                goto cleanup;
+            }
+        }
     } else if (rc == FR_ENOTFOUND) {
         run->ck.epoch = -1;
         run->ck.nparts = 0;
@@ -1030,6 +1158,7 @@ cleanup:
         fr_log_reader_close(run->readers[p]);
     }
     fr_ahead_destroy(run->ahead);
+    fr_estage_free(run->es);
     fr_kafka_free(run->kafka);
     fr_stats_close(run->stats);
     fr_proc_destroy(run->proc);

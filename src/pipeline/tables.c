@@ -86,6 +86,26 @@ static const struct tbl_col replay_cols[] = {
     {9, "event_time", TSTZ, true},
 };
 
+static const struct tbl_col topic_cols[] = {
+    {1, "meta_id", STR, true},       {2, "event_time", TSTZ, true}, {3, "wiki", STR, true},
+    {4, "server_name", STR, true},   {5, "title", STR, true},       {6, "outcome", STR, true},
+    {7, "why", STR, false},          {8, "item", STR, false},       {9, "log_partition", INT, true},
+    {10, "log_offset", LONG, true},  {11, "replay_id", STR, false},
+};
+
+static const struct tbl_col gold_topic_cols[] = {
+    {1, "window_start", TSTZ, true}, {2, "window_end", TSTZ, true}, {3, "rank", INT, true},
+    {4, "item", STR, true},          {5, "edits", LONG, true},      {6, "wikis", INT, true},
+    {7, "top_wikis", STR, true},
+};
+
+static const struct tbl_col dlq_lookup_cols[] = {
+    {1, "meta_id", STR, true},      {2, "event_time", TSTZ, true},    {3, "wiki", STR, true},
+    {4, "server_name", STR, true},  {5, "title", STR, true},          {6, "reason", STR, true},
+    {7, "detail", STR, true},       {8, "attempts", INT, true},       {9, "log_partition", INT, true},
+    {10, "log_offset", LONG, true}, {11, "failed_at", TSTZ, true},
+};
+
 struct tbl_info {
     const char *name;
     const struct tbl_col *cols;
@@ -97,11 +117,12 @@ struct tbl_info {
 };
 
 #define TBL(name, cols) {name, cols, sizeof cols / sizeof cols[0], {{0}}, {{0}}, {0}, {0}}
-static struct tbl_info tbl_infos[FR_TBL_ALL] = {
+static struct tbl_info tbl_infos[FR_TBL_EVERY] = {
     TBL("bronze_recentchange", bronze_cols),     TBL("silver_recentchange", silver_cols),
     TBL("gold_edits_per_minute", epm_cols),      TBL("gold_top_pages", top_cols),
     TBL("late_arrivals", late_cols),             TBL("dlq", dlq_cols),
-    TBL("dlq_replays", replay_cols),
+    TBL("dlq_replays", replay_cols),             TBL("silver_topics", topic_cols),
+    TBL("gold_top_topics", gold_topic_cols),     TBL("dlq_lookups", dlq_lookup_cols),
 };
 static int tbl_built;
 
@@ -116,7 +137,7 @@ static void tbl_build(void)
     if (tbl_built) {
         return;
     }
-    for (int t = 0; t < FR_TBL_ALL; t++) {
+    for (int t = 0; t < FR_TBL_EVERY; t++) {
         struct tbl_info *info = &tbl_infos[t];
         for (uint32_t i = 0; i < info->ncols; i++) {
             const struct tbl_col *col = &info->cols[i];
@@ -433,6 +454,79 @@ int fr_tw_dlq_replay(struct fr_tw *tw, const struct fr_row *r, const char *reaso
     TRY(fr_pq_write_str(w, 6, outcome, strlen(outcome)));
     TRY(put_str(w, 7, r->meta_id));
     TRY(fr_pq_write_int64(w, 8, r->event_us));
+    TRY(fr_pq_row_end(w));
+    tw->rows++;
+    return FR_OK;
+}
+
+static int put_cstr(struct fr_pq_writer *w, uint32_t col, const char *s)
+{
+    return s ? fr_pq_write_str(w, col, s, strlen(s)) : fr_pq_write_null(w, col);
+}
+
+static int put_edit(struct fr_pq_writer *w, const struct fr_topic_edit *e)
+{
+    TRY(fr_pq_write_str(w, 0, e->meta_id, strlen(e->meta_id)));
+    TRY(fr_pq_write_int64(w, 1, e->event_us));
+    TRY(put_cstr(w, 2, e->wiki));
+    TRY(put_cstr(w, 3, e->server_name));
+    TRY(put_cstr(w, 4, e->title));
+    return FR_OK;
+}
+
+int fr_tw_topic(struct fr_tw *tw, const struct fr_topic_edit *e, const char *outcome,
+                const char *why, const char *item, const char *replay_id)
+{
+    TRY(tw_open(tw));
+    struct fr_pq_writer *w = tw->pq;
+    TRY(put_edit(w, e));
+    TRY(put_cstr(w, 5, outcome));
+    TRY(put_cstr(w, 6, why));
+    TRY(put_cstr(w, 7, item));
+    TRY(fr_pq_write_int32(w, 8, e->partition));
+    TRY(fr_pq_write_int64(w, 9, e->offset));
+    TRY(put_cstr(w, 10, replay_id));
+    TRY(fr_pq_row_end(w));
+    tw->rows++;
+    return FR_OK;
+}
+
+int fr_tw_gold_topics(struct fr_tw *tw, const struct fr_topic_row *r)
+{
+    TRY(tw_open(tw));
+    struct fr_pq_writer *w = tw->pq;
+    char item[32], top[3 * (FR_PROC_WIKI_MAX + 24)];
+    snprintf(item, sizeof item, "Q%llu", (unsigned long long)r->item);
+    size_t len = 0;
+    for (uint32_t i = 0; i < r->n_top && i < FR_TOPICS_TOP_WIKIS; i++) {
+        len += (size_t)snprintf(top + len, sizeof top - len, "%s%.*s:%llu", i ? "," : "",
+                                (int)r->top[i].wiki.len, r->top[i].wiki.s,
+                                (unsigned long long)r->top[i].edits);
+    }
+    TRY(fr_pq_write_int64(w, 0, r->window_start_us));
+    TRY(fr_pq_write_int64(w, 1, r->window_end_us));
+    TRY(fr_pq_write_int32(w, 2, (int32_t)r->rank));
+    TRY(fr_pq_write_str(w, 3, item, strlen(item)));
+    TRY(fr_pq_write_int64(w, 4, r->edits > INT64_MAX ? INT64_MAX : (int64_t)r->edits));
+    TRY(fr_pq_write_int32(w, 5, (int32_t)r->wikis));
+    TRY(fr_pq_write_str(w, 6, top, len));
+    TRY(fr_pq_row_end(w));
+    tw->rows++;
+    return FR_OK;
+}
+
+int fr_tw_dlq_lookup(struct fr_tw *tw, const struct fr_topic_edit *e, const char *reason,
+                     const char *detail, int attempts, int64_t failed_at_us)
+{
+    TRY(tw_open(tw));
+    struct fr_pq_writer *w = tw->pq;
+    TRY(put_edit(w, e));
+    TRY(put_cstr(w, 5, reason));
+    TRY(put_cstr(w, 6, detail ? detail : ""));
+    TRY(fr_pq_write_int32(w, 7, attempts));
+    TRY(fr_pq_write_int32(w, 8, e->partition));
+    TRY(fr_pq_write_int64(w, 9, e->offset));
+    TRY(fr_pq_write_int64(w, 10, failed_at_us));
     TRY(fr_pq_row_end(w));
     tw->rows++;
     return FR_OK;

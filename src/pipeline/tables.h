@@ -30,6 +30,9 @@
  * number of log records the epoch consumed. */
 #define FR_SUMMARY_WATERMARK "freshet.watermark-us"
 #define FR_SUMMARY_RECORDS "freshet.epoch-records"
+/* With enrichment: the frontier up to which gold_top_topics is settled
+ * (Unix µs; estage.h). */
+#define FR_SUMMARY_TOPICS "freshet.topics-frontier-us"
 
 enum fr_tbl {
     FR_TBL_BRONZE = 0,
@@ -42,7 +45,15 @@ enum fr_tbl {
     /* Written only by `freshet dlq replay` (docs/adr/0008-dlq-replay.md):
      * one row per dead letter that a replay landed in bronze. */
     FR_TBL_DLQ_REPLAYS = FR_TBL_COUNT,
-    FR_TBL_ALL /* every table declared here */
+    FR_TBL_ALL, /* the tables of the core pipeline (what verify checks) */
+    /* Written by the enrichment stage (docs/ENRICH.md) when enrich.enabled:
+     * one row per enriched edit with its lookup's answer (or, from a replay,
+     * replay_id set); the top Wikidata items per 10-minute window; failed
+     * lookups. */
+    FR_TBL_SILVER_TOPICS = FR_TBL_ALL,
+    FR_TBL_GOLD_TOPICS,
+    FR_TBL_DLQ_LOOKUPS,
+    FR_TBL_EVERY /* every table declared here */
 };
 
 /* The table's name in namespace `wiki`. */
@@ -54,7 +65,7 @@ const struct fr_pq_schema *fr_tbl_pq_schema(enum fr_tbl tbl);
 
 /* Create any of the six tables that does not exist yet. */
 int fr_tbl_ensure(struct fr_ice_catalog *cat);
-/* Create table tbl (any of FR_TBL_ALL) when it does not exist yet. */
+/* Create table tbl (any of FR_TBL_EVERY) when it does not exist yet. */
 int fr_tbl_ensure_one(struct fr_ice_catalog *cat, enum fr_tbl tbl);
 
 /* A table's data file being written for one epoch. */
@@ -104,6 +115,25 @@ int fr_tw_gold_top(struct fr_tw *tw, const struct fr_top_row *row);
  * ("silver", "late" or "duplicate"). */
 int fr_tw_dlq_replay(struct fr_tw *tw, const struct fr_row *row, const char *reason,
                      const char *replay_id, int64_t replayed_at_us, const char *outcome);
+/* An enriched edit: what silver_topics and dlq_lookups say about it.
+ * Strings are NUL-terminated and owned by the caller. */
+struct fr_topic_edit {
+    char meta_id[40];
+    int64_t event_us;
+    int32_t partition;
+    int64_t offset;
+    const char *wiki, *server_name, *title;
+};
+/* silver_topics: e with outcome ("resolved", "no_item"), why (NULL or
+ * "no_prop", "missing", "invalid"), item (NULL or "Q42"), replay_id (NULL
+ * from the stream). */
+int fr_tw_topic(struct fr_tw *tw, const struct fr_topic_edit *e, const char *outcome,
+                const char *why, const char *item, const char *replay_id);
+int fr_tw_gold_topics(struct fr_tw *tw, const struct fr_topic_row *row);
+/* dlq_lookups: e's lookup failed for reason ("lookup_failed", "backlog")
+ * with detail after attempts requests, at failed_at_us. */
+int fr_tw_dlq_lookup(struct fr_tw *tw, const struct fr_topic_edit *e, const char *reason,
+                     const char *detail, int attempts, int64_t failed_at_us);
 /* Close the file (temporary name, fsync, rename) and describe it for
  * Iceberg in tw->file. A writer with no rows finishes with no file
  * (tw->rows == 0). */

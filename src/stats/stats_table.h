@@ -29,7 +29,8 @@
     X(NONE, "", 1)                                                                                 \
     X(REASON, "reason", FR_GATE_REASON_COUNT - 1)                                                  \
     X(OUTCOME, "outcome", 4)                                                                       \
-    X(STAGE, "stage", 3)
+    X(STAGE, "stage", 3)                                                                           \
+    X(LOOKUP, "outcome", 4)
 
 /* Bucket sets: upper bounds in seconds, ascending; +Inf is implicit. */
 #define FR_STATS_BUCKETS_FSYNC 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1
@@ -101,6 +102,22 @@
       "Now minus the newest event time committed to the lake: how stale the lake is.")             \
     X(PROC_LAST_COMMIT_TS, PROCESS, "process_last_commit_timestamp_seconds", GAUGE, "seconds",     \
       NONE, NONE, "Wall-clock time of the newest commit, Unix seconds.")                           \
+    X(PROC_ENRICH_EDITS, PROCESS, "process_enrich_edits_total", COUNTER, "", LOOKUP, NONE,          \
+      "Enriched edits by the outcome of their Wikidata lookup, as committed: resolved, no_item "   \
+      "(talk, user, missing or invalid pages), failed (to dlq_lookups), backlog (the pending "     \
+      "state was full: to dlq_lookups).")                                                          \
+    X(PROC_ENRICH_PENDING, PROCESS, "process_enrich_pending", GAUGE, "", NONE, NONE,               \
+      "Edits waiting for a lookup (checkpointed with the epoch; capped by enrich.pending_max).")   \
+    X(PROC_ENRICH_CACHE_HITS, PROCESS, "process_enrich_cache_hits_total", COUNTER, "", NONE, NONE, \
+      "Lookups answered from the cache since the processor started.")                             \
+    X(PROC_ENRICH_CACHE_MISSES, PROCESS, "process_enrich_cache_misses_total", COUNTER, "", NONE,   \
+      NONE, "Lookups that needed an API request since the processor started.")                     \
+    X(PROC_ENRICH_REQUESTS, PROCESS, "process_enrich_api_requests_total", COUNTER, "", NONE, NONE, \
+      "MediaWiki API requests made since the processor started (retries included).")              \
+    X(PROC_ENRICH_FRONTIER, PROCESS, "process_enrich_frontier_timestamp_seconds", GAUGE,           \
+      "seconds", NONE, NONE,                                                                       \
+      "gold_top_topics is settled up to here: the watermark, held back by the oldest edit "        \
+      "still waiting for its lookup.")                                                             \
     /* ---- serve: kept in serve's memory ---- */                                                  \
     X(STAGE_UP, SERVE, "stage_up", GAUGE, "", STAGE, NONE,                                         \
       "1 when the stage's process is alive (it holds its stats file) and its heartbeat is "        \

@@ -1,0 +1,118 @@
+/*
+ * estage.h — the enrichment stage of `freshet process` (issue 9,
+ * docs/ENRICH.md "In the processor", ADR 0021): every on-time edit (silver
+ * row of type edit or new with a title and a server_name) is looked up,
+ * off the hot path, through the client of src/enrich; answers land in
+ * silver_topics, failures in dlq_lookups, resolved items in the topics
+ * operator (gold_top_topics).
+ *
+ * Edits waiting for an answer are held in a bounded pending table
+ * (enrich.pending_max slots; a full table sends the edit to dlq_lookups
+ * with reason "backlog", never grows). Answers arrive whenever libcurl has
+ * them (fr_estage_pump, also while the planner waits) and are only marked;
+ * fr_estage_apply writes the marked ones into the epoch's tables and
+ * settles gold_top_topics windows at the frontier
+ *
+ *     frontier = min(watermark, event time of the oldest edit still waiting)
+ *
+ * so a window is emitted once, after every lookup in it was answered.
+ *
+ * Exactly once. Answers are not a function of the log (they depend on
+ * when the API answered), so the stage's state cannot be rebuilt by
+ * replaying an epoch. Instead it is saved before the epoch's commit to
+ * <checkpoint dir>/enrich/state-<epoch> (durably: temp, fsync, rename):
+ *
+ *   - restart after the checkpoint of E: load state-E (pending edits are
+ *     submitted again; an answer that arrived after E's save but before the
+ *     crash was never applied, so it is asked again, never counted twice);
+ *   - crash after E+1's commit, before its checkpoint: the epoch loop
+ *     replays E+1 without writing (already in the lake) and then loads
+ *     state-E+1, written before that commit: exactly the state the commit
+ *     holds;
+ *   - crash before E+1's commit: state-E+1 may exist but is ignored (E+1
+ *     is redone from state-E, and its file rewritten).
+ * The last three state files are kept.
+ *
+ * Byte table of a state file (little-endian):
+ *
+ *   size   field
+ *   4      magic "FRES"
+ *   2      version (1)
+ *   2      zero
+ *   8      epoch
+ *   8 x 6  counters: submitted, resolved, no_item, failed, backlog, skipped
+ *   4      n pending edits, each:
+ *            8 event_us, 4 partition, 8 offset, 36 meta_id,
+ *            2 wiki length, 2 server_name length, 2 title length, the bytes
+ *   8      m, then m bytes: the topics operator (fr_topics_save)
+ *   4      CRC-32C of everything before
+ *
+ * Thread: the epoch loop's. The lookup client runs on it too (inside
+ * fr_estage_pump, never blocking longer than the timeout given).
+ */
+#ifndef FR_PIPELINE_ESTAGE_H
+#define FR_PIPELINE_ESTAGE_H
+
+#include "conf/conf.h"
+#include "pipeline/tables.h"
+#include "process/process.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct fr_estage;
+struct fr_stats;
+
+/* Counters, exactly once (saved with the state): edits submitted for a
+ * lookup, their committed outcomes, edits refused by a full pending table
+ * (backlog), and edits not enriched (no title or server_name). */
+struct fr_estage_counts {
+    uint64_t submitted, resolved, no_item, failed, backlog, skipped;
+};
+
+/* Create the stage when conf->enrich_enabled (else FR_OK and *out NULL).
+ * ck_dir is the pipeline's checkpoint directory. FR_ECONFIG (logged) for
+ * bad [enrich] settings, FR_ENOMEM. */
+int fr_estage_open(const struct fr_conf *conf, const char *ck_dir, struct fr_estage **out);
+/* Accepts NULL. Lookups in flight are abandoned (their edits are in the
+ * last saved state). */
+void fr_estage_free(struct fr_estage *es);
+
+/* Replace the state with state-<epoch>: FR_OK, FR_ENOTFOUND when there is
+ * no such file (the state is then left as it was), FR_ECRC / FR_ECORRUPT /
+ * FR_ETOOBIG for a damaged one (logged; the state is then empty and the
+ * caller must stop). Answers still in flight for the old state are
+ * ignored when they arrive. */
+int fr_estage_load(struct fr_estage *es, int64_t epoch);
+/* Start with an empty state (no checkpoint yet). */
+void fr_estage_reset(struct fr_estage *es);
+
+/* An on-time silver row: queue its lookup. A full pending table writes a
+ * dlq_lookups row (reason "backlog") to tw[FR_TBL_DLQ_LOOKUPS]. tw is the
+ * epoch's writers, indexed by enum fr_tbl. */
+int fr_estage_edit(struct fr_estage *es, const struct fr_row *row, struct fr_tw *tw);
+/* Drive lookups for up to timeout_ms and mark what was answered. Returns
+ * FR_OK or a fatal client error. */
+int fr_estage_pump(struct fr_estage *es, int timeout_ms);
+/* Edits still waiting for an answer / answered but not yet applied. */
+size_t fr_estage_waiting(const struct fr_estage *es);
+size_t fr_estage_answered(const struct fr_estage *es);
+/* Write every answered edit to the epoch's tables (silver_topics,
+ * dlq_lookups), count it, and settle gold_top_topics up to the frontier
+ * (rows to tw[FR_TBL_GOLD_TOPICS]). *gold_rows gets the rows emitted. */
+int fr_estage_apply(struct fr_estage *es, struct fr_tw *tw, int64_t watermark_us, int64_t now_us,
+                    uint64_t *gold_rows);
+/* Durably write state-<epoch> (before the epoch's commit), and remove the
+ * files older than the last three. */
+int fr_estage_save(struct fr_estage *es, int64_t epoch);
+
+void fr_estage_counts(const struct fr_estage *es, struct fr_estage_counts *counts);
+/* The frontier after the last apply (FR_PROC_WM_NONE before any). */
+int64_t fr_estage_frontier(const struct fr_estage *es);
+/* Publish the counters and gauges to st, and <data_dir>/stats/topics.json
+ * (docs/ENRICH.md): counts, the frontier, the provisional top topics of the
+ * newest open window. Errors are logged, never fatal. */
+void fr_estage_publish(struct fr_estage *es, struct fr_stats *st, const char *data_dir,
+                       int64_t epoch);
+
+#endif
