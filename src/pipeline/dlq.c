@@ -944,7 +944,8 @@ static void rp_report(const struct rp *rp, int64_t ms)
 
 static void replay_usage(FILE *out)
 {
-    fprintf(out, "usage: freshet dlq replay [--reason R]... [--dry-run] [--crash-after STEP]\n\n"
+    fprintf(out, "usage: freshet dlq replay [--reason R]... [--dry-run] [--crash-after STEP]\n"
+                 "       freshet dlq replay --lookups [--dry-run]\n\n"
                  "Run the dead letters (wiki.dlq) that no replay has landed yet through the\n"
                  "current gate (process.max_future_s, process.max_event_bytes, the schema rules)\n"
                  "and the live operator state from the processor checkpoint, as records arriving\n"
@@ -955,6 +956,11 @@ static void replay_usage(FILE *out)
                  "The processor must not run: stop `freshet up` (or `freshet process`) first;\n"
                  "replay takes the pipeline lock. A replay that is killed is finished or undone\n"
                  "by the next `freshet dlq replay` (or `freshet rebuild`); run it again.\n\n"
+                 "  --lookups        instead: the enrichment stage's failed lookups\n"
+                 "                   (wiki.dlq_lookups), looked up again through enrich.api_url\n"
+                 "                   and landed exactly once in silver_topics, with the\n"
+                 "                   gold_top_topics windows they change recomputed\n"
+                 "                   (docs/ENRICH.md)\n"
                  "  --reason R       only dead letters of reason R (repeatable; docs/QUALITY.md)\n"
                  "  --dry-run        say what would land; write nothing\n"
                  "  --crash-after S  testing: exit(3) right after step S (files, staged,\n"
@@ -965,6 +971,7 @@ static int dlq_replay(struct fr_conf *conf, int argc, char **argv)
 {
     static const struct option opts[] = {{"reason", required_argument, 0, 'r'},
                                          {"dry-run", no_argument, 0, 'n'},
+                                         {"lookups", no_argument, 0, 'L'},
                                          {"crash-after", required_argument, 0, 'C'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
@@ -977,6 +984,7 @@ static int dlq_replay(struct fr_conf *conf, int argc, char **argv)
     }
     int status = 2;
     int lock_fd = -1;
+    int lookups = 0;
     struct fr_ice_table *bronze = NULL, *dlq = NULL;
     struct fr_ice_file_list files = {0};
     fr_buf_init(&rp->ck.state, STATE_CAP);
@@ -995,6 +1003,9 @@ static int dlq_replay(struct fr_conf *conf, int argc, char **argv)
             break;
         case 'n':
             rp->dry_run = 1;
+            break;
+        case 'L':
+            lookups = 1;
             break;
         case 'C':
             if (strcmp(optarg, "files") != 0 && strcmp(optarg, "staged") != 0 &&
@@ -1042,6 +1053,11 @@ static int dlq_replay(struct fr_conf *conf, int argc, char **argv)
     }
     rc = fr_dlq_recover(conf, rp->dir, rp->cat, 0);
     if (rc < 0) {
+        goto cleanup;
+    }
+    if (lookups) {
+        /* The enrichment stage's dead letters, not the gate's. */
+        status = fr_dlq_replay_lookups(conf, rp->dir, rp->cat, rp->dry_run) < 0 ? 1 : 0;
         goto cleanup;
     }
 

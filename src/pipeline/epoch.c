@@ -341,9 +341,11 @@ static int plan_epoch(struct proc_run *run, struct fr_ck_range *range)
          * when nothing else comes: their rows and the windows they settle
          * should not wait for the stream. */
         int answers = run->es && fr_estage_answered(run->es) > 0;
-        if (avail >= max || ((avail > 0 || answers) &&
-                             (waited >= run->conf->process_trigger_ms || process_stop ||
-                              run->once))) {
+        int all_answered = answers && fr_estage_waiting(run->es) == 0;
+        if (avail >= max ||
+            (avail > 0 && (waited >= run->conf->process_trigger_ms || process_stop || run->once)) ||
+            (answers && (waited >= run->conf->process_trigger_ms || process_stop ||
+                         (run->once && all_answered)))) {
             range->epoch = run->ck.epoch + 1;
             range->nparts = run->nparts;
             /* Share the record budget evenly between the partitions, then

@@ -160,4 +160,14 @@ void fr_lscan_free(struct fr_lscan *ls);
 int fr_dlq_recover(struct fr_conf *conf, const char *dir, struct fr_ice_catalog *cat,
                    int for_rebuild);
 
+/*
+ * `freshet dlq replay --lookups` (dlq_lookup.c): the failed lookups of
+ * wiki.dlq_lookups looked up again and landed exactly once in
+ * silver_topics, with the gold_top_topics windows they change recomputed,
+ * in one transaction. The caller holds the pipeline lock (dir) and has
+ * cat open. Prints its report; FR_OK or an error (logged).
+ */
+int fr_dlq_replay_lookups(struct fr_conf *conf, const char *dir, struct fr_ice_catalog *cat,
+                          int dry_run);
+
 #endif

@@ -493,8 +493,6 @@ int fr_tw_topic(struct fr_tw *tw, const struct fr_topic_edit *e, const char *out
 
 int fr_tw_gold_topics(struct fr_tw *tw, const struct fr_topic_row *r)
 {
-    TRY(tw_open(tw));
-    struct fr_pq_writer *w = tw->pq;
     char item[32], top[3 * (FR_PROC_WIKI_MAX + 24)];
     snprintf(item, sizeof item, "Q%llu", (unsigned long long)r->item);
     size_t len = 0;
@@ -503,13 +501,25 @@ int fr_tw_gold_topics(struct fr_tw *tw, const struct fr_topic_row *r)
                                 (int)r->top[i].wiki.len, r->top[i].wiki.s,
                                 (unsigned long long)r->top[i].edits);
     }
-    TRY(fr_pq_write_int64(w, 0, r->window_start_us));
-    TRY(fr_pq_write_int64(w, 1, r->window_end_us));
-    TRY(fr_pq_write_int32(w, 2, (int32_t)r->rank));
-    TRY(fr_pq_write_str(w, 3, item, strlen(item)));
-    TRY(fr_pq_write_int64(w, 4, r->edits > INT64_MAX ? INT64_MAX : (int64_t)r->edits));
-    TRY(fr_pq_write_int32(w, 5, (int32_t)r->wikis));
-    TRY(fr_pq_write_str(w, 6, top, len));
+    return fr_tw_gold_topics_raw(tw, r->window_start_us, r->window_end_us, (int32_t)r->rank, item,
+                                 strlen(item),
+                                 r->edits > INT64_MAX ? INT64_MAX : (int64_t)r->edits,
+                                 (int32_t)r->wikis, top, len);
+}
+
+int fr_tw_gold_topics_raw(struct fr_tw *tw, int64_t start_us, int64_t end_us, int32_t rank,
+                          const char *item, size_t item_len, int64_t edits, int32_t wikis,
+                          const char *top, size_t top_len)
+{
+    TRY(tw_open(tw));
+    struct fr_pq_writer *w = tw->pq;
+    TRY(fr_pq_write_int64(w, 0, start_us));
+    TRY(fr_pq_write_int64(w, 1, end_us));
+    TRY(fr_pq_write_int32(w, 2, rank));
+    TRY(fr_pq_write_str(w, 3, item, item_len));
+    TRY(fr_pq_write_int64(w, 4, edits));
+    TRY(fr_pq_write_int32(w, 5, wikis));
+    TRY(fr_pq_write_str(w, 6, top, top_len));
     TRY(fr_pq_row_end(w));
     tw->rows++;
     return FR_OK;

@@ -130,6 +130,10 @@ struct fr_topic_edit {
 int fr_tw_topic(struct fr_tw *tw, const struct fr_topic_edit *e, const char *outcome,
                 const char *why, const char *item, const char *replay_id);
 int fr_tw_gold_topics(struct fr_tw *tw, const struct fr_topic_row *row);
+/* A gold_top_topics row as read back (a replay copying a table). */
+int fr_tw_gold_topics_raw(struct fr_tw *tw, int64_t start_us, int64_t end_us, int32_t rank,
+                          const char *item, size_t item_len, int64_t edits, int32_t wikis,
+                          const char *top, size_t top_len);
 /* dlq_lookups: e's lookup failed for reason ("lookup_failed", "backlog")
  * with detail after attempts requests, at failed_at_us. */
 int fr_tw_dlq_lookup(struct fr_tw *tw, const struct fr_topic_edit *e, const char *reason,

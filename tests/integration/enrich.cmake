@@ -8,3 +8,10 @@ fr_add_script_test(NAME integ_enrich_feed_flags
                    COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/enrich_feed_flags.sh
                            $<TARGET_FILE:feed_tool>
                    LABELS integration TIMEOUT 60)
+# The enrichment stage inside `freshet process`: a control run, a faulty API
+# (slow, half the requests failing, a small pending table), `freshet dlq
+# replay --lookups`, and SIGKILLs while lookups are outstanding, checked by
+# DuckDB against the control and against a recomputation from silver_topics.
+fr_add_script_test(NAME integration_enrich_process
+                   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/enrich_process.sh
+                   LABELS integration chaos TIMEOUT 600)
