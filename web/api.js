@@ -122,9 +122,63 @@ export function readStatus(doc) {
     };
 }
 
+// A Wikidata item id the page may link to (https://www.wikidata.org/wiki/Q…);
+// anything else is shown as text only.
+const ITEM_RE = /^Q[1-9][0-9]{0,11}$/;
+
+export function wikidataUrl(item) {
+    return ITEM_RE.test(item) ? `https://www.wikidata.org/wiki/${item}` : null;
+}
+
+// readTopics(t) -> null when the document has no "topics" (enrichment off,
+// or serve refused stats/topics.json), else {epoch, counts {submitted,
+// resolved, noItem, failed, backlog, pending, cacheHits, cacheMisses,
+// requests} (null where absent), hitRate (0..1, null before any lookup),
+// topics [{rank, item, edits, wikis, topWikis [{wiki, edits}]}] in rank
+// order, topStart/topEnd (ms; null while there is no open window)}. The
+// strings are the processor's (from page titles and wiki names, so
+// hostile): the pages put them in the DOM as text only.
+export function readTopics(t) {
+    if (!t || typeof t !== 'object' || Array.isArray(t)) {
+        return null;
+    }
+    const c = t.counts && typeof t.counts === 'object' ? t.counts : {};
+    const top = t.top && typeof t.top === 'object' ? t.top : null;
+    const hits = num(c.cache_hits);
+    const misses = num(c.cache_misses);
+    const list = top && Array.isArray(top.topics) ? top.topics : [];
+    return {
+        epoch: num(t.epoch),
+        updated: num(t.updated_ms),
+        counts: {
+            submitted: num(c.submitted),
+            resolved: num(c.resolved),
+            noItem: num(c.no_item),
+            failed: num(c.failed),
+            backlog: num(c.backlog),
+            pending: num(c.pending),
+            cacheHits: hits,
+            cacheMisses: misses,
+            requests: num(c.requests),
+        },
+        hitRate: hits !== null && misses !== null && hits + misses > 0 ? hits / (hits + misses) : null,
+        topics: list.filter(x => x && typeof x === 'object').map(x => ({
+            rank: num(x.rank),
+            item: String(x.item ?? ''),
+            edits: num(x.edits),
+            wikis: num(x.wikis),
+            topWikis: (Array.isArray(x.top_wikis) ? x.top_wikis : [])
+                .filter(w => w && typeof w === 'object')
+                .map(w => ({wiki: String(w.wiki ?? ''), edits: num(w.edits)})),
+        })),
+        topStart: top ? num(top.start_ms) : null,
+        topEnd: top ? num(top.end_ms) : null,
+    };
+}
+
 // readLive(doc) -> {up, windows (open minutes), wikis [{wiki, events, edits,
 // perMinute}] most events first, pages [{rank, wiki, title, edits}],
-// topStart/topEnd (ms) of the window the pages rank}.
+// topStart/topEnd (ms) of the window the pages rank, topics (readTopics)}.
 export function readLive(doc) {
     const view = doc.view || null;
     const minutes = view ? view.minutes || [] : [];
@@ -149,6 +203,7 @@ export function readLive(doc) {
         })),
         topStart: top ? num(top.start_ms) : null,
         topEnd: top ? num(top.end_ms) : null,
+        topics: readTopics(doc.topics),
     };
 }
 

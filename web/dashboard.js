@@ -13,7 +13,7 @@
 //
 // Main thread only.
 import uPlot from './vendor/uplot/uPlot.esm.js';
-import {FRESHNESS_SLO_S, PATHS, getJSON, readLive, readStatus} from './api.js';
+import {FRESHNESS_SLO_S, PATHS, getJSON, readLive, readStatus, wikidataUrl} from './api.js';
 
 const HISTORY_POINTS = 600;  // ten minutes at one update a second
 const STALE_MS = 10000;
@@ -21,6 +21,8 @@ const BACKOFF_MIN_MS = 1000;
 const BACKOFF_MAX_MS = 30000;
 const MAX_WIKIS = 12;
 const MAX_PAGES = 10;
+const MAX_TOPICS = 10;
+const MAX_TOP_WIKIS = 3;
 
 const COLORS = {
     blue: '#2563eb',
@@ -36,6 +38,7 @@ const COLORS = {
 const $ = sel => document.querySelector(sel);
 const intFmt = new Intl.NumberFormat('en-US', {maximumFractionDigits: 0});
 const oneFmt = new Intl.NumberFormat('en-US', {minimumFractionDigits: 1, maximumFractionDigits: 1});
+const pctFmt = new Intl.NumberFormat('en-US', {style: 'percent', minimumFractionDigits: 1, maximumFractionDigits: 1});
 
 function fmtInt(v) {
     return v === null || v === undefined ? '—' : intFmt.format(v);
@@ -398,6 +401,65 @@ function drawLive(l) {
     }
 }
 
+// The trending topics pane: the processor's provisional top Wikidata items
+// (stats/topics.json through "topics" in the live document) and its
+// enrichment counters. Every string goes in as text; an item is a link only
+// when it is a well-formed item id (wikidataUrl), and a link is all it is:
+// nothing is fetched from wikidata.org.
+function drawTopics(t) {
+    const list = $('#topics');
+    list.replaceChildren();
+    const note = $('#topics-note');
+    if (t === null) {
+        note.textContent = 'enrichment off or not reporting';
+        list.append(el('li', 'empty', 'no trending topics: enrichment is off, or the processor has not reported yet'));
+    } else if (t.topStart === null) {
+        note.textContent = 'edits across all wikis, newest open 10-minute window';
+        list.append(el('li', 'empty', 'no resolved edits in an open window yet'));
+    } else {
+        note.textContent = `edits across all wikis, ${fmtClock(t.topStart).slice(0, 5)}–${fmtClock(t.topEnd).slice(0, 5)} window`;
+        const top = t.topics.slice(0, MAX_TOPICS);
+        if (!top.length) {
+            list.append(el('li', 'empty', 'no resolved edits in the open window yet'));
+        }
+        for (const x of top) {
+            const li = el('li');
+            li.dataset.rank = String(x.rank);
+            li.dataset.item = x.item;
+            const item = el('span', 'item');
+            const url = wikidataUrl(x.item);
+            if (url) {
+                const a = el('a', null, x.item);
+                a.href = url;
+                a.target = '_blank';
+                a.rel = 'noopener noreferrer external';
+                a.referrerPolicy = 'no-referrer';
+                item.append(a);
+            } else {
+                item.textContent = x.item;
+            }
+            item.title = x.item;
+            const nw = el('span', 'nwikis', x.wikis === null ? '—' : `${fmtInt(x.wikis)} wiki${x.wikis === 1 ? '' : 's'}`);
+            const tw = x.topWikis.slice(0, MAX_TOP_WIKIS).map(w => `${w.wiki} ${fmtInt(w.edits)}`).join(' · ');
+            const tws = el('span', 'top-wikis', tw || '—');
+            tws.title = tw;
+            li.append(item, nw, el('span', 'num', fmtInt(x.edits)), tws);
+            list.append(li);
+        }
+    }
+    const c = t === null ? {} : t.counts;
+    const put = (name, text, level) => {
+        const dd = $(`[data-topic-count="${name}"]`);
+        dd.textContent = text;
+        dd.dataset.level = level || '';
+    };
+    put('resolved', fmtInt(c.resolved));
+    put('no-item', fmtInt(c.noItem));
+    put('failed', fmtInt(c.failed), c.failed ? 'warn' : null);
+    put('pending', fmtInt(c.pending));
+    put('hit-rate', t === null || t.hitRate === null ? '—' : pctFmt.format(t.hitRate));
+}
+
 // -------------------------------------------------------------- stream
 
 const state = {
@@ -444,6 +506,7 @@ function onLive(doc) {
     state.last.live = l;
     state.updates.live++;
     drawLive(l);
+    drawTopics(l.topics);
     touched();
 }
 

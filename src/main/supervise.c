@@ -53,13 +53,20 @@ static void sup_on_signal(int sig)
     sup_stop = 1;
 }
 
-/* Build argv: self, the global options, then the stage's own words. */
-static int sup_child_init(struct sup_child *child, const char *name, char *const *words)
+/* Build argv: self, the supervisor's own global options for this child
+ * (pre, NULL-terminated, may be NULL), the user's global options, then the
+ * stage's own words. The user's options come after pre, so a user's
+ * `--set` overrides a default the supervisor sets (later flags win). */
+static int sup_child_init_pre(struct sup_child *child, const char *name, char *const *pre,
+                              char *const *words)
 {
     memset(child, 0, sizeof *child);
     child->name = name;
     int n = 0;
     child->argv[n++] = (char *)fr_main_self();
+    for (int i = 0; pre && pre[i] && n < SUP_MAX_ARGS - 1; i++) {
+        child->argv[n++] = pre[i];
+    }
     int gargc;
     char **gargv = fr_main_global_args(&gargc);
     for (int i = 0; i < gargc && n < SUP_MAX_ARGS - 1; i++) {
@@ -70,6 +77,11 @@ static int sup_child_init(struct sup_child *child, const char *name, char *const
     }
     child->argv[n] = NULL;
     return n < SUP_MAX_ARGS - 1 ? 0 : -1;
+}
+
+static int sup_child_init(struct sup_child *child, const char *name, char *const *words)
+{
+    return sup_child_init_pre(child, name, NULL, words);
 }
 
 static void sup_start(struct sup_child *child, int64_t now)
@@ -241,13 +253,20 @@ int fr_cmd_demo(struct fr_conf *conf, int argc, char **argv)
     int rc = sup_help("demo", argc, argv,
                       "Run the same pipeline as `up`, with a built-in synthetic feed\n"
                       "(demo.feed_listen, demo.rate) as the source, so it works offline. The\n"
-                      "dashboard is at serve.listen (default http://127.0.0.1:8787/).\n");
+                      "processor resolves pages to Wikidata items against the feed's API fixture\n"
+                      "(enrichment on; --set enrich.enabled=false turns it off). The dashboard\n"
+                      "is at serve.listen (default http://127.0.0.1:8787/).\n");
     if (rc >= 0) {
         return rc;
     }
-    char rate[32], source[300];
+    char rate[32], source[300], api[320];
     snprintf(rate, sizeof rate, "%lld", (long long)conf->demo_rate);
     snprintf(source, sizeof source, "http://%s/v2/stream/recentchange", conf->demo_feed_listen);
+    /* Settings reach a child the way the user's do: as global --set flags
+     * (the stage has no flag of its own for them), placed before the
+     * user's so that theirs win. */
+    snprintf(api, sizeof api, "enrich.api_url=http://%s/api/{wiki}/w/api.php",
+             conf->demo_feed_listen);
     struct sup_child children[SUP_MAX_CHILDREN];
     /* A realistic stream with a little of everything, so every table fills:
      * duplicates, late events (5 minutes behind), malformed records. */
@@ -257,9 +276,10 @@ int fr_cmd_demo(struct fr_conf *conf, int argc, char **argv)
                     NULL};
     char *ingest[] = {"ingest", "--source", source, NULL};
     char *process[] = {"process", NULL};
+    char *enrich[] = {"--set", "enrich.enabled=true", "--set", api, NULL};
     sup_child_init(&children[0], "feed", feed);
     sup_child_init(&children[1], "ingest", ingest);
-    sup_child_init(&children[2], "process", process);
+    sup_child_init_pre(&children[2], "process", enrich, process);
     struct sup_maint_args margs;
     sup_maint_init(conf, &children[3], &margs);
     char *serve[] = {"serve", NULL};

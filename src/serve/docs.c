@@ -4,12 +4,24 @@
  * docs/API.md). The stream's frames (stream.c) are the same documents.
  * Any worker thread and the ticker call these; they read the files afresh
  * each time (a few microseconds) and share nothing but serve's own stats
- * handle (thread-safe) and the sample ring (under srv->lock).
+ * handle (thread-safe), the sample ring and the topics error latch (both
+ * under srv->lock).
+ *
+ * The live document embeds two files the processor replaces atomically
+ * (temp + rename) after every epoch: `view.json` (as "view") and, when
+ * enrichment is on, `topics.json` (as "topics", docs/ENRICH.md). Either is
+ * embedded verbatim only when it is one valid JSON value within its cap, so
+ * a damaged file can never break the document; it shows as null. For
+ * topics.json a refusal (malformed, not an object, over DOCS_TOPICS_CAP,
+ * an I/O error) is also counted (serve_topics_unreadable_total) and logged
+ * once per episode: the first refusal, and again when the reason changes;
+ * an absent file is normal (enrichment off) and is neither.
  */
 #include "serve/serve_int.h"
 
 #include "core/buf.h"
 #include "core/clock.h"
+#include "core/diag.h"
 #include "core/err.h"
 #include "core/fsutil.h"
 #include "core/json.h"
@@ -22,6 +34,8 @@
 
 #define DOCS_CAP ((size_t)8 << 20)
 #define DOCS_VIEW_CAP ((size_t)4 << 20)
+/* topics.json holds at most 20 topics of a few hundred bytes each. */
+#define DOCS_TOPICS_CAP ((size_t)256 << 10)
 
 int serve_read_snaps(struct fr_serve *srv, struct fr_stats_snap *snaps[FR_STATS_STAGES])
 {
@@ -126,6 +140,52 @@ int serve_status_json(struct fr_serve *srv, struct fr_stats_snap *const snaps[FR
     return rc == FR_OK ? fr_buf_puts(out, "}}") : rc;
 }
 
+/* Read <data>/stats/topics.json into buf (cap DOCS_TOPICS_CAP), trailing
+ * whitespace dropped. FR_OK: one JSON object, to embed as is; FR_ENOTFOUND:
+ * absent (enrichment off); FR_ETOOBIG, FR_EJSON or an I/O error: refused. */
+static int docs_read_topics(const struct fr_serve *srv, struct fr_buf *buf)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/stats/topics.json", srv->data_dir);
+    int rc = fr_fs_read_file(path, buf);
+    if (rc < 0) {
+        return rc;
+    }
+    const char *p = (const char *)buf->data;
+    const char *end = p ? p + buf->len : p;
+    const char *first = p ? fr_json_ws(p, end) : end;
+    if (first == end || *first != '{' || fr_json_validate(p, end) < 0) {
+        return FR_EJSON;
+    }
+    while (buf->len && (buf->data[buf->len - 1] == '\n' || buf->data[buf->len - 1] == ' ' ||
+                        buf->data[buf->len - 1] == '\r' || buf->data[buf->len - 1] == '\t')) {
+        buf->len--;
+    }
+    return FR_OK;
+}
+
+/* Count a refused topics.json, and log it when it starts a new episode. */
+static void docs_topics_outcome(struct fr_serve *srv, int rc)
+{
+    int refused = rc < 0 && rc != FR_ENOTFOUND;
+    if (refused) {
+        fr_stats_add(srv->own, FR_STATS_SERVE_TOPICS_UNREADABLE, 0, 1);
+    }
+    pthread_mutex_lock(&srv->lock);
+    int last = srv->topics_err;
+    srv->topics_err = refused ? rc : 0;
+    pthread_mutex_unlock(&srv->lock);
+    if (refused && rc != last) {
+        fr_warn("serve",
+                "%s/stats/topics.json refused (%s): the live document shows \"topics\": null "
+                "until it is readable (serve_topics_unreadable_total counts each read)",
+                srv->data_dir, fr_strerror(rc));
+    } else if (!refused && last) {
+        fr_info("serve", "%s/stats/topics.json is %s again", srv->data_dir,
+                rc == FR_OK ? "readable" : "absent");
+    }
+}
+
 int serve_live_json(struct fr_serve *srv, const struct fr_stats_snap *process, struct fr_buf *out)
 {
     char path[4200];
@@ -146,9 +206,20 @@ int serve_live_json(struct fr_serve *srv, const struct fr_stats_snap *process, s
     if (rc == FR_OK) {
         rc = have && view.len ? fr_buf_append(out, view.data, view.len) : fr_buf_puts(out, "null");
     }
+    struct fr_buf topics;
+    fr_buf_init(&topics, DOCS_TOPICS_CAP);
+    int trc = docs_read_topics(srv, &topics);
+    docs_topics_outcome(srv, trc);
+    if (rc == FR_OK) {
+        rc = fr_buf_puts(out, ",\"topics\":");
+    }
+    if (rc == FR_OK) {
+        rc = trc == FR_OK ? fr_buf_append(out, topics.data, topics.len) : fr_buf_puts(out, "null");
+    }
     if (rc == FR_OK) {
         rc = fr_buf_putc(out, '}');
     }
+    fr_buf_free(&topics);
     fr_buf_free(&view);
     return rc;
 }

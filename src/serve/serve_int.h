@@ -10,11 +10,11 @@
  *   jobs.c    maintenance jobs as child processes
  *   rest.c    the Iceberg REST catalog under /iceberg/ (REST_ROUTES)
  *
- * Locking: srv->lock guards the stream list, the frames, the samples and
- * the jobs. It may be held while calling MHD_suspend_connection and
- * MHD_resume_connection (libmicrohttpd takes its own locks inside them and
- * never calls back into freshet while holding those), never while doing
- * I/O.
+ * Locking: srv->lock guards the stream list, the frames, the samples,
+ * the jobs and topics_err. It may be held while calling
+ * MHD_suspend_connection and MHD_resume_connection (libmicrohttpd takes
+ * its own locks inside them and never calls back into freshet while
+ * holding those), never while doing I/O.
  */
 #ifndef FR_SERVE_INT_H
 #define FR_SERVE_INT_H
@@ -42,7 +42,7 @@
     X(STATUS, SERVE_GET | SERVE_HEAD, "/api/v1/status", 0,                                        \
       "JSON: every stage's figures, `up` from its stats file, per-second rates.")                 \
     X(LIVE, SERVE_GET | SERVE_HEAD, "/api/v1/live", 0,                                            \
-      "JSON: the processor's provisional view of the open windows (per-wiki counts and rates, top pages).") \
+      "JSON: the processor's provisional view of the open windows (per-wiki counts and rates, top pages, trending topics).") \
     X(STREAM, SERVE_GET, "/api/v1/stream", 0,                                                     \
       "Server-Sent Events: `event: status` and `event: live` once a second.")                     \
     X(TABLES, SERVE_GET | SERVE_HEAD, "/api/v1/tables", 0,                                        \
@@ -171,6 +171,7 @@ struct fr_serve {
     int job_next, njobs, job_seq;
 
     struct fr_stats *own; /* serve's own figures (FR_STATS_SERVE) */
+    int topics_err;       /* last refusal of stats/topics.json (0: none), docs.c */
 };
 
 /* http.c */

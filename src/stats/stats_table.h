@@ -133,7 +133,10 @@
     X(SERVE_DROPPED, SERVE, "serve_stream_frames_dropped_total", COUNTER, "", NONE, NONE,          \
       "Stream frames not sent because the client had not taken the previous ones.")                \
     X(SERVE_JOBS, SERVE, "serve_jobs_started_total", COUNTER, "", NONE, NONE,                      \
-      "Maintenance jobs (compact, dlq replay) started through the API.")
+      "Maintenance jobs (compact, dlq replay) started through the API.")                      \
+    X(SERVE_TOPICS_UNREADABLE, SERVE, "serve_topics_unreadable_total", COUNTER, "", NONE, NONE,    \
+      "Reads of `stats/topics.json` refused (malformed, not an object, over its 256 KiB cap, "    \
+      "or an I/O error); the live document showed `topics` null instead.")
 /* clang-format on */
 
 #endif

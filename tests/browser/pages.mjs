@@ -24,7 +24,16 @@
 //      prints for the same lake: rows of every table, silver rows split by
 //      bot/human, late rows, dead letters (and those by reason against the
 //      processor's own counters in /api/v1/status).
-//   5. Every stage exits with status 0 when stopped.
+//   5. Trending topics (issue 9): the processor above runs without
+//      enrichment, so the pane shows its empty state. A second serve on a
+//      data directory holding only a hand-written stats/topics.json (the
+//      values are literals in this file) renders the pane with exactly those
+//      values: rank, item linked to wikidata.org (a link, never a fetch),
+//      number of wikis, top wikis, edits and the enrichment counters; a
+//      hostile item and hostile wiki names are shown as text (no element,
+//      no script, no link); a malformed file gives the empty state (and
+//      serve counts it), a file with "top": null the no-window state.
+//   6. Every stage exits with status 0 when stopped.
 // --readme-shot also writes the dashboard's screenshot there (docs/img/).
 //
 // Exit 0 pass, 1 fail, 77 skip (no chromium, no node_modules, no web/vendor).
@@ -129,10 +138,10 @@ const data = fs.mkdtempSync(path.join(out, 'data-'));
 // The stages. Each is a child process of this script, stopped by its pid.
 const stages = new Map();
 
-function startStage(name, argv) {
+function startStage(name, argv, dataDir = data) {
     const logFile = path.join(out, `${name}.log`);
     const fd = fs.openSync(logFile, 'a');
-    const child = spawn(binary, ['--data', data, ...argv], {stdio: ['ignore', 'pipe', fd]});
+    const child = spawn(binary, ['--data', dataDir, ...argv], {stdio: ['ignore', 'pipe', fd]});
     const st = {name, child, stdout: '', exited: null};
     child.stdout.on('data', b => {
         st.stdout += b;
@@ -227,7 +236,7 @@ async function main() {
     const profile = fs.mkdtempSync(path.join(out, 'profile-'));
     ctx = await chromium.launchPersistentContext(profile, {
         executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS,
-        viewport: {width: 1440, height: 1000}, deviceScaleFactor: 1,
+        viewport: {width: 1440, height: 1000}, deviceScaleFactor: 1, timezoneId: 'UTC',
     });
     await ctx.route('**/*', route => {
         const u = new URL(route.request().url());
@@ -250,6 +259,7 @@ async function main() {
     await dashboard(page, base);
     await reconnect(page, base);
     await explorer(page, base);
+    await topics(page);
 
     const errs = consoleErrors.filter(e => !/Failed to load resource|net::ERR_CONNECTION_REFUSED|EventSource/.test(e));
     check(errs.length === 0, 'no script errors on the pages', errs.slice(0, 5));
@@ -286,6 +296,7 @@ async function look(page) {
                 .map(e => [e.dataset.figure, e.textContent.trim()])),
             wikis: [...document.querySelectorAll('#wikis li[data-wiki]')].map(li => li.textContent.trim()),
             pages: [...document.querySelectorAll('#pages li[data-rank]')].map(li => li.textContent.trim()),
+            topicsEmpty: document.querySelector('#topics li.empty')?.textContent.trim() ?? null,
             updated: text('#updated'),
         };
     });
@@ -336,6 +347,8 @@ async function dashboard(page, base) {
     check(b.wikis.length > 0, 'edits per wiki is filled', b.wikis.length);
     check(b.pages.length > 0, 'top pages is filled', b.pages.length);
     check(JSON.stringify(a.wikis) !== JSON.stringify(b.wikis), 'edits per wiki changed between the looks');
+    check(/enrichment is off/.test(b.topicsEmpty ?? ''), 'trending topics: the empty state without enrichment',
+          b.topicsEmpty);
 
     if (args.readmeShot) {
         fs.mkdirSync(path.dirname(args.readmeShot), {recursive: true});
@@ -434,6 +447,133 @@ async function explorer(page, base) {
     check(pages.length > 0, 'Top pages: rows', pages.length);
     // Leave the explorer on a readable result for the last screenshot.
     await runPreset(page, 'top-wikis');
+}
+
+// ------------------------------------------------------ trending topics
+
+// Hand-written stats/topics.json documents (the processor's contract,
+// docs/ENRICH.md "On the dashboard"). The second topic is hostile: its item
+// and wiki names would inject markup and script if the page used them as
+// HTML, and the fourth's item would be a javascript: link if linked.
+const HOSTILE_ITEM = 'Q7"><img src=x onerror="window.__pwned=1">';
+const HOSTILE_WIKI = '<script>window.__pwned=2</script>';
+const TOPICS_GOOD = {
+    updated_ms: 1764621000000, epoch: 12, frontier_ms: 1764620400000,
+    counts: {submitted: 100, resolved: 80, no_item: 15, failed: 2, backlog: 0, pending: 3,
+             cache_hits: 40, cache_misses: 60, requests: 5},
+    top: {start_ms: 1764620400000, end_ms: 1764621000000, topics: [
+        {rank: 1, item: 'Q42', edits: 12, wikis: 3,
+         top_wikis: [{wiki: 'enwiki', edits: 7}, {wiki: 'frwiki', edits: 3}, {wiki: 'plwiki', edits: 2}]},
+        {rank: 2, item: HOSTILE_ITEM, edits: 9, wikis: 2,
+         top_wikis: [{wiki: HOSTILE_WIKI, edits: 5}, {wiki: 'dewiki & <b>x</b>', edits: 4}]},
+        {rank: 3, item: 'Q1', edits: 1, wikis: 1, top_wikis: [{wiki: 'enwiki', edits: 1}]},
+        {rank: 4, item: 'javascript:alert(1)', edits: 1, wikis: 1, top_wikis: [{wiki: 'svwiki', edits: 1}]},
+    ]},
+};
+// What the pane must show for TOPICS_GOOD, row by row (written out, not
+// derived from the document above).
+const TOPICS_WANT = [
+    {rank: '1', item: 'Q42', href: 'https://www.wikidata.org/wiki/Q42', nwikis: '3 wikis', edits: '12',
+     topWikis: 'enwiki 7 · frwiki 3 · plwiki 2'},
+    {rank: '2', item: 'Q7"><img src=x onerror="window.__pwned=1">', href: null, nwikis: '2 wikis', edits: '9',
+     topWikis: '<script>window.__pwned=2</script> 5 · dewiki & <b>x</b> 4'},
+    {rank: '3', item: 'Q1', href: 'https://www.wikidata.org/wiki/Q1', nwikis: '1 wiki', edits: '1',
+     topWikis: 'enwiki 1'},
+    {rank: '4', item: 'javascript:alert(1)', href: null, nwikis: '1 wiki', edits: '1', topWikis: 'svwiki 1'},
+];
+const COUNTS_WANT = {'resolved': '80', 'no-item': '15', 'failed': '2', 'pending': '3', 'hit-rate': '40.0%'};
+
+// Replace the file the way the processor does (temp + rename), so serve
+// never reads half of it.
+function writeTopics(dir, text) {
+    const file = path.join(dir, 'stats', 'topics.json');
+    fs.writeFileSync(`${file}.tmp`, text);
+    fs.renameSync(`${file}.tmp`, file);
+}
+
+async function topicsLook(page) {
+    return page.evaluate(() => {
+        const card = document.querySelector('#topics-card');
+        return {
+            updates: window.freshetDashboard.state.updates.live,
+            note: document.querySelector('#topics-note').textContent.trim(),
+            empty: card.querySelector('#topics li.empty')?.textContent.trim() ?? null,
+            rows: [...card.querySelectorAll('#topics li[data-rank]')].map(li => {
+                const a = li.querySelector('.item a');
+                return {
+                    rank: li.dataset.rank,
+                    item: li.querySelector('.item').textContent,
+                    href: a ? a.getAttribute('href') : null,
+                    rel: a ? a.rel : null,
+                    nwikis: li.querySelector('.nwikis').textContent,
+                    edits: li.querySelector('.num').textContent,
+                    topWikis: li.querySelector('.top-wikis').textContent,
+                };
+            }),
+            counts: Object.fromEntries([...card.querySelectorAll('[data-topic-count]')]
+                .map(e => [e.dataset.topicCount, e.textContent.trim()])),
+            injected: card.querySelectorAll('img, script, b, iframe').length,
+            links: [...card.querySelectorAll('a')].map(a => a.getAttribute('href')),
+            pwned: window.__pwned ?? null,
+        };
+    });
+}
+
+async function topics(page) {
+    const dir = fs.mkdtempSync(path.join(out, 'data-topics-'));
+    fs.mkdirSync(path.join(dir, 'stats'), {recursive: true});
+    writeTopics(dir, `${JSON.stringify(TOPICS_GOOD)}\n`);
+    startStage('serve-topics', ['serve', '--listen', '127.0.0.1:0'], dir);
+    const addr = await listening('serve-topics');
+    const base = `http://127.0.0.1:${addr.port}/`;
+    log(`topics: serve on a hand-written topics.json at ${base}`);
+    await page.goto(base, {waitUntil: 'load'});
+    const a = await waitFor('the trending topics pane to fill', async () => {
+        const l = await topicsLook(page);
+        return l.rows.length ? l : null;
+    }, 30000);
+    await page.screenshot({path: path.join(out, 'dashboard-topics.png'), fullPage: true});
+    fs.writeFileSync(path.join(out, 'topics-look.json'), JSON.stringify(a, null, 2));
+    check(a.rows.length === TOPICS_WANT.length, 'trending topics: one row per topic', a.rows.length);
+    TOPICS_WANT.forEach((want, i) => {
+        const got = a.rows[i] || {};
+        check(['rank', 'item', 'href', 'nwikis', 'edits', 'topWikis'].every(k => got[k] === want[k]),
+              `trending topics: row ${i + 1} shows ${JSON.stringify(want.item)} as written`, {got, want});
+    });
+    check(a.rows[0].rel === 'noopener noreferrer external', 'trending topics: the item link opens without opener or referrer',
+          a.rows[0].rel);
+    check(JSON.stringify(a.counts) === JSON.stringify(COUNTS_WANT), 'trending topics: the enrichment counters as written',
+          {got: a.counts, want: COUNTS_WANT});
+    check(a.note.includes('20:20–20:30'), 'trending topics: the window 20:20–20:30 UTC is named', a.note);
+    check(a.injected === 0 && a.pwned === null, 'trending topics: hostile item and wiki names are shown escaped',
+          {injected: a.injected, pwned: a.pwned});
+    check(a.links.length === 2 && a.links.every(h => h.startsWith('https://www.wikidata.org/wiki/Q')),
+          'trending topics: only well-formed items are links, all to wikidata.org', a.links);
+
+    // A malformed file: the empty state, and serve counts the refusal.
+    writeTopics(dir, '{"counts":{"resolved":');
+    const b = await waitFor('the pane to show the empty state', async () => {
+        const l = await topicsLook(page);
+        return l.updates > a.updates && l.empty !== null ? l : null;
+    }, 15000);
+    check(/enrichment is off/.test(b.empty) && b.rows.length === 0 && b.counts.resolved === '—',
+          'trending topics: a malformed topics.json gives the empty state', b);
+    const metrics = await (await fetch(`${base}metrics`)).text();
+    const refused = Number((/^freshet_serve_topics_unreadable_total (\S+)$/m.exec(metrics) || [])[1]);
+    check(refused >= 1, 'serve counted the malformed topics.json', refused);
+
+    // No open window yet: "top" is null; the counters still show.
+    writeTopics(dir, JSON.stringify({updated_ms: 1764621060000, epoch: 13, frontier_ms: 1764620460000,
+        counts: {submitted: 101, resolved: 81, no_item: 15, failed: 0, backlog: 0, pending: 5,
+                 cache_hits: 0, cache_misses: 0, requests: 6}, top: null}));
+    const c = await waitFor('the pane to show the counters without topics', async () => {
+        const l = await topicsLook(page);
+        return l.counts.resolved === '81' ? l : null;
+    }, 15000);
+    check(c.rows.length === 0 && /no resolved edits/.test(c.empty ?? '') && c.counts.pending === '5' &&
+          c.counts.failed === '0' && c.counts['hit-rate'] === '—',
+          'trending topics: "top": null shows the counters and the no-window state', c);
+    await stopStage('serve-topics', 'SIGINT');
 }
 
 let code = 0;

@@ -63,6 +63,9 @@ ok=$((ok + 1))
 live=$(curl -sf "$base/api/v1/live")
 [ "$(echo "$live" | jq 'd["up"] and len(d["view"]["wikis"]) > 0 and d["view"]["epoch"] >= 0')" = True ] ||
     fail "live: no view: ${live:0:300}"
+# Enrichment is off here: no stats/topics.json, so "topics" is there and null.
+[ "$(echo "$live" | jq '"topics" in d and d["topics"] is None')" = True ] ||
+    fail "live: topics is not null with enrichment off: ${live:0:300}"
 ok=$((ok + 1))
 
 # The event stream pushes status and live frames.

@@ -1,7 +1,9 @@
 /*
  * test_serve.c — `freshet serve` in-process on 127.0.0.1:0, driven by a raw
  * HTTP client so that every byte sent is chosen by the test: the metrics
- * and JSON documents, the event stream and its connection cap, /lake/ with
+ * and JSON documents (the live one with stats/topics.json absent, good,
+ * malformed, oversized and unreadable), the event stream and its
+ * connection cap, /lake/ with
  * HTTP Range, path traversal attempts (.., encoded separators, NUL,
  * dot-files, symlinks out of the root), bearer authentication of the job
  * endpoints (401 / 403 / 202 / 409), request limits (oversized headers and
@@ -22,6 +24,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 
 #define TOKEN "s3cret-token-0123456789"
@@ -193,18 +196,18 @@ static void test_metrics_status_live(void)
     resp_free(&r);
 
     CHECK_EQ_INT(http("GET", "/api/v1/live", NULL, &r), 200);
-    CHECK_EQ_STR(fr_buf_cstr(&r.body), "{\"up\":false,\"view\":null}\n");
+    CHECK_EQ_STR(fr_buf_cstr(&r.body), "{\"up\":false,\"view\":null,\"topics\":null}\n");
     resp_free(&r);
     char path[8192];
     snprintf(path, sizeof path, "%s/stats/view.json", data_dir);
     write_file(path, "{\"epoch\":3}\n", 12);
     CHECK_EQ_INT(http("GET", "/api/v1/live", NULL, &r), 200);
-    CHECK_EQ_STR(fr_buf_cstr(&r.body), "{\"up\":false,\"view\":{\"epoch\":3}}\n");
+    CHECK_EQ_STR(fr_buf_cstr(&r.body), "{\"up\":false,\"view\":{\"epoch\":3},\"topics\":null}\n");
     resp_free(&r);
     /* A damaged view is null, never broken JSON. */
     write_file(path, "{\"epoch\":", 9);
     CHECK_EQ_INT(http("GET", "/api/v1/live", NULL, &r), 200);
-    CHECK_EQ_STR(fr_buf_cstr(&r.body), "{\"up\":false,\"view\":null}\n");
+    CHECK_EQ_STR(fr_buf_cstr(&r.body), "{\"up\":false,\"view\":null,\"topics\":null}\n");
     resp_free(&r);
 
     /* The writer goes away: the figures stay, the stage is down. */
@@ -217,6 +220,126 @@ static void test_metrics_status_live(void)
     CHECK_EQ_INT(http("GET", "/api/v1/tables", NULL, &r), 200);
     CHECK_EQ_STR(fr_buf_cstr(&r.body), "{\"warehouse\":\"/lake/\",\"tables\":[]}\n");
     resp_free(&r);
+}
+
+static int read_until(int fd, const char *needle, int count);
+
+/* The value of an unlabelled metric in /metrics, -1 when absent. */
+static long long metric_value(const char *name)
+{
+    struct resp m;
+    long long v = -1;
+    if (http("GET", "/metrics", NULL, &m) == 200) {
+        char line[256];
+        snprintf(line, sizeof line, "\n%s ", name);
+        const char *at = strstr(fr_buf_cstr(&m.body), line);
+        if (at) {
+            v = strtoll(at + strlen(line), NULL, 10);
+        }
+    }
+    resp_free(&m);
+    return v;
+}
+
+/* GET /api/v1/live and compare the whole body with want. */
+static void check_live(const char *want)
+{
+    struct resp r;
+    CHECK_EQ_INT(http("GET", "/api/v1/live", NULL, &r), 200);
+    CHECK_EQ_STR(fr_buf_cstr(&r.body), want);
+    resp_free(&r);
+}
+
+/* stats/topics.json (docs/ENRICH.md, "On the dashboard"): embedded
+ * verbatim as "topics" when it is one JSON object within 256 KiB; absent
+ * is null and not an error; malformed, not an object, oversized or
+ * unreadable is null and counted, and the server keeps answering. */
+static void test_live_topics(void)
+{
+    char path[8192], view[8192];
+    snprintf(path, sizeof path, "%s/stats/topics.json", data_dir);
+    snprintf(view, sizeof view, "%s/stats/view.json", data_dir);
+    unlink(view);
+    unlink(path);
+    const char *counter = "freshet_serve_topics_unreadable_total";
+    CHECK_EQ_INT(metric_value(counter), 0);
+    check_live("{\"up\":false,\"view\":null,\"topics\":null}\n");
+    CHECK_EQ_INT(metric_value(counter), 0);
+
+    /* Hostile strings pass through as the JSON escapes them. */
+    const char *good =
+        "{\"updated_ms\":1764621000000,\"epoch\":12,\"frontier_ms\":1764620400000,"
+        "\"counts\":{\"submitted\":100,\"resolved\":80,\"no_item\":15,\"failed\":2,"
+        "\"backlog\":0,\"pending\":3,\"cache_hits\":40,\"cache_misses\":60,\"requests\":5},"
+        "\"top\":{\"start_ms\":1764620400000,\"end_ms\":1764621000000,\"topics\":[{\"rank\":1,"
+        "\"item\":\"Q42\\\"><img src=x>\",\"edits\":12,\"wikis\":3,\"top_wikis\":[{\"wiki\":"
+        "\"<script>x</script>\",\"edits\":7}]}]}}";
+    char file[4096];
+    snprintf(file, sizeof file, "%s\n", good);
+    write_file(path, file, strlen(file));
+    char want[4096];
+    snprintf(want, sizeof want, "{\"up\":false,\"view\":null,\"topics\":%s}\n", good);
+    check_live(want);
+    write_file(view, "{\"epoch\":3}", 11);
+    snprintf(want, sizeof want, "{\"up\":false,\"view\":{\"epoch\":3},\"topics\":%s}\n", good);
+    check_live(want);
+    unlink(view);
+    write_file(path, "{\"top\":null}", 12);
+    check_live("{\"up\":false,\"view\":null,\"topics\":{\"top\":null}}\n");
+    CHECK_EQ_INT(metric_value(counter), 0);
+
+    /* Refusals: each read is counted, the document stays valid. */
+    const char *bad[] = {"{\"top\":", "[1,2]", "\"Q42\"", "", "{\"a\":1}{", "{\"a\":\"\x01\"}"};
+    long long refused = 0;
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        write_file(path, bad[i], strlen(bad[i]));
+        check_live("{\"up\":false,\"view\":null,\"topics\":null}\n");
+        CHECK_EQ_INT(metric_value(counter), ++refused);
+    }
+    /* Oversized: a valid object of 256 KiB + 1 bytes is refused; one of
+     * 200 KiB is served. */
+    size_t sizes[] = {(size_t)256 * 1024 + 1, (size_t)200 * 1024};
+    for (int k = 0; k < 2; k++) {
+        size_t n = sizes[k];
+        char *big = malloc(n + 1);
+        CHECK(big != NULL);
+        memset(big, 'x', n);
+        memcpy(big, "{\"pad\":\"", 8);
+        memcpy(big + n - 2, "\"}", 2);
+        big[n] = 0;
+        write_file(path, big, n);
+        struct resp r;
+        CHECK_EQ_INT(http("GET", "/api/v1/live", NULL, &r), 200);
+        const char *body = fr_buf_cstr(&r.body);
+        CHECK_EQ_INT(fr_json_validate(body, body + r.body.len), FR_OK);
+        if (k == 0) {
+            CHECK_EQ_STR(body, "{\"up\":false,\"view\":null,\"topics\":null}\n");
+            CHECK_EQ_INT(metric_value(counter), ++refused);
+        } else {
+            CHECK_EQ_INT(r.body.len, strlen("{\"up\":false,\"view\":null,\"topics\":}\n") + n);
+            CHECK(strstr(body, "\"topics\":{\"pad\":\"xxxx") != NULL);
+            CHECK_EQ_INT(metric_value(counter), refused);
+        }
+        resp_free(&r);
+        free(big);
+    }
+    /* An I/O error (a directory where the file should be) is a refusal too. */
+    unlink(path);
+    CHECK_EQ_INT(mkdir(path, 0700), 0);
+    check_live("{\"up\":false,\"view\":null,\"topics\":null}\n");
+    CHECK_EQ_INT(metric_value(counter), ++refused);
+    rmdir(path);
+    check_live("{\"up\":false,\"view\":null,\"topics\":null}\n");
+    CHECK_EQ_INT(metric_value(counter), refused);
+
+    /* The stream's live frames carry it too. */
+    write_file(path, "{\"epoch\":77,\"top\":null}", 23);
+    int fd = connect_port(port);
+    const char *req = "GET /api/v1/stream HTTP/1.1\r\nHost: x\r\n\r\n";
+    CHECK(fd >= 0 && send(fd, req, strlen(req), MSG_NOSIGNAL) > 0);
+    CHECK(read_until(fd, "\"view\":null,\"topics\":{\"epoch\":77,\"top\":null}}\n\n", 2) >= 2);
+    close(fd);
+    unlink(path);
 }
 
 static void test_errors(void)
@@ -548,6 +671,7 @@ int main(void)
     port = fr_serve_port(srv);
     CHECK(port > 0);
     RUN(test_metrics_status_live);
+    RUN(test_live_topics);
     RUN(test_errors);
     RUN(test_lake_range);
     RUN(test_traversal);
