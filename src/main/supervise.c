@@ -254,7 +254,7 @@ int fr_cmd_demo(struct fr_conf *conf, int argc, char **argv)
                       "Run the same pipeline as `up`, with a built-in synthetic feed\n"
                       "(demo.feed_listen, demo.rate) as the source, so it works offline. The\n"
                       "processor resolves pages to Wikidata items against the feed's API fixture\n"
-                      "(enrichment on; --set enrich.enabled=false turns it off). The dashboard\n"
+                      "(enrichment on; --set enrich.enabled=0 turns it off). The dashboard\n"
                       "is at serve.listen (default http://127.0.0.1:8787/).\n");
     if (rc >= 0) {
         return rc;
@@ -276,7 +276,7 @@ int fr_cmd_demo(struct fr_conf *conf, int argc, char **argv)
                     NULL};
     char *ingest[] = {"ingest", "--source", source, NULL};
     char *process[] = {"process", NULL};
-    char *enrich[] = {"--set", "enrich.enabled=true", "--set", api, NULL};
+    char *enrich[] = {"--set", "enrich.enabled=1", "--set", api, NULL};
     sup_child_init(&children[0], "feed", feed);
     sup_child_init(&children[1], "ingest", ingest);
     sup_child_init_pre(&children[2], "process", enrich, process);
