@@ -25,8 +25,8 @@
  *   5. any other page: h = H(db, title); h % 100 < 4 missing (deleted),
  *      < 12 exists without an item, else, with t = H(ns, text) where text
  *      is the title without its namespace prefix: for an article (ns 0)
- *      with t % 100 < 30, one of 3,000 shared topics, item
- *      Q(1 + (h >> 20) % 3000), so that items trend across wikis; otherwise
+ *      with t % 100 < 40, one of 200 shared topics, item Q(1 + x² / 200)
+ *      with x = (h >> 20) % 200, so that items trend across wikis; otherwise
  *      Q(1 + t % 125000000), which does not depend on the wiki: the same
  *      title in any language names the same topic (ADR 0017 says why).
  *   H is FNV-1a 64 over the bytes, finished with splitmix64's mixer.
@@ -383,10 +383,12 @@ int fr_feed_api_page(int wiki, const char *title, size_t len, struct fr_feed_pag
         uint64_t t =
             fr_feed_mix64(api_hash(api_hash(API_FNV_BASIS, &ns32, sizeof ns32), body, blen));
         page->kind = FR_FEED_PAGE_ITEM;
-        /* 30 % of the articles are about one of 3,000 shared topics, picked
-         * by the page's own hash: the generator's titles differ between
+        /* 40 % of the articles are about one of 200 shared topics, picked
+         * by the page's own hash and skewed toward the first (x² / 200 for
+         * x uniform in 0..199): the generator's titles differ between
          * languages, so this is what makes items trend across wikis. */
-        page->qid = ns == 0 && t % 100 < 30 ? 1 + (int64_t)((h >> 20) % 3000)
+        uint64_t x = (h >> 20) % 200;
+        page->qid = ns == 0 && t % 100 < 40 ? 1 + (int64_t)(x * x / 200)
                                             : 1 + (int64_t)(t % 125000000);
     }
     return FR_OK;
