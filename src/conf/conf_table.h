@@ -121,6 +121,8 @@
       "1: `freshet process` looks up the Wikidata item of every on-time edit (types edit and new) and writes silver_topics, gold_top_topics and dlq_lookups (docs/ENRICH.md). Off by default: it calls enrich.api_url; `freshet demo` turns it on against the demo feed's API fixture.") \
     X(enrich, pending_max, INT, "20000", 16, 10000000, 0,                                 \
       "Edits held waiting for their lookup (checkpointed with each epoch). When full, a new edit goes to dlq_lookups with reason backlog (replayable) instead of growing the state.") \
+    X(enrich, backlog_wait_ms, INT, "0", 0, 3600000, 0,                                  \
+      "When the pending table is full, wait up to this long for room (lookups go on meanwhile) before an edit goes to dlq_lookups as backlog. 0: never wait, so a slow API cannot slow the other tables (live); raise it for backfills, where every edit should be looked up and the API's pace is the pace.") \
     X(enrich, api_url, STR, "https://{wiki}/w/api.php", 0, 0, 0,                         \
       "MediaWiki API endpoint template; `{wiki}` is replaced by the event's server_name (or a wiki name the fixture knows: `freshet feed` serves http://HOST:PORT/api/{wiki}/w/api.php).") \
     X(enrich, user_agent, STR,                                                            \

@@ -62,6 +62,7 @@ struct es_slot {
 
 struct fr_estage {
     char dir[4200]; /* <ck_dir>/enrich */
+    int64_t backlog_wait_ms;
     struct fr_enrich *client;
     struct fr_topics *topics;
     uint32_t cap;
@@ -197,6 +198,7 @@ int fr_estage_open(const struct fr_conf *conf, const char *ck_dir, struct fr_est
     }
     int rc = FR_ENOMEM;
     es->cap = (uint32_t)conf->enrich_pending_max;
+    es->backlog_wait_ms = conf->enrich_backlog_wait_ms;
     es->slots = calloc(es->cap, sizeof *es->slots);
     es->free_list = malloc((size_t)es->cap * sizeof *es->free_list);
     es->fifo = malloc((size_t)es->cap * sizeof *es->fifo);
@@ -270,6 +272,24 @@ int fr_estage_edit(struct fr_estage *es, const struct fr_row *row, struct fr_tw 
         row->meta_id.len != 36) {
         es->c.skipped++;
         return FR_OK;
+    }
+    /* Full: wait for room when allowed (answers are written as they come,
+     * which frees their slots), else dead-letter. */
+    if (es->n_free == 0 && es->backlog_wait_ms > 0) {
+        int64_t until = fr_mono_ms() + es->backlog_wait_ms;
+        while (es->n_free == 0) {
+            int64_t left = until - fr_mono_ms();
+            if (left <= 0) {
+                break;
+            }
+            int rc = fr_estage_pump(es, left < 50 ? (int)left : 50);
+            if (rc == FR_OK) {
+                rc = fr_estage_write(es, tw, fr_wall_ms() * 1000);
+            }
+            if (rc < 0) {
+                return rc;
+            }
+        }
     }
     uint32_t i = 0;
     struct es_slot *s = es_take(es, row->wiki.s, row->wiki.len, row->server_name.s,
@@ -386,11 +406,9 @@ static const char *why_name(int why)
     }
 }
 
-int fr_estage_apply(struct fr_estage *es, struct fr_tw *tw, int64_t watermark_us, int64_t now_us,
-                    uint64_t *gold_rows)
+int fr_estage_write(struct fr_estage *es, struct fr_tw *tw, int64_t now_us)
 {
     int rc = FR_OK;
-    *gold_rows = 0;
     for (uint32_t k = 0; k < es->n_answered && rc >= 0; k++) {
         uint32_t i = es->answered[k];
         struct es_slot *s = &es->slots[i];
@@ -421,6 +439,17 @@ int fr_estage_apply(struct fr_estage *es, struct fr_tw *tw, int64_t watermark_us
         es_release(es, es->answered[k]);
     }
     es->n_answered = 0;
+    return FR_OK;
+}
+
+int fr_estage_apply(struct fr_estage *es, struct fr_tw *tw, int64_t watermark_us, int64_t now_us,
+                    uint64_t *gold_rows)
+{
+    *gold_rows = 0;
+    int rc = fr_estage_write(es, tw, now_us);
+    if (rc < 0) {
+        return rc;
+    }
     /* Hold the frontier back to the oldest edit still waiting. */
     int64_t frontier = watermark_us;
     for (uint32_t i = 0; i < es->cap && es->used; i++) {

@@ -8,10 +8,12 @@
  *
  * Edits waiting for an answer are held in a bounded pending table
  * (enrich.pending_max slots; a full table sends the edit to dlq_lookups
- * with reason "backlog", never grows). Answers arrive whenever libcurl has
+ * with reason "backlog", never grows, after waiting up to
+ * enrich.backlog_wait_ms for room). Answers arrive whenever libcurl has
  * them (fr_estage_pump, also while the planner waits) and are only marked;
- * fr_estage_apply writes the marked ones into the epoch's tables and
- * settles gold_top_topics windows at the frontier
+ * fr_estage_write writes the marked ones into the epoch's tables, and
+ * fr_estage_apply at the epoch's end also settles gold_top_topics windows
+ * at the frontier
  *
  *     frontier = min(watermark, event time of the oldest edit still waiting)
  *
@@ -98,8 +100,12 @@ int fr_estage_pump(struct fr_estage *es, int timeout_ms);
 size_t fr_estage_waiting(const struct fr_estage *es);
 size_t fr_estage_answered(const struct fr_estage *es);
 /* Write every answered edit to the epoch's tables (silver_topics,
- * dlq_lookups), count it, and settle gold_top_topics up to the frontier
- * (rows to tw[FR_TBL_GOLD_TOPICS]). *gold_rows gets the rows emitted. */
+ * dlq_lookups) and count it, freeing its slot (any time inside an epoch
+ * being written). */
+int fr_estage_write(struct fr_estage *es, struct fr_tw *tw, int64_t now_us);
+/* fr_estage_write, then settle gold_top_topics up to the frontier (rows to
+ * tw[FR_TBL_GOLD_TOPICS]); at the end of the epoch. *gold_rows gets the
+ * rows emitted. */
 int fr_estage_apply(struct fr_estage *es, struct fr_tw *tw, int64_t watermark_us, int64_t now_us,
                     uint64_t *gold_rows);
 /* Durably write state-<epoch> (before the epoch's commit), and remove the

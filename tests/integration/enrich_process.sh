@@ -13,6 +13,8 @@
 #      (lookups never held the stream back); failed and backlog lookups are
 #      in dlq_lookups; nothing lost or answered twice; `freshet verify`
 #      passes;
+#      the same pending table with enrich.backlog_wait_ms dead-letters
+#      nothing and equals the control;
 #   3. `freshet dlq replay --lookups` against a healthy API lands every
 #      settled dead letter exactly once (a second replay lands nothing), and
 #      silver_topics and gold_top_topics then equal the control's;
@@ -100,6 +102,23 @@ check has faulty.json lookup_failed 1
 check has faulty.json backlog 1
 "$BIN" --data faulty verify >verify.out 2>&1 || { cat verify.out; fail "verify on the faulty lake"; }
 grep -Eq "enrichment: [1-9][0-9]* waiting" faulty.log || fail "no epoch committed while lookups were outstanding"
+
+# 2b. the same small pending table, allowed to wait for room (backfill mode):
+# nothing dead-lettered, everything equal to the control
+copy waiting
+# shellcheck disable=SC2046
+"$BIN" --data waiting $(enrich "$base") --set enrich.pending_max=200 \
+    --set enrich.backlog_wait_ms=600000 process --once 2>waiting.log || { tail waiting.log; fail "waiting run"; }
+tables waiting
+check partition waiting.json
+check same ctl.json waiting.json --all
+python3 - waiting.json <<'PY' || fail "the waiting run dead-lettered edits"
+import json, sys
+t = {x["name"]: x for x in json.load(open(sys.argv[1]))["tables"]}
+n = sum(f.get("records", 0) for f in t["dlq_lookups"].get("data_files") or [])
+print(f"dlq_lookups rows with backlog_wait_ms: {n}")
+sys.exit(1 if n else 0)
+PY
 
 # 3. replay once the API is healthy: exactly once, then equal to the control
 # shellcheck disable=SC2046
