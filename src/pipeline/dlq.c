@@ -670,6 +670,10 @@ static int dlq_list(struct fr_conf *conf, int argc, char **argv)
         list_json(stdout, rs, nr, &done, total, files.snapshot_id);
     } else {
         list_text(stdout, rs, nr, &done, total);
+        if (fr_dlq_list_lookups(conf, cat, stdout) < 0) {
+            fprintf(stderr, "freshet dlq list: dlq_lookups: %s %s\n", fr_ice_errmsg(),
+                    fr_pq_errmsg());
+        }
     }
     status = 0;
 

@@ -80,6 +80,14 @@ struct lk {
      * event times in [lo, hi) */
     struct fr_topics *topics;
     int64_t lo, hi;
+    /* dlq list: counts by reason, and a few samples of each */
+    struct lk_reason {
+        char name[32];
+        uint64_t count, replayed;
+        uint32_t nsamples;
+        char samples[3][200];
+    } reasons[8];
+    uint32_t nreasons;
 };
 
 static int key_cmp(const void *a, const void *b)
@@ -443,6 +451,88 @@ static int lk_windows(struct lk *lk)
     }
     lk->nwins = u;
     return FR_OK;
+}
+
+/* ---------------------------------------------------------------- list */
+
+/* dlq_lookups: meta_id, reason, detail, wiki, title */
+static int lk_list_batch(struct lk *lk, const struct fr_pq_batch *b)
+{
+    for (uint32_t i = 0; i < b->nrows; i++) {
+        const struct fr_pq_str *id = &b->cols[0].v.str[i], *reason = &b->cols[1].v.str[i];
+        const struct fr_pq_str *detail = &b->cols[2].v.str[i], *wiki = &b->cols[3].v.str[i];
+        const struct fr_pq_str *title = &b->cols[4].v.str[i];
+        uint32_t r = 0;
+        while (r < lk->nreasons && (strlen(lk->reasons[r].name) != reason->len ||
+                                    memcmp(lk->reasons[r].name, reason->ptr, reason->len) != 0)) {
+            r++;
+        }
+        if (r == lk->nreasons) {
+            if (r == sizeof lk->reasons / sizeof lk->reasons[0] ||
+                reason->len >= sizeof lk->reasons[0].name) {
+                continue;
+            }
+            memset(&lk->reasons[r], 0, sizeof lk->reasons[r]);
+            memcpy(lk->reasons[r].name, reason->ptr, reason->len);
+            lk->nreasons++;
+        }
+        struct lk_reason *lr = &lk->reasons[r];
+        uint8_t key[16];
+        int replayed = fr_gate_uuid(id->ptr, id->len, key) == FR_OK && lk->ndone &&
+                       bsearch(key, lk->done, lk->ndone, 16, key_cmp) != NULL;
+        lr->count++;
+        lr->replayed += (uint64_t)replayed;
+        if (lr->nsamples < 3) {
+            snprintf(lr->samples[lr->nsamples++], sizeof lr->samples[0], "%.*s \"%.*s\"  %.*s%s",
+                     (int)wiki->len, wiki->ptr, (int)(title->len > 80 ? 80 : title->len),
+                     title->ptr, (int)detail->len, detail->ptr, replayed ? "  (replayed)" : "");
+        }
+    }
+    return FR_OK;
+}
+
+int fr_dlq_list_lookups(struct fr_conf *conf, struct fr_ice_catalog *cat, FILE *out)
+{
+    struct lk *lk = calloc(1, sizeof *lk);
+    if (!lk) {
+        return FR_ENOMEM;
+    }
+    lk->conf = conf;
+    lk->cat = cat;
+    static const char *const done_cols[] = {"meta_id", "replay_id"};
+    static const enum fr_pq_type done_types[] = {FR_PQ_STRING, FR_PQ_STRING};
+    int rc = lk_scan(lk, FR_TBL_SILVER_TOPICS, done_cols, done_types, 2, lk_done_batch);
+    if (rc == FR_OK && lk->ndone) {
+        qsort(lk->done, lk->ndone, 16, key_cmp);
+    }
+    static const char *const cols[] = {"meta_id", "reason", "detail", "wiki", "title"};
+    static const enum fr_pq_type types[] = {FR_PQ_STRING, FR_PQ_STRING, FR_PQ_STRING, FR_PQ_STRING,
+                                            FR_PQ_STRING};
+    rc = rc ? rc : lk_scan(lk, FR_TBL_DLQ_LOOKUPS, cols, types, 5, lk_list_batch);
+    uint64_t total = 0, replayed = 0;
+    for (uint32_t r = 0; r < lk->nreasons; r++) {
+        total += lk->reasons[r].count;
+        replayed += lk->reasons[r].replayed;
+    }
+    if (rc == FR_OK && total) {
+        fprintf(out,
+                "\ndlq_lookups: %" PRIu64 " failed lookups, %" PRIu64
+                " of them replayed (`freshet dlq replay --lookups`)\n  %-20s %10s %10s\n",
+                total, replayed, "reason", "count", "replayed");
+        for (uint32_t r = 0; r < lk->nreasons; r++) {
+            fprintf(out, "  %-20s %10" PRIu64 " %10" PRIu64 "\n", lk->reasons[r].name,
+                    lk->reasons[r].count, lk->reasons[r].replayed);
+        }
+        for (uint32_t r = 0; r < lk->nreasons; r++) {
+            fprintf(out, "\n%s:\n", lk->reasons[r].name);
+            for (uint32_t k = 0; k < lk->reasons[r].nsamples; k++) {
+                fprintf(out, "  %s\n", lk->reasons[r].samples[k]);
+            }
+        }
+    }
+    free(lk->done);
+    free(lk);
+    return rc;
 }
 
 /* ------------------------------------------------------------- command */

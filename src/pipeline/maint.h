@@ -25,6 +25,7 @@
 #include "pipeline/tables.h"
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 /* The commands (argv[0] is the command name; exit status 0 / 1 / 2). */
@@ -169,5 +170,9 @@ int fr_dlq_recover(struct fr_conf *conf, const char *dir, struct fr_ice_catalog 
  */
 int fr_dlq_replay_lookups(struct fr_conf *conf, const char *dir, struct fr_ice_catalog *cat,
                           int dry_run);
+/* `freshet dlq list`'s part for wiki.dlq_lookups (text): counts by reason,
+ * how many were replayed, samples. Prints nothing when the table is empty
+ * or absent. */
+int fr_dlq_list_lookups(struct fr_conf *conf, struct fr_ice_catalog *cat, FILE *out);
 
 #endif
