@@ -110,6 +110,15 @@ const char *fr_ice_rest_last_error(const struct fr_ice_rest *rest);
  * out. FR_ENOTFOUND on 404. */
 int fr_ice_rest_load_table(struct fr_ice_rest *rest, const char *ns, const char *name,
                            struct fr_buf *out);
+/* Load ns.name through the catalog as a struct fr_ice_table whose files
+ * map through cat's warehouse (which the REST catalog must share), for the
+ * read calls of iceberg.h (snapshots, fr_ice_find_epoch, fr_ice_files).
+ * FR_ENOTFOUND on 404. The caller frees *table. */
+int fr_ice_rest_table(struct fr_ice_rest *rest, struct fr_ice_catalog *cat, const char *ns,
+                      const char *name, struct fr_ice_table **table);
+/* POST .../namespaces: create ns ("a.b" for a nested one) without
+ * properties. FR_EEXIST on 409. */
+int fr_ice_rest_create_namespace(struct fr_ice_rest *rest, const char *ns);
 /* POST .../namespaces/{ns}/tables with a CreateTableRequest. FR_EEXIST on
  * 409, FR_ENOTFOUND on 404. Not retried after the request was sent (a
  * retry could meet its own table: FR_EEXIST says so). */

@@ -37,7 +37,7 @@ int fr_cmd_tables_main(struct fr_conf *conf, int argc, char **argv)
         return fr_cmd_tables(conf->general_data_dir, argc, argv);
     }
     struct fr_lake lake;
-    if (fr_lake_open(conf, &lake) < 0) {
+    if (fr_lake_open_catalog(conf, &lake) < 0) {
         return 1;
     }
     int status = fr_cmd_tables_cat(lake.cat, conf->general_data_dir, argc, argv);

@@ -36,6 +36,7 @@
 #include "core/diag.h"
 #include "core/err.h"
 #include "iceberg/iceberg.h"
+#include "iceberg/rest.h"
 #include "kafka/kafka.h"
 #include "log/log.h"
 #include "pipeline/ahead.h"
@@ -588,6 +589,69 @@ static int read_range(struct proc_run *run, const struct fr_ck_range *range)
     return rc < 0 ? rc : FR_OK;
 }
 
+/*
+ * The epoch's commit through a REST catalog (lake.catalog_uri): every
+ * table's append is staged against the table as the catalog returns it
+ * (manifests written to the shared warehouse) and all are committed in one
+ * POST /transactions/commit. An answer 5xx or a lost connection leaves the
+ * outcome unknown: fr_ice_rest_commit_epoch reloads bronze and looks for
+ * this epoch's marker. Landed: done. Not there: staged again against the
+ * fresh tables and retried (a few times). Still unknown: the process
+ * stops with the checkpoint where it was, and the restart finds the marker
+ * or not (epoch_committed), exactly as after a crash.
+ */
+static int commit_epoch_rest(struct proc_run *run, const struct fr_ck_range *range,
+                             const struct fr_ice_commit_info *info)
+{
+    int rc = FR_EABORTED;
+    for (int attempt = 0; attempt < 4 && (rc == FR_EABORTED || rc == FR_EREQUIREMENT);
+         attempt++) {
+        struct fr_buf load, staged[FR_TBL_EVERY];
+        struct fr_ice_rest_change changes[FR_TBL_EVERY];
+        uint32_t n = 0;
+        fr_buf_init(&load, (size_t)64 << 20);
+        rc = FR_OK;
+        for (int t = 0; rc == FR_OK && t < FR_TBL_EVERY; t++) {
+            if (!epoch_writes(run, t) || (run->tw[t].rows == 0 && t != FR_TBL_BRONZE)) {
+                continue;
+            }
+            fr_buf_reset(&load);
+            fr_buf_init(&staged[n], (size_t)64 << 20);
+            rc = fr_ice_rest_load_table(run->lake.rest, FR_NS, fr_tbl_name(t), &load);
+            if (rc == FR_OK) {
+                rc = fr_ice_rest_stage_append(run->cat, FR_NS, fr_tbl_name(t),
+                                              (const char *)load.data, load.len, &run->tw[t].file,
+                                              run->tw[t].rows ? 1 : 0, info, &staged[n]);
+            }
+            changes[n] = (struct fr_ice_rest_change){FR_NS, fr_tbl_name(t),
+                                                     (const char *)staged[n].data, staged[n].len};
+            n++;
+        }
+        int landed = 0;
+        if (rc == FR_EEXIST) {
+            landed = 1; /* a lost answer's commit landed after all */
+            rc = FR_OK;
+        } else if (rc == FR_OK) {
+            rc = fr_ice_rest_commit_epoch(run->lake.rest, changes, n,
+                                          run->conf->general_pipeline_id, range->epoch, &landed);
+        }
+        if (rc < 0) {
+            fr_warn("process", "epoch %" PRId64 ": REST commit attempt %d: %s (%s) %s",
+                    range->epoch, attempt + 1, fr_strerror(rc), fr_err_name(rc), fr_ice_errmsg());
+        }
+        for (uint32_t k = 0; k < n; k++) {
+            fr_buf_free(&staged[k]);
+        }
+        fr_buf_free(&load);
+        if (rc == FR_OK && landed == 1) {
+            return FR_OK;
+        }
+    }
+    fr_error("process", "epoch %" PRId64 ": commit through %s failed: %s (%s) %s", range->epoch,
+             run->conf->lake_catalog_uri, fr_strerror(rc), fr_err_name(rc), fr_ice_errmsg());
+    return rc < 0 ? rc : FR_EUNKNOWN;
+}
+
 static int commit_epoch(struct proc_run *run, const struct fr_ck_range *range)
 {
     char offsets[2048];
@@ -612,8 +676,7 @@ static int commit_epoch(struct proc_run *run, const struct fr_ck_range *range)
         .props = props,
         .nprops = run->es ? 3 : 2,
     };
-    struct fr_ice_txn *txn = NULL;
-    int rc = fr_ice_txn_begin(run->cat, &txn);
+    int rc = FR_OK;
     for (int t = 0; rc == FR_OK && t < FR_TBL_EVERY; t++) {
         if (!epoch_writes(run, t)) {
             continue;
@@ -622,11 +685,20 @@ static int commit_epoch(struct proc_run *run, const struct fr_ck_range *range)
         if (rc < 0) {
             fr_error("process", "epoch %" PRId64 ": writing %s failed: %s %s", range->epoch,
                      fr_tbl_name(t), fr_strerror(rc), fr_pq_errmsg());
-            break;
         }
+    }
+    if (rc < 0) {
+        return rc;
+    }
+    if (run->lake.rest) {
+        return commit_epoch_rest(run, range, &info);
+    }
+    struct fr_ice_txn *txn = NULL;
+    rc = fr_ice_txn_begin(run->cat, &txn);
+    for (int t = 0; rc == FR_OK && t < FR_TBL_EVERY; t++) {
         /* Bronze always commits (it carries the epoch marker); the others
          * only when the epoch gave them rows. */
-        if (run->tw[t].rows == 0 && t != FR_TBL_BRONZE) {
+        if (!epoch_writes(run, t) || (run->tw[t].rows == 0 && t != FR_TBL_BRONZE)) {
             continue;
         }
         rc = fr_ice_txn_append(txn, FR_NS, fr_tbl_name(t), &run->tw[t].file,
@@ -647,7 +719,7 @@ static int commit_epoch(struct proc_run *run, const struct fr_ck_range *range)
 static int epoch_committed(struct proc_run *run, int64_t epoch)
 {
     struct fr_ice_table *bronze = NULL;
-    int rc = fr_ice_table_load(run->cat, FR_NS, fr_tbl_name(FR_TBL_BRONZE), &bronze);
+    int rc = fr_lake_table(&run->lake, fr_tbl_name(FR_TBL_BRONZE), &bronze);
     if (rc < 0) {
         return rc;
     }
@@ -662,7 +734,7 @@ static int epoch_committed(struct proc_run *run, int64_t epoch)
 static int lake_range(struct proc_run *run, int64_t epoch, struct fr_ck_range *range)
 {
     struct fr_ice_table *bronze = NULL;
-    int rc = fr_ice_table_load(run->cat, FR_NS, fr_tbl_name(FR_TBL_BRONZE), &bronze);
+    int rc = fr_lake_table(&run->lake, fr_tbl_name(FR_TBL_BRONZE), &bronze);
     if (rc < 0) {
         return rc;
     }
@@ -893,7 +965,10 @@ static int run_epoch(struct proc_run *run, const struct fr_ck_range *range)
     }
     stats_epoch(run, range->epoch, committed ? -1 : fr_mono_ms() - t0, t2 - t1);
     int64_t every = run->conf->process_maintain_every_epochs;
-    if (!committed && every > 0 && (range->epoch + 1) % every == 0) {
+    /* Behind a REST catalog the tables are maintained by the catalog's
+     * owner (or `freshet compact` where it runs): compaction here commits
+     * through the SQLite catalog. */
+    if (!committed && every > 0 && !run->lake.rest && (range->epoch + 1) % every == 0) {
         maintain_tables(run);
     }
     return FR_OK;
@@ -997,7 +1072,10 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
         goto cleanup;
     }
     run->cat = run->lake.cat;
-    rc = fr_tbl_ensure(run->cat);
+    rc = run->lake.rest ? FR_OK : fr_tbl_ensure(run->cat);
+    for (int t = 0; run->lake.rest && rc == FR_OK && t < FR_TBL_COUNT; t++) {
+        rc = fr_tbl_ensure_rest(run->lake.rest, (enum fr_tbl)t);
+    }
     if (rc < 0) {
         fr_error("process", "catalog: %s (%s) %s", fr_strerror(rc), fr_err_name(rc),
                  fr_ice_errmsg());
@@ -1009,7 +1087,9 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
         goto cleanup;
     }
     for (int t = FR_TBL_COUNT; run->es && t < FR_TBL_EVERY; t++) {
-        if (epoch_writes(run, t) && (rc = fr_tbl_ensure_one(run->cat, (enum fr_tbl)t)) < 0) {
+        if (epoch_writes(run, t) &&
+            (rc = run->lake.rest ? fr_tbl_ensure_rest(run->lake.rest, (enum fr_tbl)t)
+                                 : fr_tbl_ensure_one(run->cat, (enum fr_tbl)t)) < 0) {
             fr_error("process", "catalog: %s (%s) %s", fr_strerror(rc), fr_err_name(rc),
                      fr_ice_errmsg());
             goto cleanup;
@@ -1020,7 +1100,7 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
             continue;
         }
         struct fr_ice_table *table = NULL;
-        rc = fr_ice_table_load(run->cat, FR_NS, fr_tbl_name(t), &table);
+        rc = fr_lake_table(&run->lake, fr_tbl_name(t), &table);
         if (rc < 0) {
             fr_error("process", "table %s: %s %s", fr_tbl_name(t), fr_strerror(rc),
                      fr_ice_errmsg());
@@ -1084,7 +1164,7 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
         struct fr_ice_table *bronze = NULL;
         int64_t snap;
         run->lake_epoch = -1;
-        rc = fr_ice_table_load(run->cat, FR_NS, fr_tbl_name(FR_TBL_BRONZE), &bronze);
+        rc = fr_lake_table(&run->lake, fr_tbl_name(FR_TBL_BRONZE), &bronze);
         if (rc == FR_OK) {
             rc = fr_ice_last_epoch(bronze, conf->general_pipeline_id, &run->lake_epoch, &snap);
             if (rc == FR_ENOTFOUND || rc == 0) {

@@ -10,12 +10,48 @@
 #include "core/diag.h"
 #include "core/err.h"
 #include "core/fsutil.h"
+#include "iceberg/rest.h"
 #include "objstore/s3_io.h"
+#include "pipeline/tables.h"
 
 #include <stdio.h>
 #include <string.h>
 
+static int lake_open_rest(const struct fr_conf *conf, struct fr_lake *lake)
+{
+    if (!conf->lake_catalog_uri || !conf->lake_catalog_uri[0]) {
+        return FR_OK;
+    }
+    struct fr_ice_rest_opts ropts = {.uri = conf->lake_catalog_uri,
+                                     .token = conf->lake_catalog_token};
+    int rc = fr_ice_rest_open(&ropts, &lake->rest);
+    if (rc < 0) {
+        fr_error("lake", "REST catalog %s (lake.catalog_uri): %s (%s) %s", conf->lake_catalog_uri,
+                 fr_strerror(rc), fr_err_name(rc), fr_ice_errmsg());
+        lake->rest = NULL;
+    }
+    return rc;
+}
+
 int fr_lake_open(const struct fr_conf *conf, struct fr_lake *lake)
+{
+    int rc = fr_lake_open_catalog(conf, lake);
+    if (rc == FR_OK) {
+        rc = lake_open_rest(conf, lake);
+        if (rc < 0) {
+            fr_lake_close(lake);
+        }
+    }
+    return rc;
+}
+
+int fr_lake_table(const struct fr_lake *lake, const char *name, struct fr_ice_table **table)
+{
+    return lake->rest ? fr_ice_rest_table(lake->rest, lake->cat, FR_NS, name, table)
+                      : fr_ice_table_load(lake->cat, FR_NS, name, table);
+}
+
+int fr_lake_open_catalog(const struct fr_conf *conf, struct fr_lake *lake)
 {
     memset(lake, 0, sizeof *lake);
     struct fr_ice_catalog_opts copts = {.data_dir = conf->general_data_dir};
@@ -46,6 +82,7 @@ int fr_lake_open(const struct fr_conf *conf, struct fr_lake *lake)
 
 void fr_lake_close(struct fr_lake *lake)
 {
+    fr_ice_rest_close(lake->rest);
     fr_ice_catalog_close(lake->cat); /* before the io it uses */
     fr_s3_warehouse_close(lake->wh);
     memset(lake, 0, sizeof *lake);

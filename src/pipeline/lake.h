@@ -2,7 +2,8 @@
  * lake.h — the lake a pipeline command works on: the Iceberg catalog and
  * where the tables' data files are written, on local disk (the default) or
  * in an S3/MinIO bucket (lake.warehouse = s3://bucket/prefix, src/objstore).
- * The catalog itself is always the local SQLite file.
+ * The catalog is the local SQLite file, or an Iceberg REST catalog
+ * (lake.catalog_uri) that shares the warehouse.
  *
  * Ownership: fr_lake_open fills a struct the caller owns; fr_lake_close
  * releases what it opened (accepts a zeroed struct). One thread at a time:
@@ -16,10 +17,14 @@
 #include "parquet/parquet.h"
 
 struct fr_s3_warehouse;
+struct fr_ice_rest;
 
 struct fr_lake {
     struct fr_ice_catalog *cat;
     struct fr_s3_warehouse *wh; /* NULL: the warehouse is local */
+    /* With lake.catalog_uri: the REST catalog the tables live in (cat then
+     * only maps the shared warehouse's paths and does its file I/O). */
+    struct fr_ice_rest *rest;
 };
 
 /* Open the catalog of conf's data directory with the warehouse of
@@ -27,7 +32,13 @@ struct fr_lake {
  * returned: FR_ECONFIG for a bad URI or missing credentials, the catalog's
  * or the S3 client's codes otherwise. */
 int fr_lake_open(const struct fr_conf *conf, struct fr_lake *lake);
+/* fr_lake_open without the REST catalog (the commands that read the lake
+ * directly: verify, rebuild, dlq, tables). */
+int fr_lake_open_catalog(const struct fr_conf *conf, struct fr_lake *lake);
 void fr_lake_close(struct fr_lake *lake);
+/* Load table name of namespace wiki from the lake's catalog (REST or
+ * SQLite). The caller frees *table. */
+int fr_lake_table(const struct fr_lake *lake, const char *name, struct fr_ice_table **table);
 /* 1 when data files live in an object store (nothing local to read). */
 int fr_lake_remote(const struct fr_lake *lake);
 /* An output for the data file at path (a local warehouse path, as

@@ -11,6 +11,8 @@
 
 #include "pipeline/lake.h"
 
+#include "iceberg/rest.h"
+
 #include "core/err.h"
 #include "core/fsutil.h"
 #include "core/utf8.h"
@@ -178,6 +180,30 @@ int fr_tbl_ensure_one(struct fr_ice_catalog *cat, enum fr_tbl tbl)
     }
     fr_ice_table_free(table);
     return rc < 0 ? rc : FR_OK;
+}
+
+int fr_tbl_ensure_rest(struct fr_ice_rest *rest, enum fr_tbl tbl)
+{
+    tbl_build();
+    struct fr_buf b;
+    fr_buf_init(&b, (size_t)64 << 20);
+    int rc = fr_ice_rest_load_table(rest, FR_NS, tbl_infos[tbl].name, &b);
+    if (rc == FR_ENOTFOUND) {
+        rc = fr_ice_rest_create_namespace(rest, FR_NS);
+        if (rc == FR_OK || rc == FR_EEXIST) {
+            fr_buf_reset(&b);
+            rc = fr_ice_rest_create_request(tbl_infos[tbl].name, &tbl_infos[tbl].def, &b);
+        }
+        if (rc == FR_OK) {
+            struct fr_buf out;
+            fr_buf_init(&out, (size_t)64 << 20);
+            rc = fr_ice_rest_create_table(rest, FR_NS, (const char *)b.data, b.len, &out);
+            fr_buf_free(&out);
+        }
+        rc = rc == FR_EEXIST ? FR_OK : rc;
+    }
+    fr_buf_free(&b);
+    return rc;
 }
 
 int fr_tbl_ensure(struct fr_ice_catalog *cat)

@@ -65,6 +65,10 @@ const struct fr_pq_schema *fr_tbl_pq_schema(enum fr_tbl tbl);
 
 /* Create any of the six tables that does not exist yet. */
 int fr_tbl_ensure(struct fr_ice_catalog *cat);
+struct fr_ice_rest;
+/* The same through a REST catalog: namespace wiki and table tbl created
+ * when absent (a racing creator's 409 is fine). */
+int fr_tbl_ensure_rest(struct fr_ice_rest *rest, enum fr_tbl tbl);
 /* Create table tbl (any of FR_TBL_EVERY) when it does not exist yet. */
 int fr_tbl_ensure_one(struct fr_ice_catalog *cat, enum fr_tbl tbl);
 

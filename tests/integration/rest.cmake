@@ -12,3 +12,11 @@ fr_add_test(NAME integration_rest_client
 fr_add_script_test(NAME interop_rest
                    COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/rest.sh
                    LABELS integration interop TIMEOUT 300)
+#  - integration_process_rest: `freshet process` committing every epoch
+#    through `freshet serve`'s REST catalog behind a fault proxy
+#    (tests/integration/rest_fault_proxy.py: 500 after and instead of a
+#    commit, a connection closed after one), then SIGKILLs; verify passes
+#    and DuckDB finds the tables equal to an embedded control run's.
+fr_add_script_test(NAME integration_process_rest
+                   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/process_rest.sh
+                   LABELS integration chaos TIMEOUT 300)
