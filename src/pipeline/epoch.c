@@ -683,8 +683,8 @@ static int commit_epoch(struct proc_run *run, const struct fr_ck_range *range)
         }
         rc = fr_tw_finish(&run->tw[t]);
         if (rc < 0) {
-            fr_error("process", "epoch %" PRId64 ": writing %s failed: %s %s", range->epoch,
-                     fr_tbl_name(t), fr_strerror(rc), fr_pq_errmsg());
+            fr_error("process", "epoch %" PRId64 ": writing %s failed: %s (%s) %s", range->epoch,
+                     fr_tbl_name(t), fr_strerror(rc), fr_err_name(rc), fr_pq_errmsg());
         }
     }
     if (rc < 0) {

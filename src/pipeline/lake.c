@@ -107,3 +107,11 @@ int fr_lake_pq_out(const struct fr_lake *lake, const char *path, struct fr_pq_ou
     }
     return fr_pq_out_file(path, out);
 }
+
+int fr_lake_pq_in(const struct fr_lake *lake, const char *path, struct fr_pq_in *in)
+{
+    if (fr_lake_remote(lake)) {
+        return fr_s3_io_pq_in(fr_s3_warehouse_io(lake->wh), path, in);
+    }
+    return fr_pq_in_file(path, in);
+}

@@ -45,5 +45,8 @@ int fr_lake_remote(const struct fr_lake *lake);
  * fr_ice_table_dir gives): a temporary file renamed into place, or an
  * upload that only becomes visible when closed. */
 int fr_lake_pq_out(const struct fr_lake *lake, const char *path, struct fr_pq_out *out);
+/* An input for the data file at path (as fr_ice_files' local_path gives):
+ * the local file, or ranged GETs of the object. */
+int fr_lake_pq_in(const struct fr_lake *lake, const char *path, struct fr_pq_in *in);
 
 #endif

@@ -30,6 +30,7 @@
 #include "core/err.h"
 #include "iceberg/iceberg.h"
 #include "parquet/parquet.h"
+#include "pipeline/lake.h"
 #include "pipeline/tables.h"
 
 #include <errno.h>
@@ -373,7 +374,8 @@ struct vf_tab {
 
 struct vf {
     struct fr_conf *conf;
-    struct fr_ice_catalog *cat;
+    struct fr_lake lake;        /* the catalog and its warehouse (local or S3) */
+    struct fr_ice_catalog *cat; /* lake.cat */
     struct vf_tab tab[FR_TBL_ALL]; /* the six tables and dlq_replays */
     struct vf_mem mem;
     size_t budget;
@@ -736,7 +738,11 @@ static int vf_scan(struct vf *vf, enum fr_tbl t, const struct vf_col *cols, uint
     struct fr_pq_scan *scan = NULL;
     for (size_t i = 0; rc == FR_OK && i < list.nfiles; i++) {
         const char *path = list.files[i].local_path;
-        rc = fr_pq_reader_open_file(path, &vf->ropts, &r);
+        struct fr_pq_in in;
+        rc = fr_lake_pq_in(&vf->lake, path, &in);
+        if (rc == FR_OK) {
+            rc = fr_pq_reader_open(&in, &vf->ropts, &r);
+        }
         if (rc < 0) {
             vf_errf(vf, rc, "%s: %s", path, fr_pq_errmsg());
             break;
@@ -1976,12 +1982,13 @@ int fr_cmd_verify(struct fr_conf *conf, int argc, char **argv)
         fprintf(stderr, "freshet verify: cannot allocate the %" PRId64 " MiB budget\n", mb);
         goto cleanup;
     }
-    struct fr_ice_catalog_opts copts = {.data_dir = conf->general_data_dir};
-    int rc = fr_ice_catalog_open(&copts, &vf->cat);
+    /* The warehouse may be an S3 bucket (lake.warehouse): data files are
+     * then read with ranged GETs. */
+    int rc = fr_lake_open_catalog(conf, &vf->lake);
     if (rc < 0) {
-        fprintf(stderr, "freshet verify: catalog: %s %s\n", fr_strerror(rc), fr_ice_errmsg());
-        goto cleanup;
+        goto cleanup; /* logged */
     }
+    vf->cat = vf->lake.cat;
     status = verify_run(vf, json);
 
 cleanup:
@@ -1989,7 +1996,7 @@ cleanup:
         fr_ice_table_free(vf->tab[t].table);
     }
     free(vf->replays);
-    fr_ice_catalog_close(vf->cat);
+    fr_lake_close(&vf->lake);
     mem_free(&vf->mem);
     free(vf);
     return status;

@@ -9,7 +9,8 @@
 #   3. every table's files, downloaded from the bucket, hold exactly the rows
 #      of a control lake processed from the same log on local disk
 #      (tests/interop/lake_compare.mjs, DuckDB: EXCEPT ALL both ways; bronze
-#      positions unique), and no data file was written locally.
+#      positions unique), and no data file was written locally;
+#   4. `freshet verify` passes over the bucket (ranged GETs).
 # Usage: process_s3.sh path/to/s3_tool (downloads objects, signed).
 # Exit 77 when moto or the npm readers are absent.
 set -euo pipefail
@@ -127,3 +128,8 @@ PY
 (cd "$src/tests/interop" && node lake_compare.mjs "$work/ctl.json" "$work/s3-local.json") ||
     fail "the bucket's tables differ from the control lake"
 echo "PASS the bucket's six tables equal the control lake's"
+
+# ---- 4. freshet verify over the bucket (data files read with ranged GETs) -----
+fr3 verify >verify.out 2>&1 || { cat verify.out; fail "freshet verify over the bucket"; }
+grep -q "^verify: 0 of [1-9][0-9]* checks failed" verify.out || { cat verify.out; fail "verify printed no result"; }
+echo "PASS freshet verify over the bucket: $(tail -1 verify.out)"
