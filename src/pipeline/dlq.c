@@ -960,11 +960,12 @@ static void replay_usage(FILE *out)
                  "The processor must not run: stop `freshet up` (or `freshet process`) first;\n"
                  "replay takes the pipeline lock. A replay that is killed is finished or undone\n"
                  "by the next `freshet dlq replay` (or `freshet rebuild`); run it again.\n\n"
-                 "  --lookups        instead: the enrichment stage's failed lookups\n"
+                 "  --lookups        only the enrichment stage's failed lookups\n"
                  "                   (wiki.dlq_lookups), looked up again through enrich.api_url\n"
                  "                   and landed exactly once in silver_topics, with the\n"
                  "                   gold_top_topics windows they change recomputed\n"
-                 "                   (docs/ENRICH.md)\n"
+                 "                   (docs/ENRICH.md); without it, a pipeline with\n"
+                 "                   enrich.enabled = 1 replays both (unless --reason is given)\n"
                  "  --reason R       only dead letters of reason R (repeatable; docs/QUALITY.md)\n"
                  "  --dry-run        say what would land; write nothing\n"
                  "  --crash-after S  testing: exit(3) right after step S (files, staged,\n"
@@ -1154,6 +1155,12 @@ static int dlq_replay(struct fr_conf *conf, int argc, char **argv)
     }
     rp_report(rp, fr_mono_ms() - t0);
     status = 0;
+    /* A pipeline that enriches: its failed lookups too (all of them: the
+     * --reason filters name the gate's reasons). */
+    if (conf->enrich_enabled && rp->nreasons == 0 &&
+        fr_dlq_replay_lookups(conf, rp->dir, rp->cat, rp->dry_run) < 0) {
+        status = 1;
+    }
 
 cleanup:
     if (status == 1 && !rp->committed && rp->cat && rp->id[0] && !rp->dry_run) {
