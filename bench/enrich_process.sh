@@ -26,12 +26,12 @@ cd "$tmp"
 [ -d "$here/node_modules/@duckdb/node-api" ] ||
     (cd "$here" && npm install --no-audit --no-fund --loglevel=error && touch node_modules)
 
-feed() { # feed NAME FLAGS...: start a feed, print http://127.0.0.1:PORT
+feed() { # feed NAME FLAGS...: start a feed, its http://127.0.0.1:PORT in $furl (no subshell: cleanup needs the pid)
     local name=$1; shift
     "$BIN" feed --listen 127.0.0.1:0 --synthetic "$@" >"$name.out" 2>"$name.log" &
     pids+=($!)
     for _ in $(seq 100); do grep -q '^listening' "$name.out" 2>/dev/null && break; sleep 0.1; done
-    awk '/^listening/ {print $2; exit}' "$name.out" | sed 's#/v2/stream/recentchange##'
+    furl=$(awk '/^listening/ {print $2; exit}' "$name.out" | sed 's#/v2/stream/recentchange##')
 }
 log_end() { "$BIN" --data "$1" log list --json | python3 -c 'import json,sys; print(sum(p["end_offset"] for p in json.load(sys.stdin)))' 2>/dev/null || echo 0; }
 enrich() { echo "--set enrich.enabled=1 --set enrich.api_url=$1/api/{wiki}/w/api.php --set enrich.rate_per_s=0"; }
@@ -41,8 +41,9 @@ counts() { # counts DATA: resolved no_item failed backlog requests hits misses
 
 # ---- backfill
 start=$(date -u -d '-12 hours' +%Y-%m-%dT%H:%M:%SZ)
-api=$(feed stream --seed 3 --count "$N" --event-rate 40 --start "$start" --dup-rate 0.01 \
-    --late-rate 0.005 --malformed-rate 0.005 --close-at-end)
+feed stream --seed 3 --count "$N" --event-rate 40 --start "$start" --dup-rate 0.01 \
+    --late-rate 0.005 --malformed-rate 0.005 --close-at-end
+api=$furl
 "$BIN" --data base --set ingest.stall_timeout_s=2 ingest --source "$api/v2/stream/recentchange" 2>ingest.log &
 ing=$!
 while :; do
@@ -85,11 +86,12 @@ for r in on_cache_off on_cache_on on_cache_on_wait; do
 done
 
 # ---- live
-slow=$(feed slowapi --seed 5 --count 1 --api-latency-ms 2000 --api-error-rate 0.5)
+feed slowapi --seed 5 --count 1 --api-latency-ms 2000 --api-error-rate 0.5
+slow=$furl
 live() { # live NAME API [SETTINGS...]: API off, self (the stream's own feed) or a URL
     local name=$1 mode=$2; shift 2
-    local url
-    url=$(feed "live_$name" --seed 4 --rate "$RATE")
+    feed "live_$name" --seed 4 --rate "$RATE"
+    local url=$furl
     local extra=""
     case $mode in
         off) ;;

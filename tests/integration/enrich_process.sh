@@ -45,13 +45,14 @@ RANDOM=$SEED
 check() { node "$SRC/tests/interop/topics_check.mjs" "$@"; }
 fail() { echo "FAIL: $*"; exit 1; }
 
-# feed NAME FLAGS...: start a feed, print its base URL (http://127.0.0.1:PORT).
+# feed NAME FLAGS...: start a feed; its base URL (http://127.0.0.1:PORT) in
+# $url. Not in a subshell, so that cleanup knows its pid.
 feed() {
     local name=$1; shift
     "$BIN" feed --listen 127.0.0.1:0 --synthetic --seed "$SEED" "$@" >"$name.out" 2>"$name.log" &
     pids="$pids $!"
     for _ in $(seq 100); do grep -q '^listening' "$name.out" 2>/dev/null && break; sleep 0.1; done
-    awk '/^listening/ {print $2; exit}' "$name.out" | sed 's#/v2/stream/recentchange##'
+    url=$(awk '/^listening/ {print $2; exit}' "$name.out" | sed 's#/v2/stream/recentchange##')
 }
 tables() { "$BIN" --data "$1" tables --json --files >"$1.json"; }
 enrich() { # enrich API: the settings every run shares
@@ -64,8 +65,9 @@ enrich() { # enrich API: the settings every run shares
 # minutes ago; served fast.
 er=4
 start=$(date -u -d "-$((COUNT / er + 120)) sec" +%Y-%m-%dT%H:%M:%SZ)
-base=$(feed stream --count "$COUNT" --rate 3000 --event-rate "$er" --start "$start" \
-    --dup-rate 0.02 --late-rate 0.01 --late-ms 300000)
+feed stream --count "$COUNT" --rate 3000 --event-rate "$er" --start "$start" \
+    --dup-rate 0.02 --late-rate 0.01 --late-ms 300000
+base=$url
 [ -n "$base" ] || { cat stream.log; fail "feed did not start"; }
 "$BIN" --data base ingest --source "$base/v2/stream/recentchange" 2>ingest.log & ing=$!
 prev=-1
@@ -89,7 +91,8 @@ check oracle ctl.json
 check partition ctl.json
 
 # 2. faulty: slow, half the requests fail, a small pending table
-bad=$(feed badapi --count 1 --api-latency-ms 100 --api-error-rate 0.5)
+feed badapi --count 1 --api-latency-ms 100 --api-error-rate 0.5
+bad=$url
 copy faulty
 # shellcheck disable=SC2046
 "$BIN" --data faulty $(enrich "$bad") --set enrich.max_attempts=2 --set enrich.pending_max=200 \
@@ -138,7 +141,8 @@ check oracle faulty.json
 check same ctl.json faulty.json
 
 # 4. kills while lookups are outstanding (every answer 300 ms late)
-slow=$(feed slowapi --count 1 --api-latency-ms 300)
+feed slowapi --count 1 --api-latency-ms 300
+slow=$url
 copy chaos
 outstanding=0
 for k in $(seq "$KILLS"); do
