@@ -24,8 +24,9 @@
 //      prints for the same lake: rows of every table, silver rows split by
 //      bot/human, late rows, dead letters (and those by reason against the
 //      processor's own counters in /api/v1/status).
-//   5. Trending topics (issue 9): the processor above runs without
-//      enrichment, so the pane shows its empty state. A second serve on a
+//   5. Trending topics (issue 9): the processor above runs with enrichment
+//      against the feed's API fixture, so the pane fills with Wikidata items
+//      and a resolved count. A second serve on a
 //      data directory holding only a hand-written stats/topics.json (the
 //      values are literals in this file) renders the pane with exactly those
 //      values: rank, item linked to wikidata.org (a link, never a fetch),
@@ -221,7 +222,9 @@ async function main() {
                         '--malformed-kinds', 'truncated,missing_meta_id,type_invalid,bot_string']);
     const feedUrl = await listening('feed');
     startStage('ingest', ['ingest', '--source', feedUrl.href]);
-    startStage('process', ['process']);
+    // With enrichment against the feed's own MediaWiki-API fixture.
+    startStage('process', ['--set', 'enrich.enabled=1', '--set',
+                           `enrich.api_url=http://127.0.0.1:${feedUrl.port}/api/{wiki}/w/api.php`, 'process']);
     startStage('serve', ['serve', '--listen', '127.0.0.1:0']);
     serveAddr = await listening('serve');
     const base = `http://127.0.0.1:${serveAddr.port}/`;
@@ -297,6 +300,9 @@ async function look(page) {
             wikis: [...document.querySelectorAll('#wikis li[data-wiki]')].map(li => li.textContent.trim()),
             pages: [...document.querySelectorAll('#pages li[data-rank]')].map(li => li.textContent.trim()),
             topicsEmpty: document.querySelector('#topics li.empty')?.textContent.trim() ?? null,
+            topicItems: [...document.querySelectorAll('#topics li[data-rank] .item')].map(e => e.textContent.trim()),
+            topicCounts: Object.fromEntries([...document.querySelectorAll('[data-topic-count]')]
+                .map(e => [e.dataset.topicCount, e.textContent.trim()])),
             updated: text('#updated'),
         };
     });
@@ -314,6 +320,7 @@ async function dashboard(page, base) {
     await page.screenshot({path: path.join(out, 'dashboard-1.png'), fullPage: true});
     await sleep(args.dwell * 1000);
     await waitFor('more updates', async () => (await look(page)).updates.status >= a.updates.status + 2, 15000);
+    await waitFor('trending topics from the pipeline', async () => (await look(page)).topicItems.length > 0, 30000);
     const b = await look(page);
     await page.screenshot({path: path.join(out, 'dashboard-2.png'), fullPage: true});
     fs.writeFileSync(path.join(out, 'dashboard-looks.json'), JSON.stringify({a, b}, null, 2));
@@ -347,8 +354,9 @@ async function dashboard(page, base) {
     check(b.wikis.length > 0, 'edits per wiki is filled', b.wikis.length);
     check(b.pages.length > 0, 'top pages is filled', b.pages.length);
     check(JSON.stringify(a.wikis) !== JSON.stringify(b.wikis), 'edits per wiki changed between the looks');
-    check(/enrichment is off/.test(b.topicsEmpty ?? ''), 'trending topics: the empty state without enrichment',
-          b.topicsEmpty);
+    check(b.topicItems.length > 0 && b.topicItems.every(t => /^Q[0-9]+$/.test(t)),
+          'trending topics: filled with Wikidata items from the pipeline\'s lookups', b.topicItems);
+    check(n(b.topicCounts.resolved) > 0, 'trending topics: resolved lookups are counted', b.topicCounts);
 
     if (args.readmeShot) {
         fs.mkdirSync(path.dirname(args.readmeShot), {recursive: true});
