@@ -46,6 +46,8 @@
  */
 #include "pipeline/maint.h"
 
+#include "pipeline/lake.h"
+
 #include "core/clock.h"
 #include "core/crc32c.h"
 #include "core/diag.h"
@@ -126,8 +128,9 @@ static uint64_t done_reason(const struct done_set *d, const char *reason)
     return 0;
 }
 
-static int done_load(struct fr_ice_catalog *cat, struct done_set *d)
+static int done_load(const struct fr_lake *lake, struct done_set *d)
 {
+    struct fr_ice_catalog *cat = lake->cat;
     memset(d, 0, sizeof *d);
     struct fr_ice_table *table = NULL;
     int rc = fr_ice_table_load(cat, FR_NS, fr_tbl_name(FR_TBL_DLQ_REPLAYS), &table);
@@ -157,7 +160,11 @@ static int done_load(struct fr_ice_catalog *cat, struct done_set *d)
     for (size_t f = 0; rc == FR_OK && f < list.nfiles; f++) {
         struct fr_pq_reader *reader = NULL;
         struct fr_pq_scan *scan = NULL;
-        rc = fr_pq_reader_open_file(list.files[f].local_path, NULL, &reader);
+        struct fr_pq_in in;
+        rc = fr_lake_pq_in(lake, list.files[f].local_path, &in);
+        if (rc == FR_OK) {
+            rc = fr_pq_reader_open(&in, NULL, &reader);
+        }
         int cp = rc ? -1 : fr_pq_reader_column(reader, "log_partition");
         int co = rc ? -1 : fr_pq_reader_column(reader, "log_offset");
         int cr = rc ? -1 : fr_pq_reader_column(reader, "reason");
@@ -594,6 +601,7 @@ static int dlq_list(struct fr_conf *conf, int argc, char **argv)
         free(reasons);
         return 2;
     }
+    struct fr_lake lake = {0};
     struct fr_ice_catalog *cat = NULL;
     struct fr_ice_table *table = NULL;
     struct fr_ice_file_list files = {0};
@@ -613,16 +621,16 @@ static int dlq_list(struct fr_conf *conf, int argc, char **argv)
     }
     char spill[4200];
     snprintf(spill, sizeof spill, "%s/tmp-dlq-list-%ld", conf->general_data_dir, (long)getpid());
-    struct fr_ice_catalog_opts copts = {.data_dir = conf->general_data_dir};
-    int rc = fr_ice_catalog_open(&copts, &cat);
+    int rc = fr_lake_open_catalog(conf, &lake);
+    cat = lake.cat;
     rc = rc ? rc : fr_ice_table_load(cat, FR_NS, fr_tbl_name(FR_TBL_DLQ), &table);
     if (rc == FR_ENOTFOUND) {
         fprintf(stderr, "freshet dlq list: no table wiki.dlq yet (has `freshet process` run?)\n");
         goto cleanup;
     }
     rc = rc ? rc : fr_ice_files(cat, table, -1, true, &files);
-    rc = rc ? rc : done_load(cat, &done);
-    struct fr_lscan_opts lopts = {FR_TBL_DLQ, DLQ_MEMORY, spill};
+    rc = rc ? rc : done_load(&lake, &done);
+    struct fr_lscan_opts lopts = {FR_TBL_DLQ, DLQ_MEMORY, spill, &lake};
     rc = rc ? rc : fr_lscan_open(&files, &lopts, &ls);
     struct fr_lscan_row lr;
     while (rc == FR_OK && (rc = fr_lscan_next(ls, &lr)) == 1) {
@@ -670,7 +678,7 @@ static int dlq_list(struct fr_conf *conf, int argc, char **argv)
         list_json(stdout, rs, nr, &done, total, files.snapshot_id);
     } else {
         list_text(stdout, rs, nr, &done, total);
-        if (fr_dlq_list_lookups(conf, cat, stdout) < 0) {
+        if (fr_dlq_list_lookups(conf, &lake, stdout) < 0) {
             fprintf(stderr, "freshet dlq list: dlq_lookups: %s %s\n", fr_ice_errmsg(),
                     fr_pq_errmsg());
         }
@@ -686,7 +694,7 @@ cleanup:
     done_free(&done);
     fr_ice_file_list_free(&files);
     fr_ice_table_free(table);
-    fr_ice_catalog_close(cat);
+    fr_lake_close(&lake);
     free(reasons);
     return status;
 }
@@ -706,7 +714,8 @@ struct rp {
     int dry_run;
     char **reasons;
     int nreasons;
-    struct fr_ice_catalog *cat;
+    struct fr_lake lake;        /* the catalog and its warehouse (local or S3) */
+    struct fr_ice_catalog *cat; /* lake.cat */
     struct fr_proc *proc;
     struct fr_gate *gate;
     struct fr_ck ck;
@@ -796,7 +805,7 @@ static int rp_scan(struct rp *rp, const struct fr_ice_file_list *files)
 {
     char spill[4200];
     snprintf(spill, sizeof spill, "%s/dlq-replay-spill", rp->dir);
-    struct fr_lscan_opts lopts = {FR_TBL_DLQ, DLQ_MEMORY, spill};
+    struct fr_lscan_opts lopts = {FR_TBL_DLQ, DLQ_MEMORY, spill, &rp->lake};
     struct fr_lscan *ls = NULL;
     struct fr_buf bytes;
     fr_buf_init(&bytes, RAW_CAP);
@@ -1048,8 +1057,8 @@ static int dlq_replay(struct fr_conf *conf, int argc, char **argv)
     if (lock_fd < 0) {
         goto cleanup;
     }
-    struct fr_ice_catalog_opts copts = {.data_dir = conf->general_data_dir};
-    int rc = fr_ice_catalog_open(&copts, &rp->cat);
+    int rc = fr_lake_open_catalog(conf, &rp->lake);
+    rp->cat = rp->lake.cat;
     rc = rc ? rc : fr_tbl_ensure(rp->cat);
     rc = rc ? rc : fr_tbl_ensure_one(rp->cat, FR_TBL_DLQ_REPLAYS);
     if (rc < 0) {
@@ -1062,7 +1071,7 @@ static int dlq_replay(struct fr_conf *conf, int argc, char **argv)
     }
     if (lookups) {
         /* The enrichment stage's dead letters, not the gate's. */
-        status = fr_dlq_replay_lookups(conf, rp->dir, rp->cat, rp->dry_run) < 0 ? 1 : 0;
+        status = fr_dlq_replay_lookups(conf, rp->dir, &rp->lake, rp->dry_run) < 0 ? 1 : 0;
         goto cleanup;
     }
 
@@ -1113,7 +1122,7 @@ static int dlq_replay(struct fr_conf *conf, int argc, char **argv)
         fr_error("dlq", "operators: %s", fr_strerror(rc));
         goto cleanup;
     }
-    rc = done_load(rp->cat, &rp->done);
+    rc = done_load(&rp->lake, &rp->done);
     rc = rc ? rc : fr_ice_table_load(rp->cat, FR_NS, fr_tbl_name(FR_TBL_DLQ), &dlq);
     rc = rc ? rc : fr_ice_files(rp->cat, dlq, -1, true, &files);
     if (rc < 0) {
@@ -1131,6 +1140,7 @@ static int dlq_replay(struct fr_conf *conf, int argc, char **argv)
         snprintf(rel, sizeof rel, "data/%s-replay-%s.parquet", conf->general_pipeline_id, rp->id);
         fr_tw_init_named(&rp->tw[k], rp_tbl[k], fr_ice_table_dir(table), rel,
                          (size_t)conf->process_row_group_bytes);
+        rp->tw[k].lake = &rp->lake;
         fr_ice_table_free(table);
     }
     if (!rp->dry_run) {
@@ -1158,7 +1168,7 @@ static int dlq_replay(struct fr_conf *conf, int argc, char **argv)
     /* A pipeline that enriches: its failed lookups too (all of them: the
      * --reason filters name the gate's reasons). */
     if (conf->enrich_enabled && rp->nreasons == 0 &&
-        fr_dlq_replay_lookups(conf, rp->dir, rp->cat, rp->dry_run) < 0) {
+        fr_dlq_replay_lookups(conf, rp->dir, &rp->lake, rp->dry_run) < 0) {
         status = 1;
     }
 
@@ -1184,7 +1194,7 @@ cleanup:
     done_free(&rp->done);
     fr_gate_destroy(rp->gate);
     fr_proc_destroy(rp->proc);
-    fr_ice_catalog_close(rp->cat);
+    fr_lake_close(&rp->lake);
     fr_buf_free(&rp->ck.state);
     free(rp);
     free(reasons);

@@ -33,6 +33,8 @@
  */
 #include "pipeline/maint.h"
 
+#include "pipeline/lake.h"
+
 #include "core/clock.h"
 #include "core/diag.h"
 #include "core/err.h"
@@ -62,7 +64,8 @@ struct lk_edit {
 
 struct lk {
     struct fr_conf *conf;
-    struct fr_ice_catalog *cat;
+    const struct fr_lake *lake; /* data files are read and written through it */
+    struct fr_ice_catalog *cat; /* lake->cat */
     char id[32];
     int64_t frontier;
     /* meta_ids already in silver_topics with a replay_id, sorted */
@@ -138,7 +141,11 @@ static int lk_scan(struct lk *lk, enum fr_tbl tbl, const char *const *names,
         const char *path = list.files[i].local_path;
         struct fr_pq_reader *r = NULL;
         struct fr_pq_scan *scan = NULL;
-        rc = fr_pq_reader_open_file(path, NULL, &r);
+        struct fr_pq_in in;
+        rc = fr_lake_pq_in(lk->lake, path, &in);
+        if (rc == FR_OK) {
+            rc = fr_pq_reader_open(&in, NULL, &r);
+        }
         uint32_t idx[16];
         for (uint32_t c = 0; rc == FR_OK && c < ncols; c++) {
             int ci = fr_pq_reader_column(r, names[c]);
@@ -491,14 +498,15 @@ static int lk_list_batch(struct lk *lk, const struct fr_pq_batch *b)
     return FR_OK;
 }
 
-int fr_dlq_list_lookups(struct fr_conf *conf, struct fr_ice_catalog *cat, FILE *out)
+int fr_dlq_list_lookups(struct fr_conf *conf, const struct fr_lake *lake, FILE *out)
 {
     struct lk *lk = calloc(1, sizeof *lk);
     if (!lk) {
         return FR_ENOMEM;
     }
     lk->conf = conf;
-    lk->cat = cat;
+    lk->lake = lake;
+    lk->cat = lake->cat;
     static const char *const done_cols[] = {"meta_id", "replay_id"};
     static const enum fr_pq_type done_types[] = {FR_PQ_STRING, FR_PQ_STRING};
     int rc = lk_scan(lk, FR_TBL_SILVER_TOPICS, done_cols, done_types, 2, lk_done_batch);
@@ -597,7 +605,7 @@ static int lk_table_dir(struct lk *lk, enum fr_tbl tbl, char *out, size_t outlen
     return rc;
 }
 
-int fr_dlq_replay_lookups(struct fr_conf *conf, const char *dir, struct fr_ice_catalog *cat,
+int fr_dlq_replay_lookups(struct fr_conf *conf, const char *dir, const struct fr_lake *lake,
                           int dry_run)
 {
     (void)dir;
@@ -605,7 +613,9 @@ int fr_dlq_replay_lookups(struct fr_conf *conf, const char *dir, struct fr_ice_c
     if (!lk) {
         return FR_ENOMEM;
     }
+    struct fr_ice_catalog *cat = lake->cat;
     lk->conf = conf;
+    lk->lake = lake;
     lk->cat = cat;
     snprintf(lk->id, sizeof lk->id, "%" PRId64, fr_wall_ms());
     int64_t t0 = fr_mono_ms();
@@ -662,6 +672,8 @@ int fr_dlq_replay_lookups(struct fr_conf *conf, const char *dir, struct fr_ice_c
                      (size_t)conf->process_row_group_bytes);
     fr_tw_init_named(&lk->tw_gold, FR_TBL_GOLD_TOPICS, gdir, rel,
                      (size_t)conf->process_row_group_bytes);
+    lk->tw_topics.lake = lake;
+    lk->tw_gold.lake = lake;
     for (size_t i = 0; rc == FR_OK && i < lk->n; i++) {
         struct lk_edit *x = &lk->edits[i];
         char item[32];

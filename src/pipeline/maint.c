@@ -7,6 +7,8 @@
  */
 #include "pipeline/maint.h"
 
+#include "pipeline/lake.h"
+
 #include "core/clock.h"
 #include "core/diag.h"
 #include "core/err.h"
@@ -457,7 +459,11 @@ static int ls_open_file(struct fr_lscan *ls)
     struct fr_pq_read_opts ropts;
     fr_pq_read_opts_default(&ropts);
     ropts.batch_rows = 1024;
-    int rc = fr_pq_reader_open_file(path, &ropts, &ls->reader);
+    struct fr_pq_in in;
+    int rc = ls->opts.lake ? fr_lake_pq_in(ls->opts.lake, path, &in) : fr_pq_in_file(path, &in);
+    if (rc == FR_OK) {
+        rc = fr_pq_reader_open(&in, &ropts, &ls->reader);
+    }
     if (rc < 0) {
         return rc;
     }

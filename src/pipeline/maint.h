@@ -10,6 +10,9 @@
  * they never run beside the processor, each other, or themselves; `dlq
  * list` only reads and runs anywhere. Each runs on the calling thread.
  *
+ * Both read the lake's data files through src/pipeline/lake.h, so a
+ * warehouse in an S3 bucket (lake.warehouse) works as a local one.
+ *
  * The second half of this header is private to rebuild.c and dlq.c: the
  * log-ordered scan both replay tables through and a progress meter
  * (maint.c), and the recovery of a dlq replay that crashed (dlq.c), which
@@ -124,10 +127,12 @@ struct fr_lscan_row {
     uint32_t detail_len;
 };
 
+struct fr_lake;
 struct fr_lscan_opts {
     enum fr_tbl tbl;       /* FR_TBL_BRONZE or FR_TBL_DLQ */
     size_t memory_bytes;   /* buffered rows before a spill; >= 1 MiB */
     const char *spill_dir; /* created at the first spill; emptied and removed by free */
+    const struct fr_lake *lake; /* where the files are read from (NULL: local paths) */
 };
 
 struct fr_lscan_stats {
@@ -168,11 +173,11 @@ int fr_dlq_recover(struct fr_conf *conf, const char *dir, struct fr_ice_catalog 
  * in one transaction. The caller holds the pipeline lock (dir) and has
  * cat open. Prints its report; FR_OK or an error (logged).
  */
-int fr_dlq_replay_lookups(struct fr_conf *conf, const char *dir, struct fr_ice_catalog *cat,
+int fr_dlq_replay_lookups(struct fr_conf *conf, const char *dir, const struct fr_lake *lake,
                           int dry_run);
 /* `freshet dlq list`'s part for wiki.dlq_lookups (text): counts by reason,
  * how many were replayed, samples. Prints nothing when the table is empty
  * or absent. */
-int fr_dlq_list_lookups(struct fr_conf *conf, struct fr_ice_catalog *cat, FILE *out);
+int fr_dlq_list_lookups(struct fr_conf *conf, const struct fr_lake *lake, FILE *out);
 
 #endif

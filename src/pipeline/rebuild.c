@@ -40,6 +40,8 @@
  */
 #include "pipeline/maint.h"
 
+#include "pipeline/lake.h"
+
 #include "core/clock.h"
 #include "core/diag.h"
 #include "core/err.h"
@@ -84,7 +86,8 @@ struct rb {
     const char *crash_after;
     size_t memory_bytes;
     uint64_t file_rows;
-    struct fr_ice_catalog *cat;
+    struct fr_lake lake;        /* the catalog and its warehouse (local or S3) */
+    struct fr_ice_catalog *cat; /* lake.cat */
     struct fr_proc *proc;
     struct fr_gate *gate;
     struct rb_out out[RB_NOUT];
@@ -133,6 +136,7 @@ static int rb_tw(struct rb *rb, int which, struct fr_tw **tw)
              rb->id, o->n);
     fr_tw_init_named(t, rb_tbl[which], o->table_dir, rel,
                      (size_t)rb->conf->process_row_group_bytes);
+    t->lake = &rb->lake;
     o->tw[o->n++] = t;
     *tw = t;
     return FR_OK;
@@ -181,7 +185,7 @@ static int rb_replay_bronze(struct rb *rb, const struct fr_ice_file_list *files)
 {
     char spill[4200];
     snprintf(spill, sizeof spill, "%s/rebuild-spill", rb->dir);
-    struct fr_lscan_opts lopts = {FR_TBL_BRONZE, rb->memory_bytes, spill};
+    struct fr_lscan_opts lopts = {FR_TBL_BRONZE, rb->memory_bytes, spill, &rb->lake};
     struct fr_lscan *ls = NULL;
     int rc = fr_lscan_open(files, &lopts, &ls);
     struct fr_lscan_row lr;
@@ -237,7 +241,7 @@ static int rb_count_dlq(struct rb *rb, const struct fr_ice_file_list *files)
 {
     char spill[4200];
     snprintf(spill, sizeof spill, "%s/rebuild-spill", rb->dir);
-    struct fr_lscan_opts lopts = {FR_TBL_DLQ, rb->memory_bytes, spill};
+    struct fr_lscan_opts lopts = {FR_TBL_DLQ, rb->memory_bytes, spill, &rb->lake};
     struct fr_lscan *ls = NULL;
     struct fr_buf bytes;
     fr_buf_init(&bytes, RAW_CAP * 2);
@@ -586,8 +590,8 @@ int fr_cmd_rebuild(struct fr_conf *conf, int argc, char **argv)
     if (lock_fd < 0) {
         goto cleanup;
     }
-    struct fr_ice_catalog_opts copts = {.data_dir = conf->general_data_dir};
-    rc = fr_ice_catalog_open(&copts, &rb->cat);
+    rc = fr_lake_open_catalog(conf, &rb->lake);
+    rb->cat = rb->lake.cat;
     rc = rc ? rc : fr_tbl_ensure(rb->cat);
     for (int k = 0; rc == FR_OK && k < RB_NOUT; k++) {
         struct fr_ice_table *table = NULL;
@@ -707,7 +711,7 @@ cleanup:
     fr_ice_table_free(bronze);
     fr_gate_destroy(rb->gate);
     fr_proc_destroy(rb->proc);
-    fr_ice_catalog_close(rb->cat);
+    fr_lake_close(&rb->lake);
     fr_buf_free(&rb->ck.state);
     free(rb);
     if (lock_fd >= 0) {

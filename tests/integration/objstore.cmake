@@ -10,5 +10,5 @@ fr_add_script_test(NAME integration_objstore LABELS integration TIMEOUT 240
 # `freshet process` with lake.warehouse = s3://... on moto behind the fault
 # proxy: an outage fails the epoch before the checkpoint, a SIGKILL is
 # recovered, and the bucket's tables equal a control lake on local disk.
-fr_add_script_test(NAME integration_process_s3 LABELS integration TIMEOUT 300
+fr_add_script_test(NAME integration_process_s3 LABELS integration TIMEOUT 600
     COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/process_s3.sh $<TARGET_FILE:s3_tool>)

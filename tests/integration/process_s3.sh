@@ -10,7 +10,9 @@
 #      of a control lake processed from the same log on local disk
 #      (tests/interop/lake_compare.mjs, DuckDB: EXCEPT ALL both ways; bronze
 #      positions unique), and no data file was written locally;
-#   4. `freshet verify` passes over the bucket (ranged GETs).
+#   4. `freshet verify` passes over the bucket (ranged GETs);
+#   5. `dlq list` over the bucket agrees with the control's, `dlq replay` and
+#      `rebuild` run on it (no data file written locally) and verify passes.
 # Usage: process_s3.sh path/to/s3_tool (downloads objects, signed).
 # Exit 77 when moto or the npm readers are absent.
 set -euo pipefail
@@ -133,3 +135,26 @@ echo "PASS the bucket's six tables equal the control lake's"
 fr3 verify >verify.out 2>&1 || { cat verify.out; fail "freshet verify over the bucket"; }
 grep -q "^verify: 0 of [1-9][0-9]* checks failed" verify.out || { cat verify.out; fail "verify printed no result"; }
 echo "PASS freshet verify over the bucket: $(tail -1 verify.out)"
+
+# ---- 5. dlq list, dlq replay and rebuild over the bucket ---------------------
+fr3 dlq list >dlq.out 2>dlq.err || { cat dlq.err; fail "dlq list over the bucket"; }
+"$BIN" --data ctl dlq list >dlq-ctl.out 2>/dev/null || fail "dlq list of the control"
+[ "$(head -1 dlq.out)" = "$(head -1 dlq-ctl.out)" ] ||
+    fail "dlq list over the bucket says \"$(head -1 dlq.out)\", the control \"$(head -1 dlq-ctl.out)\""
+grep -Eq "^dlq: [1-9][0-9]* dead letters" dlq.out || fail "no dead letters listed: $(head -1 dlq.out)"
+echo "PASS dlq list over the bucket: $(head -1 dlq.out)"
+fr3 dlq replay >replay.out 2>replay.err || { cat replay.err; fail "dlq replay over the bucket"; }
+echo "PASS dlq replay over the bucket: $(head -1 replay.out)"
+fr3 rebuild >rebuild.out 2>rebuild.err || { cat rebuild.err; fail "rebuild over the bucket"; }
+fr3 tables --json >after.json
+python3 - <<'PY' || fail "the rebuild did not land on the bucket's tables"
+import json
+t = {x["name"]: x for x in json.load(open("after.json"))["tables"]}
+s = t["silver_recentchange"]["snapshots"][-1]["summary"]
+assert "freshet.rebuild" in s, s
+print("silver's newest snapshot is the rebuild's:", s["freshet.rebuild"])
+PY
+n_local=$(find s3d/lake -name '*.parquet' | wc -l)
+[ "$n_local" = 0 ] || fail "the rebuild wrote $n_local data files to local disk"
+fr3 verify >verify2.out 2>&1 || { cat verify2.out; fail "freshet verify after the rebuild over the bucket"; }
+echo "PASS rebuild over the bucket, then $(tail -1 verify2.out)"
