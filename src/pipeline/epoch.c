@@ -35,6 +35,7 @@
 #include "core/clock.h"
 #include "core/diag.h"
 #include "core/err.h"
+#include "core/mem.h"
 #include "iceberg/iceberg.h"
 #include "kafka/kafka.h"
 #include "log/log.h"
@@ -788,6 +789,9 @@ static int run_epoch(struct proc_run *run, const struct fr_ck_range *range)
             run->n.silver, run->n.duplicates, run->n.late, run->n.dlq, run->n.gold_epm,
             run->n.gold_top, t1 - t0, t2 - t1, wm, st.dedup.keys);
     stats_epoch(run, range->epoch, committed ? -1 : fr_mono_ms() - t0, t2 - t1);
+    if (!large) { /* live: free heap pages back between epochs (core/mem.h) */
+        fr_mem_trim_idle(fr_mono_ms());
+    }
     int64_t every = run->conf->process_maintain_every_epochs;
     if (!committed && every > 0 && (range->epoch + 1) % every == 0) {
         maintain_tables(run);
