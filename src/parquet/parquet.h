@@ -32,7 +32,7 @@
  * FR_EIO) pass through unchanged.
  *
  * Threads. A writer, reader or scan is used by one thread at a time (a writer
- * with opts.compress_workers = N runs N internal threads of its own). Several
+ * with opts.compress_workers = 1 runs one internal thread of its own). Several
  * scans of one reader may run on different threads: they share only the
  * immutable metadata and the input's read_at, which must be thread-safe (the
  * file input uses pread).
@@ -196,8 +196,7 @@ struct fr_pq_opts {
      * only costs hashing and copying. Default 0. */
     uint64_t plain_columns;
     unsigned compress_workers; /* 0: compress pages on the caller's thread (default);
-                                  1 or 2: on that many background threads, at most 4
-                                  pages queued; pages land in order either way */
+                                  1: on one background thread, at most 4 pages queued */
     const struct fr_pq_kv *kv; /* key/value metadata, e.g. iceberg.schema; copied */
     uint32_t nkv;
 };

@@ -442,28 +442,27 @@ int pq_opts_check(const struct fr_pq_opts *opts);
 
 /* -------------------------------------------------------------- pool.c */
 
-/* The writer's optional background compression threads: pages are queued
- * (at most PQ_POOL_JOBS in flight), compressed on one of nworkers workers
- * and appended, in submission order, to their column's chunk buffer. */
+/* The writer's optional background compression thread: pages are queued
+ * (at most PQ_POOL_JOBS in flight) and compressed and appended, in order, to
+ * their column's chunk buffer on the worker. */
 #define PQ_POOL_JOBS 4
-#define PQ_POOL_MAX_WORKERS 2
 
 struct pq_pool;
 
-int pq_pool_new(struct pq_pool **pool, unsigned nworkers, int codec_id, int zstd_level,
-                size_t body_cap, size_t comp_cap);
-/* Finish the queued jobs, stop and join the workers, release. Accepts NULL. */
+int pq_pool_new(struct pq_pool **pool, int codec_id, int zstd_level, size_t body_cap,
+                size_t comp_cap);
+/* Finish the queued jobs, stop and join the worker, release. Accepts NULL. */
 void pq_pool_free(struct pq_pool *pool);
 /* The body buffer of a free job, emptied (waits while every job is queued).
  * The first error of the worker, if any, is returned instead. */
 int pq_pool_acquire(struct pq_pool *pool, struct fr_buf **body);
-/* Queue the job acquired last: a worker runs pq_emit_page(pg, body, dst,
- * uncomp). dst and uncomp belong to the workers until pq_pool_drain. */
+/* Queue the job acquired last: the worker runs pq_emit_page(pg, body, dst,
+ * uncomp). dst and uncomp belong to the worker until pq_pool_drain. */
 void pq_pool_submit(struct pq_pool *pool, const struct pq_page *pg, struct fr_buf *dst,
                     uint64_t *uncomp);
 /* Wait until every queued job is done; FR_OK or the worker's first error. */
 int pq_pool_drain(struct pq_pool *pool);
-/* Compressed bytes appended by the workers since the pool began. */
+/* Compressed bytes appended by the worker since the pool began. */
 size_t pq_pool_appended(const struct pq_pool *pool);
 /* Bytes the pool holds. */
 size_t pq_pool_mem(const struct pq_pool *pool);

@@ -114,8 +114,8 @@ int pq_opts_check(const struct fr_pq_opts *o)
     if (o->stats_max_bytes < 16 || o->stats_max_bytes > MIB) {
         return pq_err(FR_EINVAL, "stats_max_bytes outside 16..1 MiB");
     }
-    if (o->compress_workers > PQ_POOL_MAX_WORKERS) {
-        return pq_err(FR_EINVAL, "compress_workers must be 0 to %d", PQ_POOL_MAX_WORKERS);
+    if (o->compress_workers > 1) {
+        return pq_err(FR_EINVAL, "compress_workers must be 0 or 1");
     }
     if (o->nkv > 4096 || (o->nkv && !o->kv)) {
         return pq_err(FR_EINVAL, "at most 4096 key/value pairs");

@@ -5,8 +5,8 @@
  * Data flow. Each column keeps the values of its current page (definition
  * levels, then either dictionary indices or PLAIN bytes). A full page is
  * encoded, compressed and appended, header first, to the column's chunk
- * buffer — compressed on this thread, or with opts.compress_workers >= 1
- * queued to the compression threads (pool.c), which append in order. When
+ * buffer — compressed on this thread, or with opts.compress_workers = 1
+ * queued to the compression thread (pool.c), which appends in order. When
  * the row group's buffered bytes reach opts.row_group_bytes at a row
  * boundary, the last pages are flushed, the queue drained, and every column
  * writes its chunk (dictionary page first) to the output, one column after
@@ -903,8 +903,7 @@ int fr_pq_writer_open(const struct fr_pq_schema *schema, const struct fr_pq_opts
         goto cleanup;
     }
     if (o.compress_workers &&
-        (rc = pq_pool_new(&w->pool, o.compress_workers, (int)o.codec, o.zstd_level, page_cap,
-                          comp_cap)) < 0) {
+        (rc = pq_pool_new(&w->pool, (int)o.codec, o.zstd_level, page_cap, comp_cap)) < 0) {
         goto cleanup;
     }
     if ((rc = out_write(w, PQ_MAGIC, PQ_MAGIC_LEN)) < 0) {

@@ -219,10 +219,6 @@ static int tw_open(struct fr_tw *tw)
     if (tw->tbl == FR_TBL_BRONZE || (tw->tbl == FR_TBL_SILVER && tw->large)) {
         opts.compress_workers = 1;
     }
-    /* Bronze's zstd was the longest thread of a backfill: two in large epochs. */
-    if (tw->tbl == FR_TBL_BRONZE && tw->large) {
-        opts.compress_workers = 2;
-    }
     struct fr_pq_out out;
     int rc = fr_lake_pq_out(tw->lake, tw->path, &out);
     if (rc < 0) {
