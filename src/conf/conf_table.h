@@ -102,7 +102,7 @@
     X(process, maintain_every_epochs, INT, "100", 0, 1000000, 0,                          \
       "After every this many committed epochs the processor compacts its tables' small files (into files of about process.compact_target_bytes) and expires their snapshots (maintenance.expire_after_s, maintenance.retain_last) itself, so commit cost stays flat however fast epochs come (0: leave it all to `freshet compact`).") \
     X(process, compact_target_bytes, INT, "8388608", 1 * FR_MiB, 4 * FR_GiB, 0,           \
-      "The processor's own compaction packs files under 3/4 of this; `freshet compact` (maintenance.target_file_bytes) merges the results into larger files less often, so no byte is rewritten many times over.") \
+      "Target file size of the processor's own compaction: files under 1/64 of this are packed at every round, larger ones in size tiers (factor 4) once four of a size exist, up to half of this (ADR 0020), so a byte is rewritten a few times and the live file count follows the table's bytes; `freshet compact` (maintenance.target_file_bytes) merges the results into larger files less often.") \
     X(maintenance, interval_s, INT, "60", 5, 86400, 0,                                    \
       "`up`/`demo` run table maintenance (`freshet compact`) this often, beside the stream.") \
     X(maintenance, expire_after_s, INT, "900", 0, 31536000, 0,                            \

@@ -5,9 +5,21 @@
  * data-file descriptor, which compaction and the stream processor share.
  *
  * Plan: take the current snapshot's live files of the default spec, group
- * them by partition tuple, keep the small ones (< 3/4 of the target), sort
- * each group by size and cut bins of at most the target size; a bin of at
- * least min_inputs files is rewritten: every row of every input is copied,
+ * them by partition tuple, keep the small ones (< small_bytes, by default
+ * 3/4 of the target), sort each group by size and cut bins of at most the
+ * target size; a bin of at least min_inputs files is rewritten. With
+ * tier_factor F >= 2 (the stream processor's policy) files up to half the
+ * target are kept too and grouped by (partition, size tier): tier 0 is
+ * under small_bytes, tier k >= 1 is [small_bytes F^(k-1), small_bytes F^k);
+ * tier 0 is packed whenever it has min_inputs files, a higher tier only once
+ * it has F. Without tiers, a merged output under small_bytes is read and
+ * rewritten at every later round until it outgrows small_bytes, and outputs
+ * above it are never merged again, so the live file count grows with the
+ * table (the soak, docs/BENCHMARKS.md); with them a byte is rewritten about
+ * once per tier and a partition holds < F files per tier plus files of at
+ * least half the target (any two files under half fit in one bin).
+ *
+ * Rewriting a bin: every row of every input is copied,
  * columns matched by field id (then by name), columns added to the schema
  * later written as NULL, into one new Parquet file in the first input's
  * directory. Then fr_ice_rewrite commits it.
@@ -305,15 +317,43 @@ static int part_cmp(const struct fr_ice_file *a, const struct fr_ice_file *b)
     return 0;
 }
 
-static int by_part_size(const void *pa, const void *pb)
+/* A file the plan may rewrite, with its size tier (0 without tiers). */
+struct cand {
+    const struct fr_ice_file *f;
+    uint32_t tier;
+};
+
+static uint32_t tier_of(int64_t size, const struct fr_ice_compact_opts *opts)
 {
-    const struct fr_ice_file *a = *(const struct fr_ice_file *const *)pa;
-    const struct fr_ice_file *b = *(const struct fr_ice_file *const *)pb;
-    int c = part_cmp(a, b);
+    if (opts->tier_factor < 2 || size < opts->small_bytes) {
+        return 0;
+    }
+    uint32_t k = 1;
+    for (int64_t lo = opts->small_bytes; size / opts->tier_factor >= lo; k++) {
+        lo *= opts->tier_factor; /* <= size: no overflow */
+    }
+    return k;
+}
+
+static int by_part_tier_size(const void *pa, const void *pb)
+{
+    const struct cand *a = pa, *b = pb;
+    int c = part_cmp(a->f, b->f);
     if (c) {
         return c;
     }
-    return a->file_size < b->file_size ? -1 : a->file_size > b->file_size;
+    if (a->tier != b->tier) {
+        return a->tier < b->tier ? -1 : 1;
+    }
+    return a->f->file_size < b->f->file_size ? -1 : a->f->file_size > b->f->file_size;
+}
+
+void fr_ice_compact_opts_stream(int64_t target_bytes, struct fr_ice_compact_opts *opts)
+{
+    memset(opts, 0, sizeof *opts);
+    opts->target_bytes = target_bytes;
+    opts->small_bytes = target_bytes / 64;
+    opts->tier_factor = 4;
 }
 
 static int compact_bin(struct fr_ice_catalog *cat, const struct fr_ice_table *t,
@@ -354,6 +394,10 @@ static int compact_bin(struct fr_ice_catalog *cat, const struct fr_ice_table *t,
     }
     if (rc == FR_OK) {
         st->groups++;
+        st->inputs += n;
+        for (uint32_t i = 0; i < n; i++) {
+            st->bytes_in += bin[i]->file_size;
+        }
         st->rows += (int64_t)pst.rows;
     } else {
         ice_io_remove(&cat->io, out_path);
@@ -378,6 +422,7 @@ int fr_ice_compact(struct fr_ice_catalog *cat, const char *ns, const char *name,
     struct fr_ice_table *t = NULL;
     struct fr_ice_file_list list = {0}, after = {0};
     const struct fr_ice_file **small = NULL;
+    struct cand *cands = NULL;
     if (opts.target_bytes <= 0) {
         opts.target_bytes = INT64_C(128) << 20;
     }
@@ -386,6 +431,15 @@ int fr_ice_compact(struct fr_ice_catalog *cat, const char *ns, const char *name,
     }
     if (opts.min_inputs < 2) {
         opts.min_inputs = 2;
+    }
+    if (opts.tier_factor > 1024) {
+        opts.tier_factor = 1024;
+    }
+    /* With tiers, files from half the target up are final: two of them
+     * would not fit in one bin, so they could only pile up as inputs. */
+    int64_t limit = opts.small_bytes;
+    if (opts.tier_factor >= 2 && opts.target_bytes / 2 > limit) {
+        limit = opts.target_bytes / 2;
     }
     if (!stats) {
         stats = &local;
@@ -403,29 +457,46 @@ int fr_ice_compact(struct fr_ice_catalog *cat, const char *ns, const char *name,
     stats->bytes_before = list.total_bytes;
     size_t nsmall = 0;
     small = calloc(list.nfiles + 1, sizeof *small);
-    if (!small) {
+    cands = calloc(list.nfiles + 1, sizeof *cands);
+    if (!small || !cands) {
         rc = FR_ENOMEM;
         goto cleanup;
     }
     for (size_t i = 0; i < list.nfiles; i++) {
-        if (list.files[i].spec_id == t->meta->default_spec_id &&
-            list.files[i].file_size < opts.small_bytes) {
-            small[nsmall++] = &list.files[i];
+        if (list.files[i].spec_id == t->meta->default_spec_id && list.files[i].file_size < limit) {
+            cands[nsmall].f = &list.files[i];
+            cands[nsmall].tier = tier_of(list.files[i].file_size, &opts);
+            nsmall++;
         }
     }
-    qsort(small, nsmall, sizeof *small, by_part_size);
-    for (size_t i = 0; i < nsmall && rc == FR_OK;) {
-        size_t j = i;
-        int64_t bytes = 0;
-        while (j < nsmall && part_cmp(small[i], small[j]) == 0 &&
-               (j == i || bytes + small[j]->file_size <= opts.target_bytes)) {
-            bytes += small[j]->file_size;
-            j++;
+    qsort(cands, nsmall, sizeof *cands, by_part_tier_size);
+    for (size_t i = 0; i < nsmall; i++) {
+        small[i] = cands[i].f;
+    }
+    /* Runs of one partition and tier; bins cut inside a full run. */
+    for (size_t r = 0; r < nsmall && rc == FR_OK;) {
+        size_t end = r;
+        while (end < nsmall && part_cmp(small[r], small[end]) == 0 &&
+               cands[end].tier == cands[r].tier) {
+            end++;
         }
-        if (j - i >= opts.min_inputs) {
-            rc = compact_bin(cat, t, small + i, (uint32_t)(j - i), &opts, stats);
+        size_t need = opts.min_inputs;
+        if (cands[r].tier > 0 && opts.tier_factor > need) {
+            need = opts.tier_factor;
         }
-        i = j;
+        for (size_t i = r; end - r >= need && i < end && rc == FR_OK;) {
+            size_t j = i;
+            int64_t bytes = 0;
+            while (j < end && (j == i || bytes + small[j]->file_size <= opts.target_bytes)) {
+                bytes += small[j]->file_size;
+                j++;
+            }
+            if (j - i >= opts.min_inputs) {
+                rc = compact_bin(cat, t, small + i, (uint32_t)(j - i), &opts, stats);
+            }
+            i = j;
+        }
+        r = end;
     }
     if (rc < 0) {
         goto cleanup;
@@ -441,6 +512,7 @@ int fr_ice_compact(struct fr_ice_catalog *cat, const char *ns, const char *name,
         stats->bytes_after = after.total_bytes;
     }
 cleanup:
+    free(cands);
     free(small);
     fr_ice_file_list_free(&list);
     fr_ice_file_list_free(&after);

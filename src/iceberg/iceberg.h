@@ -486,20 +486,41 @@ struct fr_ice_compact_opts {
      * them from being picked again and again (rewriting a growing table at
      * every round). */
     int64_t small_bytes;
-    uint32_t min_inputs;  /* smallest group worth rewriting; 0: 2 */
-    bool uncompressed;    /* outputs without compression; default ZSTD */
+    uint32_t min_inputs; /* smallest group worth rewriting; 0: 2 */
+    /* 0 or 1: one tier, every file under small_bytes is an input at every
+     * round (`freshet compact`). >= 2: size tiers. Files under small_bytes
+     * are tier 0 and packed whenever there are min_inputs of them; files
+     * from small_bytes up to half the target are tier k >= 1 when
+     * small_bytes * F^(k-1) <= size < small_bytes * F^k, and a tier is
+     * packed only once it holds F files. A merged file moves up a tier and
+     * is not read again until F files of its size exist, so each byte is
+     * rewritten about once per tier (log_F(target / small_bytes) times, not
+     * once per round) and a partition keeps fewer than F files per tier plus
+     * files of at least half the target: the live file count is bounded by
+     * the table's bytes / (target / 2) + a constant. */
+    uint32_t tier_factor;
+    bool uncompressed; /* outputs without compression; default ZSTD */
 };
 
+/* The stream processor's policy for a target size (src/pipeline/epoch.c):
+ * tiers of factor 4 above target / 64, so that its frequent rounds cost the
+ * same at the table's first hour as at its hundredth (the soak in
+ * docs/BENCHMARKS.md; ADR 0020). Fills *opts. */
+void fr_ice_compact_opts_stream(int64_t target_bytes, struct fr_ice_compact_opts *opts);
+
 struct fr_ice_compact_stats {
-    uint32_t groups;
-    uint32_t files_before, files_after;
+    uint32_t groups;                    /* output files committed */
+    uint32_t inputs;                    /* files those replaced */
+    int64_t bytes_in;                   /* their bytes, read and rewritten this round */
+    uint32_t files_before, files_after; /* the table's live files around the round */
     int64_t bytes_before, bytes_after;
-    int64_t rows;
+    int64_t rows;       /* rows rewritten */
     uint32_t conflicts; /* groups abandoned because a racing commit removed an input */
 };
 
-/* Bin-pack the current snapshot's small files (under opts->small_bytes),
- * per partition, into files of about target_bytes, and commit each group
+/* Bin-pack the current snapshot's small files (under opts->small_bytes;
+ * with opts->tier_factor, full tiers of larger ones, see above), per
+ * partition, into files of about target_bytes, and commit each group
  * as a replace snapshot. Concurrent appends are kept; a group whose inputs
  * another commit removed is abandoned (its output deleted). stats may be
  * NULL. */

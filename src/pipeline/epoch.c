@@ -35,6 +35,7 @@
 #include "core/clock.h"
 #include "core/diag.h"
 #include "core/err.h"
+#include "core/mem.h"
 #include "iceberg/iceberg.h"
 #include "iceberg/rest.h"
 #include "kafka/kafka.h"
@@ -803,14 +804,13 @@ static void maintain_tables(struct proc_run *run)
 {
     int64_t t0 = fr_mono_ms();
     int64_t cutoff = fr_wall_ms() - run->conf->maintenance_expire_after_s * 1000;
-    /* Only the epochs' small files (under 1/8 of the target) are inputs:
-     * the soak showed that with the library's default (3/4 of the target)
-     * the outputs, which compress several times better than their inputs,
-     * stayed "small" and were rewritten at every round, so each round cost
-     * more as the table grew. Larger files are `freshet compact`'s. */
-    struct fr_ice_compact_opts copts = {.target_bytes = run->conf->process_compact_target_bytes,
-                                        .small_bytes = run->conf->process_compact_target_bytes / 8};
-    uint32_t before = 0, after = 0, snaps = 0, files = 0;
+    /* Size tiers (fr_ice_compact_opts_stream, ADR 0020): a merged file is
+     * read again only once enough files of its size exist, so a round's
+     * cost and the live file count do not grow with the table's age. */
+    struct fr_ice_compact_opts copts;
+    fr_ice_compact_opts_stream(run->conf->process_compact_target_bytes, &copts);
+    uint32_t before = 0, after = 0, inputs = 0, outputs = 0, snaps = 0, files = 0;
+    int64_t bytes_in = 0;
     for (int t = 0; t < FR_TBL_EVERY; t++) {
         if (!epoch_writes(run, t)) {
             continue;
@@ -827,6 +827,9 @@ static void maintain_tables(struct proc_run *run)
         }
         before += cs.files_before;
         after += cs.files_after;
+        inputs += cs.inputs;
+        outputs += cs.groups;
+        bytes_in += cs.bytes_in;
         rc = fr_ice_expire(run->cat, FR_NS, name, cutoff,
                            (uint32_t)run->conf->maintenance_retain_last, &es);
         if (rc < 0) {
@@ -837,9 +840,9 @@ static void maintain_tables(struct proc_run *run)
         files += es.files_deleted;
     }
     fr_info("process",
-            "maintenance: %u small files compacted into %u, %u snapshots expired, %u files "
-            "deleted in %" PRId64 " ms",
-            before, after, snaps, files, fr_mono_ms() - t0);
+            "maintenance: %u files (%" PRId64 " KiB) compacted into %u, live files %u -> %u, "
+            "%u snapshots expired, %u files deleted in %" PRId64 " ms",
+            inputs, bytes_in / 1024, outputs, before, after, snaps, files, fr_mono_ms() - t0);
 }
 
 /* The enrichment stage's part of an epoch, after its records: apply the
@@ -964,6 +967,9 @@ static int run_epoch(struct proc_run *run, const struct fr_ck_range *range)
         fr_estage_publish(run->es, run->stats, run->conf->general_data_dir, range->epoch);
     }
     stats_epoch(run, range->epoch, committed ? -1 : fr_mono_ms() - t0, t2 - t1);
+    if (!large) { /* live: free heap pages back between epochs (core/mem.h) */
+        fr_mem_trim_idle(fr_mono_ms());
+    }
     int64_t every = run->conf->process_maintain_every_epochs;
     /* Behind a REST catalog the tables are maintained by the catalog's
      * owner (or `freshet compact` where it runs): compaction here commits

@@ -649,6 +649,81 @@ static void test_compaction_small_bytes(void)
     fr_ice_catalog_close(cat);
 }
 
+/* The stream processor's policy over many rounds of "append an epoch's
+ * small files, compact, expire", as in `freshet process` (the soak in
+ * docs/BENCHMARKS.md): the files live after a round stay within the table's
+ * bytes / (target / 2) plus a constant (fewer than F per tier), and the
+ * bytes rewritten stay a small multiple of the bytes appended (about once
+ * per tier), however many rounds. With inputs limited to files under 1/8 of
+ * the target and no tiers (the policy before ADR 0020) outputs just over
+ * 1/8 pile up and this bound fails from round ~65 on (of 100). */
+static void test_compaction_stream_rounds(void)
+{
+    const char *dir = check_tmpdir();
+    struct fr_ice_catalog *cat = open_cat(dir, 50);
+    CHECK_EQ_INT(make_table(cat, "t", false), FR_OK);
+    enum { ROUNDS = 100, PER_ROUND = 3, ROWS = 120 };
+    const int64_t target = 256 << 10;
+    struct fr_ice_compact_opts co;
+    fr_ice_compact_opts_stream(target, &co);
+    co.uncompressed = true; /* sizes add up, as the inputs' do */
+    /* The bounds, from the policy's description, not from co: tiers of 4,
+     * [4, 16), [16, 64), [64, 128) KiB; 128 KiB and up are final. */
+    const uint32_t factor = 4, tiers = 3, slack = 1 + tiers * (factor - 1);
+    int64_t appended = 0, rewritten = 0;
+    uint32_t max_files = 0, max_inputs = 0;
+    int64_t id = 0;
+    for (int round = 0; round < ROUNDS; round++) {
+        for (int i = 0; i < PER_ROUND; i++, id += ROWS) {
+            CHECK_EQ_INT(append_rows(cat, "t", id, ROWS, false, NULL), FR_OK);
+        }
+        struct fr_ice_compact_stats cs;
+        CHECK_EQ_INT(fr_ice_compact(cat, TI_NS, "t", &co, &cs), FR_OK);
+        if (round == 0) {
+            /* the first round packs this round's files into one */
+            CHECK_EQ_INT(cs.inputs, PER_ROUND);
+            CHECK_EQ_INT(cs.files_after, 1);
+        }
+        rewritten += cs.bytes_in;
+        uint32_t bound = (uint32_t)(cs.bytes_after / (target / 2)) + slack;
+        if (cs.files_after > bound) {
+            fprintf(stderr, "round %d: %u live files (%" PRId64 " bytes), bound %u\n", round,
+                    cs.files_after, cs.bytes_after, bound);
+        }
+        CHECK(cs.files_after <= bound);
+        if (cs.files_after > max_files) {
+            max_files = cs.files_after;
+        }
+        if (cs.inputs > max_inputs) {
+            max_inputs = cs.inputs;
+        }
+        /* no round reads more than a round's files and F files per tier */
+        CHECK(cs.inputs <= PER_ROUND + 1 + tiers * factor);
+        struct fr_ice_expire_stats es;
+        if (round % 4 == 3) {
+            CHECK_EQ_INT(fr_ice_expire(cat, TI_NS, "t", fr_wall_ms() + 1000, 2, &es), FR_OK);
+        }
+        if (round == ROUNDS - 1) {
+            appended = cs.bytes_after; /* every byte once, as the table holds it now */
+            if (getenv("FR_TEST_VERBOSE")) {
+                fprintf(stderr,
+                        "stream rounds: %" PRId64 " bytes live in %u files (max %u), %" PRId64
+                        " bytes rewritten, max %u inputs a round\n",
+                        cs.bytes_after, cs.files_after, max_files, rewritten, max_inputs);
+            }
+        }
+    }
+    /* about once per tier (+1 for tier 0's own repacking), not once a round */
+    CHECK(rewritten <= appended * (int64_t)(tiers + 2));
+    struct ti_sum sum;
+    CHECK_EQ_INT(ti_read_table(cat, "t", &sum, ROUNDS * PER_ROUND * ROWS), FR_OK);
+    CHECK_EQ_INT(sum.rows, ROUNDS * PER_ROUND * ROWS);
+    CHECK_EQ_INT(sum.id_sum, ti_expected_sum(0, ROUNDS * PER_ROUND * ROWS));
+    CHECK_EQ_INT(sum.dupes, 0);
+    CHECK_EQ_INT(sum.bad_values, 0);
+    fr_ice_catalog_close(cat);
+}
+
 /* Two processes appending to one table at once: both retry, nothing lost. */
 static void test_two_writers(void)
 {
@@ -873,6 +948,7 @@ int main(void)
     RUN(test_merge_expire_orphans);
     RUN(test_compaction_races_appends);
     RUN(test_compaction_small_bytes);
+    RUN(test_compaction_stream_rounds);
     RUN(test_two_writers);
     RUN(test_parsers_survive_garbage);
     RUN(test_bad_input);
