@@ -13,7 +13,7 @@
 #     (default 40), 1-second trigger, enrichment off / on with a healthy API /
 #     on with an API 100 times slower (2 s per answer) failing half its
 #     requests: freshness of silver (log entry to committed) p50/p99/max,
-#     processor RSS, outcomes.
+#     processor RSS and CPU (of one core, after the first 5 s), outcomes.
 # usage: bench/enrich_process.sh [N] [RATE] [SECS]   (FR_BUILD_DIR=build/release)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -104,7 +104,11 @@ live() { # live NAME API [SETTINGS...]: API off, self (the stream's own feed) or
     # shellcheck disable=SC2068,SC2086
     "$BIN" --data "$name" --set process.trigger_ms=1000 $extra $@ process 2>"$name.log" &
     local proc=$!
-    sleep "$SECS"
+    sleep 5
+    local c0 c1
+    c0=$(awk '{print $14 + $15}' "/proc/$proc/stat")
+    sleep $((SECS - 5))
+    c1=$(awk '{print $14 + $15}' "/proc/$proc/stat")
     local rss
     rss=$(awk '/VmRSS/ {print $2}' "/proc/$proc/status")
     kill -TERM "$proc"; wait "$proc" || true
@@ -117,8 +121,10 @@ live() { # live NAME API [SETTINGS...]: API off, self (the stream's own feed) or
         read -r res noi fai blg req _ _ < <(counts "$name")
         out="$res resolved, $noi no item, $fai failed, $blg backlog, $req requests"
     fi
-    echo "$f" | awk -v n="$name" -v r="$((rss / 1024))" -v o="$out" \
-        '{printf "  %-16s freshness over %d rows: p50 %d ms, p99 %d ms, max %d ms; RSS %d MB; %s\n", n, $1, $2, $3, $4, r, o}'
+    local cpu
+    cpu=$(awk -v a="$c0" -v b="$c1" -v s="$((SECS - 5))" -v hz="$(getconf CLK_TCK)" 'BEGIN{printf "%.1f", 100 * (b - a) / hz / s}')
+    echo "$f" | awk -v n="$name" -v r="$((rss / 1024))" -v o="$out" -v c="$cpu" \
+        '{printf "  %-16s freshness over %d rows: p50 %d ms, p99 %d ms, max %d ms; RSS %d MB; CPU %s %%; %s\n", n, $1, $2, $3, $4, r, c, o}'
 }
 echo "live at $RATE events/s, trigger 1000 ms, ${SECS} s each"
 live off off

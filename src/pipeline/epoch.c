@@ -386,14 +386,23 @@ static int plan_epoch(struct proc_run *run, struct fr_ck_range *range)
         if (process_stop || (run->once && !(run->es && fr_estage_waiting(run->es) > 0))) {
             return 0;
         }
+        int nap = avail > 0 ? 10 : 20;
         if (run->es) {
-            int rc = fr_estage_pump(run->es, avail > 0 ? 10 : 20);
+            /* Lookups move while the planner waits; the poll returns at once
+             * when the client has nothing in flight, so sleep out the rest
+             * (else this loop would spin until the trigger). */
+            int64_t w0 = fr_mono_ms();
+            int rc = fr_estage_pump(run->es, nap);
             if (rc < 0) {
                 fr_error("process", "enrichment client: %s", fr_strerror(rc));
                 return rc;
             }
+            int64_t left = nap - (fr_mono_ms() - w0);
+            if (left > 0) {
+                fr_sleep_ms(left);
+            }
         } else {
-            fr_sleep_ms(avail > 0 ? 10 : 20);
+            fr_sleep_ms(nap);
         }
     }
 }
