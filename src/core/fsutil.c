@@ -106,7 +106,9 @@ int fr_fs_pread_all(int fd, void *data, size_t len, off_t off)
     return FR_OK;
 }
 
-int fr_fs_write_atomic(const char *path, const void *data, size_t len)
+/* The recipe, with the fsyncs (durable) or without (a view file that a
+ * crash may leave old but never torn). */
+static int write_replace(const char *path, const void *data, size_t len, int durable)
 {
     char tmp[PATH_MAX];
     int n = snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
@@ -118,7 +120,7 @@ int fr_fs_write_atomic(const char *path, const void *data, size_t len)
         return fr_err_from_errno(errno);
     }
     int rc = fr_fs_write_all(fd, data, len);
-    if (rc == FR_OK && fsync(fd) < 0) {
+    if (rc == FR_OK && durable && fsync(fd) < 0) {
         rc = fr_err_from_errno(errno);
     }
     if (close(fd) < 0 && rc == FR_OK) {
@@ -131,7 +133,17 @@ int fr_fs_write_atomic(const char *path, const void *data, size_t len)
         unlink(tmp);
         return rc;
     }
-    return fr_fs_fsync_parent(path);
+    return durable ? fr_fs_fsync_parent(path) : FR_OK;
+}
+
+int fr_fs_write_atomic(const char *path, const void *data, size_t len)
+{
+    return write_replace(path, data, len, 1);
+}
+
+int fr_fs_write_replace(const char *path, const void *data, size_t len)
+{
+    return write_replace(path, data, len, 0);
 }
 
 int fr_fs_read_file(const char *path, struct fr_buf *buf)

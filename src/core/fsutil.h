@@ -22,6 +22,10 @@ int fr_fs_fsync_dir(const char *dir);
 int fr_fs_fsync_parent(const char *path);
 /* Durably replace path with data (see above). */
 int fr_fs_write_atomic(const char *path, const void *data, size_t len);
+/* Replace path with data atomically (temporary, rename) without the
+ * fsyncs: for files that are views, not data (a crash may leave the old
+ * version, never a torn one). */
+int fr_fs_write_replace(const char *path, const void *data, size_t len);
 /* Read a whole file into buf (appending); FR_ETOOBIG when it exceeds buf's cap. */
 int fr_fs_read_file(const char *path, struct fr_buf *buf);
 /* Write all of len bytes, retrying short writes and EINTR. */

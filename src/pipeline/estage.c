@@ -798,9 +798,7 @@ void fr_estage_publish(struct fr_estage *es, struct fr_stats *st, const char *da
     if (rc == FR_OK) {
         char path[4300];
         snprintf(path, sizeof path, "%s/stats/topics.json", data_dir);
-        /* A view, not data: replaced atomically, no fsync needed for
-         * correctness, but the one recipe is simplest. */
-        rc = fr_fs_write_atomic(path, buf.data, buf.len);
+        rc = fr_fs_write_replace(path, buf.data, buf.len); /* a view: no fsync */
     }
     if (rc < 0) {
         fr_warn("process", "cannot write the topics view: %s", fr_strerror(rc));

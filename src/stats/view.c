@@ -18,13 +18,10 @@
 #include "core/err.h"
 #include "core/fsutil.h"
 
-#include <errno.h>
 #include <math.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define VIEW_JSON_CAP ((size_t)2 << 20)
 
@@ -242,35 +239,15 @@ int fr_stats_view_publish(struct fr_stats *st, struct fr_proc *proc, int64_t epo
     }
     struct fr_buf buf;
     fr_buf_init(&buf, VIEW_JSON_CAP);
-    char path[4200], tmp[4300];
+    char path[4200];
     snprintf(path, sizeof path, "%s/stats/view.json", fr_stats_data_dir_int(st));
-    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
-    int fd = -1;
     int rc = fr_stats_view_json(view, epoch, fr_wall_ms(), &buf);
     if (rc == FR_OK) {
         rc = fr_buf_putc(&buf, '\n');
     }
-    if (rc < 0) {
-        goto cleanup;
+    if (rc == FR_OK) {
+        rc = fr_fs_write_replace(path, buf.data, buf.len); /* a view: no fsync */
     }
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        rc = fr_err_from_errno(errno);
-        goto cleanup;
-    }
-    rc = fr_fs_write_all(fd, buf.data, buf.len);
-    if (close(fd) < 0 && rc == FR_OK) {
-        rc = fr_err_from_errno(errno);
-    }
-    fd = -1;
-    if (rc == FR_OK && rename(tmp, path) < 0) {
-        rc = fr_err_from_errno(errno);
-    }
-    if (rc < 0) {
-        unlink(tmp);
-    }
-
-cleanup:
     fr_buf_free(&buf);
     return rc;
 }
