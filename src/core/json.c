@@ -375,3 +375,13 @@ int fr_json_str_eq(const struct fr_json_val *val, const char *s)
     return val->type == FR_JSON_STRING && (size_t)(val->end - val->start) == len &&
            memcmp(val->start, s, len) == 0;
 }
+
+int fr_json_cstr(const struct fr_json_val *val, char *out, size_t outcap)
+{
+    if (outcap == 0) {
+        return FR_ETOOBIG;
+    }
+    int n = fr_json_unescape(val, out, outcap - 1);
+    out[n < 0 ? 0 : n] = 0;
+    return n;
+}

@@ -43,6 +43,10 @@ int fr_json_member(const struct fr_json_val *obj, const char *key, struct fr_jso
  * Returns the decoded length, or FR_EJSON / FR_ETOOBIG. Lone surrogates
  * are an error. */
 int fr_json_unescape(const struct fr_json_val *val, char *out, size_t outcap);
+/* fr_json_unescape into a C string: at most outcap - 1 bytes and a NUL
+ * (fr_json_unescape itself does not terminate). Returns the length, or
+ * FR_EJSON / FR_ETOOBIG (then out is ""); outcap 0 is FR_ETOOBIG. */
+int fr_json_cstr(const struct fr_json_val *val, char *out, size_t outcap);
 /* Parse an integer value exactly (no fraction, no exponent, fits int64). */
 int fr_json_int64(const struct fr_json_val *val, int64_t *out);
 /* Compare a string value with a plain C string (no escapes in val). */

@@ -34,12 +34,7 @@ static int parse_str(const struct fr_json_val *obj, const char *key, char *out, 
     if (v.type != FR_JSON_STRING) {
         return FR_EJSON;
     }
-    int n = fr_json_unescape(&v, out, cap - 1);
-    if (n < 0) {
-        return FR_EJSON;
-    }
-    out[n] = 0;
-    return 1;
+    return fr_json_cstr(&v, out, cap) < 0 ? FR_EJSON : 1;
 }
 
 /* A boolean flag: true (v2) or "" (v1 style) count as set. */

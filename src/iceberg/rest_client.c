@@ -77,17 +77,6 @@ static size_t curl_write(char *p, size_t size, size_t n, void *arg)
     return size * n;
 }
 
-/* A JSON string value into out as a C string (fr_json_unescape does not
- * terminate): its length, or < 0 when it does not decode or fit. */
-static int json_cstr(const struct fr_json_val *v, char *out, size_t cap)
-{
-    int n = cap ? fr_json_unescape(v, out, cap - 1) : -1;
-    if (n >= 0) {
-        out[n] = 0;
-    }
-    return n;
-}
-
 static int curl_request(void *ctx, const char *method, const char *url, const char *token,
                         const char *body, size_t len, int timeout_ms, long *status,
                         struct fr_buf *resp)
@@ -234,7 +223,7 @@ static void note_error(struct fr_ice_rest *rest, const struct fr_buf *resp)
     if (p && fr_json_value(p, p + resp->len, &root) && root.type == FR_JSON_OBJECT &&
         fr_json_member(&root, "error", &err) == 1 && err.type == FR_JSON_OBJECT &&
         fr_json_member(&err, "message", &msg) == 1 && msg.type == FR_JSON_STRING) {
-        if (json_cstr(&msg, rest->last_error, sizeof rest->last_error) < 0) {
+        if (fr_json_cstr(&msg, rest->last_error, sizeof rest->last_error) < 0) {
             rest->last_error[0] = 0;
         }
     }
@@ -379,7 +368,7 @@ int fr_ice_rest_open(const struct fr_ice_rest_opts *opts, struct fr_ice_rest **o
         for (int i = 0; rc == FR_OK && i < 2 && !rest->prefix[0]; i++) {
             if (fr_json_member(&root, parts[i], &part) == 1 && part.type == FR_JSON_OBJECT &&
                 fr_json_member(&part, "prefix", &v) == 1 && v.type == FR_JSON_STRING &&
-                json_cstr(&v, rest->prefix, sizeof rest->prefix) < 0) {
+                fr_json_cstr(&v, rest->prefix, sizeof rest->prefix) < 0) {
                 rc = ice_err(FR_EPROTO, "rest: bad prefix in /v1/config");
             }
         }
@@ -449,7 +438,7 @@ int fr_ice_rest_table(struct fr_ice_rest *rest, struct fr_ice_catalog *cat, cons
     if (rc == FR_OK &&
         (!p || !fr_json_value(p, p + b.len, &root) || root.type != FR_JSON_OBJECT ||
          fr_json_member(&root, "metadata-location", &loc) != 1 || loc.type != FR_JSON_STRING ||
-         json_cstr(&loc, location, sizeof location) < 0 ||
+         fr_json_cstr(&loc, location, sizeof location) < 0 ||
          fr_json_member(&root, "metadata", &meta) != 1 || meta.type != FR_JSON_OBJECT)) {
         rc = ice_err(FR_EPROTO, "rest: not a LoadTableResult for %s.%s", ns, name);
     }
@@ -664,7 +653,7 @@ int fr_ice_rest_stage_append(struct fr_ice_catalog *cat, const char *ns, const c
     ice_err_clear();
     if (!fr_json_value(load_result, load_result + len, &root) || root.type != FR_JSON_OBJECT ||
         fr_json_member(&root, "metadata-location", &loc) != 1 || loc.type != FR_JSON_STRING ||
-        json_cstr(&loc, location, sizeof location) < 0 ||
+        fr_json_cstr(&loc, location, sizeof location) < 0 ||
         fr_json_member(&root, "metadata", &meta) != 1 || meta.type != FR_JSON_OBJECT) {
         return ice_err(FR_EPROTO, "rest: not a LoadTableResult for %s.%s", ns, name);
     }

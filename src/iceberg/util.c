@@ -505,12 +505,7 @@ char *ice_json_str(struct fr_ice_arena *arena, const struct fr_json_val *v)
     if (!out) {
         return NULL;
     }
-    int n = fr_json_unescape(v, out, raw + 1);
-    if (n < 0) {
-        return NULL;
-    }
-    out[n] = 0;
-    return out;
+    return fr_json_cstr(v, out, raw + 1) < 0 ? NULL : out;
 }
 
 /* ---------------------------------------------------------- string set -- */

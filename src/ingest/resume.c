@@ -81,8 +81,7 @@ void fr_ingest_extract(const char *json, size_t len, struct fr_ingest_meta *meta
             }
         }
         if (fr_json_member(&m, "id", &v) == 1 && v.type == FR_JSON_STRING) {
-            int n = fr_json_unescape(&v, meta->meta_id, sizeof meta->meta_id - 1);
-            meta->meta_id[n > 0 ? n : 0] = 0;
+            fr_json_cstr(&v, meta->meta_id, sizeof meta->meta_id);
         }
     }
     struct fr_json_val wiki, title;

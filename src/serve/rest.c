@@ -743,12 +743,7 @@ static int rest_ident(const struct fr_json_val *obj, char *ns, size_t nscap, cha
         v.type != FR_JSON_STRING) {
         return FR_EINVAL;
     }
-    int n = namecap ? fr_json_unescape(&v, name, namecap - 1) : -1;
-    if (n <= 0) {
-        return FR_EINVAL;
-    }
-    name[n] = 0; /* fr_json_unescape does not terminate */
-    return FR_OK;
+    return fr_json_cstr(&v, name, namecap) > 0 ? FR_OK : FR_EINVAL;
 }
 
 static enum MHD_Result h_commit(struct rest_ctx *x)
