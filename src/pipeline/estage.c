@@ -452,8 +452,12 @@ int fr_estage_apply(struct fr_estage *es, struct fr_tw *tw, int64_t watermark_us
     }
     /* Hold the frontier back to the oldest edit still waiting. */
     int64_t frontier = watermark_us;
-    for (uint32_t i = 0; i < es->cap && es->used; i++) {
-        if (es->slots[i].state != ES_FREE && es->slots[i].event_us < frontier) {
+    for (uint32_t i = 0, seen = 0; i < es->cap && seen < es->used; i++) {
+        if (es->slots[i].state == ES_FREE) {
+            continue;
+        }
+        seen++;
+        if (es->slots[i].event_us < frontier) {
             frontier = es->slots[i].event_us;
         }
     }
