@@ -101,6 +101,10 @@
       "Epochs of at least this many records are read and decoded on a second thread while the operators run (0: never).") \
     X(process, maintain_every_epochs, INT, "100", 0, 1000000, 0,                          \
       "After every this many committed epochs the processor compacts its tables' small files (into files of about process.compact_target_bytes) and expires their snapshots (maintenance.expire_after_s, maintenance.retain_last) itself, so commit cost stays flat however fast epochs come (0: leave it all to `freshet compact`).") \
+    X(process, idle_timeout_s, INT, "60", 0, 86400, 0,                                   \
+      "A shard (`freshet process --partition N`, the scale-out mode) whose partition brings nothing new for this long commits an empty idle epoch that raises its watermark to the wall clock minus process.lateness_s, so a quiet partition stops holding back the gold windows of the other partitions; a record arriving on it later is judged against that watermark (0: never).") \
+    X(process, checkpoint_dir, STR, "", 0, 0, 0,                                          \
+      "Where checkpoints and offsets WALs live (empty: <general.data_dir>/process). In the scale-out mode every instance must see the same directory (a shared volume), so a partition that moves resumes from its checkpoint on its new owner.") \
     X(process, compact_target_bytes, INT, "8388608", 1 * FR_MiB, 4 * FR_GiB, 0,           \
       "Target file size of the processor's own compaction: files under 1/64 of this are packed at every round, larger ones in size tiers (factor 4) once four of a size exist, up to half of this (ADR 0020), so a byte is rewritten a few times and the live file count follows the table's bytes; `freshet compact` (maintenance.target_file_bytes) merges the results into larger files less often.") \
     X(maintenance, interval_s, INT, "60", 5, 86400, 0,                                    \

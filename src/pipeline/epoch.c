@@ -44,6 +44,7 @@
 #include "pipeline/checkpoint.h"
 #include "pipeline/estage.h"
 #include "pipeline/lake.h"
+#include "pipeline/maint.h"
 #include "pipeline/tables.h"
 #include "process/process.h"
 #include "stats/stats.h"
@@ -73,6 +74,14 @@ struct epoch_counts {
 
 struct proc_run {
     struct fr_conf *conf;
+    /* The pipeline whose epochs this process commits: general.pipeline_id,
+     * or "<pipeline_id>-p<N>" for the shard of partition N (--partition N,
+     * docs/SCALEOUT.md): its own checkpoint, offsets WAL, operator state
+     * and epoch sequence. */
+    char pipe[FR_PIPE_ID_MAX];
+    int shard;          /* the shard's partition, -1: every partition */
+    int64_t idle_ms;    /* the shard's partition has had nothing new since (mono ms) */
+    int64_t idle_end;   /* its log end then */
     char dir[4096]; /* checkpoint directory */
     struct fr_lake lake;        /* the catalog and where data files go */
     struct fr_ice_catalog *cat; /* lake.cat */
@@ -102,6 +111,9 @@ struct proc_run {
  * when it runs (dlq_replays is only written by `freshet dlq replay`). */
 static int epoch_writes(const struct proc_run *run, int t)
 {
+    if (run->shard >= 0 && (t == FR_TBL_GOLD_EPM || t == FR_TBL_GOLD_TOP)) {
+        return 0; /* a shard's windows are partial: the finalizer writes gold */
+    }
     if (t < FR_TBL_COUNT) {
         return 1;
     }
@@ -114,6 +126,9 @@ static int epoch_writes(const struct proc_run *run, int t)
 static int sink_minute(void *arg, const struct fr_win_row *row)
 {
     struct proc_run *run = arg;
+    if (run->shard >= 0) {
+        return FR_OK;
+    }
     run->n.gold_epm++;
     return run->write ? fr_tw_gold_epm(&run->tw[FR_TBL_GOLD_EPM], row) : FR_OK;
 }
@@ -121,6 +136,9 @@ static int sink_minute(void *arg, const struct fr_win_row *row)
 static int sink_top(void *arg, const struct fr_top_row *row)
 {
     struct proc_run *run = arg;
+    if (run->shard >= 0) {
+        return FR_OK;
+    }
     run->n.gold_top++;
     return run->write ? fr_tw_gold_top(&run->tw[FR_TBL_GOLD_TOP], row) : FR_OK;
 }
@@ -288,6 +306,36 @@ static int discover_partitions(struct proc_run *run)
     return (int)n;
 }
 
+/*
+ * Whether the shard's partition has been idle for process.idle_timeout_s:
+ * everything in it consumed and its end unchanged that long (wall time on
+ * this process's monotonic clock), and the shard's watermark would move.
+ * Each idle epoch restarts the timer, so a quiet partition commits one
+ * empty epoch per timeout. ADR 0014, "Idle partitions".
+ */
+static int shard_idle(struct proc_run *run, int64_t avail, int64_t end)
+{
+    int64_t timeout = run->conf->process_idle_timeout_s * 1000;
+    int64_t now = fr_mono_ms();
+    if (avail > 0 || end != run->idle_end || run->idle_ms == 0) {
+        run->idle_end = end;
+        run->idle_ms = now;
+        return 0;
+    }
+    if (timeout <= 0 || now - run->idle_ms < timeout || run->once) {
+        return 0;
+    }
+    struct fr_proc_stats st;
+    fr_proc_stats(run->proc, &st);
+    int64_t raise = fr_wall_ms() * 1000 - run->conf->process_lateness_s * 1000000;
+    if (st.watermark_us != FR_PROC_WM_NONE && raise <= st.watermark_us) {
+        run->idle_ms = now;
+        return 0;
+    }
+    run->idle_ms = now;
+    return 1;
+}
+
 /* Wait for records and choose the next epoch's range: everything durable
  * when the trigger fires, at most epoch_max_records. Returns 1 with a
  * range, 0 when asked to stop with nothing pending, < 0 under --once when a
@@ -308,10 +356,23 @@ static int plan_epoch(struct proc_run *run, struct fr_ck_range *range)
             run->ck.nparts = (uint32_t)n;
         }
         run->nparts = run->ck.nparts;
+        if (run->shard >= 0 && run->nparts <= (uint32_t)run->shard) {
+            /* The shard's partition does not exist (yet): nothing to plan. */
+            if (process_stop || run->once) {
+                return 0;
+            }
+            stats_tick(run, 0);
+            fr_sleep_ms(200);
+            continue;
+        }
         int64_t avail = 0;
         int64_t ends[FR_CK_MAX_PARTS];
         int stat_rc = FR_OK;
         for (uint32_t p = 0; p < run->nparts; p++) {
+            if (run->shard >= 0 && p != (uint32_t)run->shard) {
+                ends[p] = run->ck.next[p]; /* another shard's */
+                continue;
+            }
             int rc = partition_end(run, p, &ends[p]);
             if (rc < 0 && stat_rc == FR_OK) {
                 stat_rc = rc;
@@ -342,6 +403,17 @@ static int plan_epoch(struct proc_run *run, struct fr_ck_range *range)
         /* Answered lookups are worth an epoch of their own (no records)
          * when nothing else comes: their rows and the windows they settle
          * should not wait for the stream. */
+        if (run->shard >= 0 && shard_idle(run, avail, ends[run->shard])) {
+            /* An idle epoch: no records, the shard's watermark raised
+             * (run_epoch) so that it stops holding the gold frontier. */
+            memset(range, 0, sizeof *range);
+            range->epoch = run->ck.epoch + 1;
+            range->nparts = run->nparts;
+            for (uint32_t p = 0; p < run->nparts; p++) {
+                range->start[p] = range->end[p] = run->ck.next[p];
+            }
+            return 1;
+        }
         int answers = run->es && fr_estage_answered(run->es) > 0;
         int all_answered = answers && fr_estage_waiting(run->es) == 0;
         if (avail >= max ||
@@ -355,7 +427,7 @@ static int plan_epoch(struct proc_run *run, struct fr_ck_range *range)
              * partition's records run ahead of the rest (read_range merges
              * them by append time). */
             int64_t budget = max;
-            int64_t share = max / (int64_t)run->nparts;
+            int64_t share = max / (run->shard >= 0 ? 1 : (int64_t)run->nparts);
             if (share < 1) {
                 share = 1;
             }
@@ -408,12 +480,16 @@ static int plan_epoch(struct proc_run *run, struct fr_ck_range *range)
 }
 
 /* "recentchange/0:100-200,recentchange/1:7-9" */
-static void range_text(const struct fr_ck_range *range, char *out, size_t outlen)
+static void range_text(const struct proc_run *run, const struct fr_ck_range *range, char *out,
+                       size_t outlen)
 {
     size_t at = 0;
     out[0] = 0;
     for (uint32_t p = 0; p < range->nparts && at < outlen; p++) {
-        int n = snprintf(out + at, outlen - at, "%s%s/%u:%" PRId64 "-%" PRId64, p ? "," : "", TOPIC,
+        if (run->shard >= 0 && p != (uint32_t)run->shard) {
+            continue;
+        }
+        int n = snprintf(out + at, outlen - at, "%s%s/%u:%" PRId64 "-%" PRId64, at ? "," : "", TOPIC,
                          p, range->start[p], range->end[p]);
         if (n < 0) {
             break;
@@ -643,7 +719,7 @@ static int commit_epoch_rest(struct proc_run *run, const struct fr_ck_range *ran
             rc = FR_OK;
         } else if (rc == FR_OK) {
             rc = fr_ice_rest_commit_epoch(run->lake.rest, changes, n,
-                                          run->conf->general_pipeline_id, range->epoch, &landed);
+                                          run->pipe, range->epoch, &landed);
         }
         if (rc < 0) {
             fr_warn("process", "epoch %" PRId64 ": REST commit attempt %d: %s (%s) %s",
@@ -665,7 +741,7 @@ static int commit_epoch_rest(struct proc_run *run, const struct fr_ck_range *ran
 static int commit_epoch(struct proc_run *run, const struct fr_ck_range *range)
 {
     char offsets[2048];
-    range_text(range, offsets, sizeof offsets);
+    range_text(run, range, offsets, sizeof offsets);
     /* The watermark after the epoch: gold holds exactly the windows that
      * end at or before it (verify recomputes them from silver). */
     struct fr_proc_stats st;
@@ -680,7 +756,7 @@ static int commit_epoch(struct proc_run *run, const struct fr_ck_range *range)
     struct fr_ice_kv props[] = {
         {FR_SUMMARY_WATERMARK, wm}, {FR_SUMMARY_RECORDS, records}, {FR_SUMMARY_TOPICS, settled}};
     struct fr_ice_commit_info info = {
-        .pipeline_id = run->conf->general_pipeline_id,
+        .pipeline_id = run->pipe,
         .epoch = range->epoch,
         .source_offsets = offsets,
         .props = props,
@@ -733,15 +809,18 @@ static int epoch_committed(struct proc_run *run, int64_t epoch)
     if (rc < 0) {
         return rc;
     }
-    rc = fr_ice_find_epoch(bronze, run->conf->general_pipeline_id, epoch);
+    rc = fr_ice_find_epoch(bronze, run->pipe, epoch);
     fr_ice_table_free(bronze);
     return rc;
 }
 
 /* The range epoch covered, from bronze's snapshot summary (the marker's
  * freshet.source-offsets): used when the offsets WAL no longer has it (lost
- * or rotated) but the lake does. 1 found, 0 not committed, < 0 error. */
-static int lake_range(struct proc_run *run, int64_t epoch, struct fr_ck_range *range)
+ * or rotated) but the lake does. *wm (may be NULL) gets the watermark the
+ * epoch committed (FR_PROC_WM_NONE when it recorded none). 1 found, 0 not
+ * committed, < 0 error. */
+static int lake_range(struct proc_run *run, int64_t epoch, struct fr_ck_range *range,
+                      int64_t *wm)
 {
     struct fr_ice_table *bronze = NULL;
     int rc = fr_lake_table(&run->lake, fr_tbl_name(FR_TBL_BRONZE), &bronze);
@@ -754,10 +833,12 @@ static int lake_range(struct proc_run *run, int64_t epoch, struct fr_ck_range *r
     snprintf(want, sizeof want, "%" PRId64, epoch);
     int found = 0;
     for (uint32_t i = 0; i < nsnap && !found; i++) {
-        const char *pipe = NULL, *ep = NULL, *offsets = NULL;
+        const char *pipe = NULL, *ep = NULL, *offsets = NULL, *mark = NULL;
         for (uint32_t k = 0; k < snaps[i].nsummary; k++) {
             const struct fr_ice_kv *kv = &snaps[i].summary[k];
-            if (strcmp(kv->key, FR_ICE_SUMMARY_PIPELINE) == 0) {
+            if (strcmp(kv->key, FR_SUMMARY_WATERMARK) == 0) {
+                mark = kv->value;
+            } else if (strcmp(kv->key, FR_ICE_SUMMARY_PIPELINE) == 0) {
                 pipe = kv->value;
             } else if (strcmp(kv->key, FR_ICE_SUMMARY_EPOCH) == 0) {
                 ep = kv->value;
@@ -765,9 +846,12 @@ static int lake_range(struct proc_run *run, int64_t epoch, struct fr_ck_range *r
                 offsets = kv->value;
             }
         }
-        if (!pipe || !ep || !offsets || strcmp(pipe, run->conf->general_pipeline_id) != 0 ||
+        if (!pipe || !ep || !offsets || strcmp(pipe, run->pipe) != 0 ||
             strcmp(ep, want) != 0) {
             continue;
+        }
+        if (wm) {
+            *wm = mark ? strtoll(mark, NULL, 10) : FR_PROC_WM_NONE;
         }
         /* "recentchange/0:100-200,recentchange/1:7-9" */
         memset(range, 0, sizeof *range);
@@ -801,57 +885,15 @@ static int lake_range(struct proc_run *run, int64_t epoch, struct fr_ck_range *r
 }
 
 /* Table maintenance by the processor itself, between epochs (after the
- * checkpoint): compaction of small data files, then snapshot expiry. Done
- * here it never races this process's commits, and what each commit
- * rewrites stays bounded: without it a table's metadata lists every
- * snapshot ever made and its manifests every small file, and commit cost
- * grows with the table's age (docs/BENCHMARKS.md, the soak). Compaction
- * commits replace snapshots (no epoch marker); expiry always keeps the
- * newest epoch marker (fr_ice_expire). A failure is reported and left to
- * the next round or to `freshet compact`: the epoch is already safe. */
+ * checkpoint): fr_maint_tables over the tables it writes. */
 static void maintain_tables(struct proc_run *run)
 {
-    int64_t t0 = fr_mono_ms();
-    int64_t cutoff = fr_wall_ms() - run->conf->maintenance_expire_after_s * 1000;
-    /* Size tiers (fr_ice_compact_opts_stream, ADR 0020): a merged file is
-     * read again only once enough files of its size exist, so a round's
-     * cost and the live file count do not grow with the table's age. */
-    struct fr_ice_compact_opts copts;
-    fr_ice_compact_opts_stream(run->conf->process_compact_target_bytes, &copts);
-    uint32_t before = 0, after = 0, inputs = 0, outputs = 0, snaps = 0, files = 0;
-    int64_t bytes_in = 0;
+    uint8_t want[FR_TBL_EVERY];
     for (int t = 0; t < FR_TBL_EVERY; t++) {
-        if (!epoch_writes(run, t)) {
-            continue;
-        }
-        const char *name = fr_tbl_name(t);
-        struct fr_ice_compact_stats cs = {0};
-        struct fr_ice_expire_stats es = {0};
-        /* Compaction reads the data files back from local paths: not yet
-         * with a warehouse in an object store (docs/S3.md). */
-        int rc = fr_lake_remote(&run->lake) ? FR_OK
-                                            : fr_ice_compact(run->cat, FR_NS, name, &copts, &cs);
-        if (rc < 0) {
-            fr_warn("process", "compacting %s: %s %s", name, fr_strerror(rc), fr_ice_errmsg());
-        }
-        before += cs.files_before;
-        after += cs.files_after;
-        inputs += cs.inputs;
-        outputs += cs.groups;
-        bytes_in += cs.bytes_in;
-        rc = fr_ice_expire(run->cat, FR_NS, name, cutoff,
-                           (uint32_t)run->conf->maintenance_retain_last, &es);
-        if (rc < 0) {
-            fr_warn("process", "expiring snapshots of %s: %s %s", name, fr_strerror(rc),
-                    fr_ice_errmsg());
-        }
-        snaps += es.snapshots_expired;
-        files += es.files_deleted;
+        want[t] = (uint8_t)epoch_writes(run, t);
     }
-    fr_info("process",
-            "maintenance: %u files (%" PRId64 " KiB) compacted into %u, live files %u -> %u, "
-            "%u snapshots expired, %u files deleted in %" PRId64 " ms",
-            inputs, bytes_in / 1024, outputs, before, after, snaps, files, fr_mono_ms() - t0);
+    fr_maint_tables(&run->lake, run->conf, want,
+                    fr_wall_ms() - run->conf->maintenance_expire_after_s * 1000);
 }
 
 /* The enrichment stage's part of an epoch, after its records: apply the
@@ -889,6 +931,26 @@ static int enrich_epoch(struct proc_run *run, int64_t epoch)
     return rc;
 }
 
+/* A shard's idle epoch (no records; shard_idle): raise the watermark to
+ * the wall clock minus the lateness, or, for an epoch already in the lake,
+ * to the watermark it committed, so a replay ends in the same state. */
+static int idle_epoch(struct proc_run *run, int64_t epoch)
+{
+    int64_t wm = fr_wall_ms() * 1000 - run->conf->process_lateness_s * 1000000;
+    if (!run->write) {
+        struct fr_ck_range r;
+        int rc = lake_range(run, epoch, &r, &wm);
+        if (rc <= 0) {
+            fr_error("process", "idle epoch %" PRId64 ": its marker is not in the lake", epoch);
+            return rc < 0 ? rc : FR_ENOTFOUND;
+        }
+    }
+    if (wm == FR_PROC_WM_NONE) {
+        return FR_OK;
+    }
+    return fr_proc_raise(run->proc, wm, &proc_sink, run);
+}
+
 static int run_epoch(struct proc_run *run, const struct fr_ck_range *range)
 {
     int64_t t0 = fr_mono_ms();
@@ -910,12 +972,15 @@ static int run_epoch(struct proc_run *run, const struct fr_ck_range *range)
         if (!epoch_writes(run, t)) {
             continue;
         }
-        fr_tw_init(&run->tw[t], t, run->table_dir[t], run->conf->general_pipeline_id, range->epoch,
+        fr_tw_init(&run->tw[t], t, run->table_dir[t], run->pipe, range->epoch,
                    (size_t)run->conf->process_row_group_bytes);
         run->tw[t].large = large;
         run->tw[t].lake = &run->lake;
     }
     int rc = read_range(run, range);
+    if (rc == FR_OK && run->shard >= 0 && range_records(range) == 0) {
+        rc = idle_epoch(run, range->epoch);
+    }
     if (rc == FR_OK && run->es) {
         rc = enrich_epoch(run, range->epoch);
     }
@@ -983,7 +1048,8 @@ static int run_epoch(struct proc_run *run, const struct fr_ck_range *range)
     /* Behind a REST catalog the tables are maintained by the catalog's
      * owner (or `freshet compact` where it runs): compaction here commits
      * through the SQLite catalog. */
-    if (!committed && every > 0 && !run->lake.rest && (range->epoch + 1) % every == 0) {
+    if (!committed && every > 0 && !run->lake.rest && run->shard < 0 &&
+        (range->epoch + 1) % every == 0) {
         maintain_tables(run);
     }
     return FR_OK;
@@ -994,25 +1060,45 @@ static int run_epoch(struct proc_run *run, const struct fr_ck_range *range)
 static void process_usage(FILE *out)
 {
     fprintf(out,
-            "usage: freshet process [--once]\n\n"
+            "usage: freshet process [--once] [--partition N | --finalize]\n\n"
             "Read the log topic `recentchange` from the checkpointed offsets and commit one\n"
             "epoch at a time to the six tables of namespace `wiki` (bronze_recentchange,\n"
             "silver_recentchange, gold_edits_per_minute, gold_top_pages, late_arrivals, dlq).\n"
             "An epoch is cut after process.trigger_ms or at process.epoch_max_records.\n"
             "--once: process what the log holds now, then exit. SIGTERM: finish the\n"
-            "current epoch, then exit 0.\n");
+            "current epoch, then exit 0.\n"
+            "--partition N: run the shard of partition N only (pipeline <id>-pN; bronze,\n"
+            "silver, late_arrivals and dlq), for the scale-out mode (docs/SCALEOUT.md).\n"
+            "--finalize: compute the gold tables from the shards' committed silver rows.\n");
 }
 
 int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"once", no_argument, 0, 'o'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    int once = 0;
+    static const struct option opts[] = {{"once", no_argument, 0, 'o'},
+                                         {"partition", required_argument, 0, 'p'},
+                                         {"finalize", no_argument, 0, 'f'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    int once = 0, finalize = 0;
+    long shard = -1;
     int c;
-    while ((c = getopt_long(argc, argv, "oh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "op:fh", opts, NULL)) != -1) {
         switch (c) {
         case 'o':
             once = 1;
+            break;
+        case 'p': {
+            char *end;
+            shard = strtol(optarg, &end, 10);
+            if (*end || shard < 0 || shard >= FR_CK_MAX_PARTS) {
+                fprintf(stderr, "freshet process: --partition wants 0..%d, not \"%s\"\n",
+                        FR_CK_MAX_PARTS - 1, optarg);
+                return 2;
+            }
+            break;
+        }
+        case 'f':
+            finalize = 1;
             break;
         case 'h':
             process_usage(stdout);
@@ -1025,6 +1111,18 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
     if (optind < argc) {
         fprintf(stderr, "freshet process: unexpected argument \"%s\"\n", argv[optind]);
         return 2;
+    }
+    if (finalize && shard >= 0) {
+        fprintf(stderr, "freshet process: --partition and --finalize exclude each other\n");
+        return 2;
+    }
+    if (shard >= 0 && conf->enrich_enabled) {
+        fprintf(stderr, "freshet process: enrichment (enrich.enabled) does not run in the "
+                        "scale-out mode yet (docs/SCALEOUT.md)\n");
+        return 2;
+    }
+    if (finalize) {
+        return fr_final_run(conf, once);
     }
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -1041,6 +1139,14 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
     int lock_fd = -1;
     run->conf = conf;
     run->once = once;
+    run->shard = (int)shard;
+    int pn = shard >= 0 ? snprintf(run->pipe, sizeof run->pipe, "%s-p%ld",
+                                   conf->general_pipeline_id, shard)
+                        : snprintf(run->pipe, sizeof run->pipe, "%s", conf->general_pipeline_id);
+    if (pn < 0 || (size_t)pn >= sizeof run->pipe) {
+        fr_error("process", "general.pipeline_id is too long");
+        goto cleanup;
+    }
     fr_buf_init(&run->ck.state, STATE_CAP);
     run->ck.epoch = -1;
     fr_log_opts_init(&run->lopts);
@@ -1048,7 +1154,7 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
         goto cleanup;
     }
 
-    rc = fr_ck_dir(conf->general_data_dir, conf->general_pipeline_id, run->dir, sizeof run->dir);
+    rc = fr_maint_ck_dir(conf, run->pipe, run->dir, sizeof run->dir);
     if (rc < 0) {
         fr_error("process", "cannot create %s/process: %s", conf->general_data_dir,
                  fr_strerror(rc));
@@ -1061,13 +1167,16 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
             fr_error("process",
                      "pipeline %s is locked by process %ld (another process, "
                      "rebuild or dlq replay is running)",
-                     conf->general_pipeline_id, holder);
+                     run->pipe, holder);
         } else {
             fr_error("process", "cannot lock %s: %s", run->dir, fr_strerror(lock_fd));
         }
         goto cleanup;
     }
-    fr_stats_open(conf->general_data_dir, FR_STATS_PROCESS, &run->stats);
+    /* Shards have no stats file yet (one per data directory and stage). */
+    if (run->shard < 0) {
+        fr_stats_open(conf->general_data_dir, FR_STATS_PROCESS, &run->stats);
+    }
     fr_stats_set(run->stats, FR_STATS_PROC_TRIGGER, 0, (double)conf->process_trigger_ms / 1000.0);
     /* A dlq replay that committed but did not install its checkpoint must
      * be finished (or undone) by rerunning it before epochs go on. */
@@ -1181,7 +1290,7 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
         run->lake_epoch = -1;
         rc = fr_lake_table(&run->lake, fr_tbl_name(FR_TBL_BRONZE), &bronze);
         if (rc == FR_OK) {
-            rc = fr_ice_last_epoch(bronze, conf->general_pipeline_id, &run->lake_epoch, &snap);
+            rc = fr_ice_last_epoch(bronze, run->pipe, &run->lake_epoch, &snap);
             if (rc == FR_ENOTFOUND || rc == 0) {
                 rc = FR_OK;
             }
@@ -1213,7 +1322,7 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
         } else {
             /* The WAL did not have it, but the lake may: then its range is
              * the one the marker records, whatever is in the log now. */
-            rc = lake_range(run, run->ck.epoch + 1, &range);
+            rc = lake_range(run, run->ck.epoch + 1, &range, NULL);
             if (rc < 0) {
                 goto cleanup;
             }

@@ -115,3 +115,56 @@ int fr_lake_pq_in(const struct fr_lake *lake, const char *path, struct fr_pq_in 
     }
     return fr_pq_in_file(path, in);
 }
+
+int fr_lake_scan_file(const struct fr_lake *lake, const char *path,
+                      const struct fr_pq_read_opts *ropts, const struct fr_lake_col *cols,
+                      uint32_t ncols, fr_lake_batch_fn fn, void *arg, char *err, size_t errlen)
+{
+    struct fr_pq_reader *r = NULL;
+    struct fr_pq_scan *scan = NULL;
+    struct fr_pq_in in;
+    err[0] = 0;
+    if (ncols > 16) {
+        snprintf(err, errlen, "%s: more than 16 columns asked", path);
+        return FR_EINVAL;
+    }
+    int rc = fr_lake_pq_in(lake, path, &in);
+    if (rc == FR_OK) {
+        rc = fr_pq_reader_open(&in, ropts, &r);
+    }
+    if (rc < 0) {
+        snprintf(err, errlen, "%s: %s", path, fr_pq_errmsg());
+        return rc;
+    }
+    uint32_t idx[16];
+    const struct fr_pq_schema *schema = fr_pq_reader_schema(r);
+    for (uint32_t c = 0; c < ncols; c++) {
+        int ci = fr_pq_reader_column(r, cols[c].name);
+        if (ci < 0 || schema->columns[ci].type != cols[c].type) {
+            snprintf(err, errlen, "%s: no column %s of type %s", path, cols[c].name,
+                     fr_pq_type_name(cols[c].type));
+            rc = FR_ECORRUPT;
+            goto cleanup;
+        }
+        idx[c] = (uint32_t)ci;
+    }
+    struct fr_pq_scan_opts so = {idx, ncols, NULL, 0};
+    rc = fr_pq_scan_open(r, &so, &scan);
+    const struct fr_pq_batch *b;
+    while (rc == FR_OK && (rc = fr_pq_scan_next(scan, &b)) == FR_OK) {
+        rc = fn(arg, b);
+        if (rc != FR_OK) {
+            goto cleanup; /* fn's own code: no reader message */
+        }
+    }
+    if (rc == FR_EEOF) {
+        rc = FR_OK;
+    } else if (rc < 0) {
+        snprintf(err, errlen, "%s: %s", path, fr_pq_errmsg());
+    }
+
+cleanup:
+    fr_pq_scan_free(scan);
+    fr_pq_reader_free(r);
+    return rc;
+}

@@ -49,4 +49,25 @@ int fr_lake_pq_out(const struct fr_lake *lake, const char *path, struct fr_pq_ou
  * the local file, or ranged GETs of the object. */
 int fr_lake_pq_in(const struct fr_lake *lake, const char *path, struct fr_pq_in *in);
 
+/* A column to read by name, with the type it must have. */
+struct fr_lake_col {
+    const char *name;
+    enum fr_pq_type type;
+};
+
+typedef int (*fr_lake_batch_fn)(void *arg, const struct fr_pq_batch *b);
+
+/*
+ * Read columns cols[0..ncols) (at most 16) of the data file at path (as
+ * fr_ice_files' local_path gives) and call fn with each batch, columns in
+ * cols order; ropts may be NULL. A non-zero return from fn stops the scan
+ * and is returned. Errors are returned with a message in err ("<path>: no
+ * column wiki of type STRING", or the reader's): FR_ECORRUPT for a missing
+ * or mistyped column, the reader's codes otherwise. Not logged: the caller
+ * decides (verify retries some of them with more passes).
+ */
+int fr_lake_scan_file(const struct fr_lake *lake, const char *path,
+                      const struct fr_pq_read_opts *ropts, const struct fr_lake_col *cols,
+                      uint32_t ncols, fr_lake_batch_fn fn, void *arg, char *err, size_t errlen);
+
 #endif

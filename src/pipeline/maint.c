@@ -74,9 +74,21 @@ int fr_maint_lake_exists(const char *data_dir)
     return stat(path, &st) == 0;
 }
 
+int fr_maint_ck_dir(const struct fr_conf *conf, const char *pipeline, char *out, size_t outlen)
+{
+    if (!conf->process_checkpoint_dir[0]) {
+        return fr_ck_dir(conf->general_data_dir, pipeline, out, outlen);
+    }
+    int n = snprintf(out, outlen, "%s/%s", conf->process_checkpoint_dir, pipeline);
+    if (n < 0 || (size_t)n >= outlen) {
+        return FR_EINVAL;
+    }
+    return fr_fs_mkdirs(out, 0755);
+}
+
 int fr_maint_lock(struct fr_conf *conf, const char *cmd, char *dir, size_t dirlen)
 {
-    int rc = fr_ck_dir(conf->general_data_dir, conf->general_pipeline_id, dir, dirlen);
+    int rc = fr_maint_ck_dir(conf, conf->general_pipeline_id, dir, dirlen);
     if (rc < 0) {
         fr_error(cmd, "cannot create %s/process: %s", conf->general_data_dir, fr_strerror(rc));
         return -1;
@@ -909,3 +921,58 @@ void fr_lscan_free(struct fr_lscan *ls)
     free(ls->files);
     free(ls);
 }
+/* Table maintenance by the processor itself, between epochs (after the
+ * checkpoint): compaction of small data files, then snapshot expiry. Done
+ * here it never races this process's commits, and what each commit
+ * rewrites stays bounded: without it a table's metadata lists every
+ * snapshot ever made and its manifests every small file, and commit cost
+ * grows with the table's age (docs/BENCHMARKS.md, the soak). Compaction
+ * commits replace snapshots (no epoch marker); expiry always keeps the
+ * newest epoch marker (fr_ice_expire). A failure is reported and left to
+ * the next round or to `freshet compact`: the epoch is already safe. */
+void fr_maint_tables(struct fr_lake *lake, const struct fr_conf *conf,
+                     const uint8_t want[FR_TBL_EVERY], int64_t older_than_ms)
+{
+    int64_t t0 = fr_mono_ms();
+    int64_t cutoff = older_than_ms;
+    /* Size tiers (fr_ice_compact_opts_stream, ADR 0020): a merged file is
+     * read again only once enough files of its size exist, so a round's
+     * cost and the live file count do not grow with the table's age. */
+    struct fr_ice_compact_opts copts;
+    fr_ice_compact_opts_stream(conf->process_compact_target_bytes, &copts);
+    uint32_t before = 0, after = 0, inputs = 0, outputs = 0, snaps = 0, files = 0;
+    int64_t bytes_in = 0;
+    for (int t = 0; t < FR_TBL_EVERY; t++) {
+        if (!want[t]) {
+            continue;
+        }
+        const char *name = fr_tbl_name(t);
+        struct fr_ice_compact_stats cs = {0};
+        struct fr_ice_expire_stats es = {0};
+        /* Compaction reads the data files back from local paths: not yet
+         * with a warehouse in an object store (docs/S3.md). */
+        int rc = fr_lake_remote(lake) ? FR_OK
+                                            : fr_ice_compact(lake->cat, FR_NS, name, &copts, &cs);
+        if (rc < 0) {
+            fr_warn("process", "compacting %s: %s %s", name, fr_strerror(rc), fr_ice_errmsg());
+        }
+        before += cs.files_before;
+        after += cs.files_after;
+        inputs += cs.inputs;
+        outputs += cs.groups;
+        bytes_in += cs.bytes_in;
+        rc = fr_ice_expire(lake->cat, FR_NS, name, cutoff,
+                           (uint32_t)conf->maintenance_retain_last, &es);
+        if (rc < 0) {
+            fr_warn("process", "expiring snapshots of %s: %s %s", name, fr_strerror(rc),
+                    fr_ice_errmsg());
+        }
+        snaps += es.snapshots_expired;
+        files += es.files_deleted;
+    }
+    fr_info("process",
+            "maintenance: %u files (%" PRId64 " KiB) compacted into %u, live files %u -> %u, "
+            "%u snapshots expired, %u files deleted in %" PRId64 " ms",
+            inputs, bytes_in / 1024, outputs, before, after, snaps, files, fr_mono_ms() - t0);
+}
+

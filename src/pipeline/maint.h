@@ -25,6 +25,7 @@
 #include "core/buf.h"
 #include "iceberg/iceberg.h"
 #include "pipeline/checkpoint.h"
+#include "pipeline/lake.h"
 #include "pipeline/tables.h"
 
 #include <stddef.h>
@@ -57,6 +58,19 @@ int fr_cmd_dlq(struct fr_conf *conf, int argc, char **argv);
  * create a lake, they say there is none. */
 int fr_maint_lake_exists(const char *data_dir);
 
+/*
+ * One round of table maintenance between epochs (after the checkpoint):
+ * compaction of each wanted table's small data files in size tiers, then
+ * expiry of its snapshots older than older_than_ms (Unix ms) beyond
+ * maintenance.retain_last. Run by the one process that maintains the
+ * tables (the processor; in the scale-out mode the finalizer). Failures
+ * are logged and left to the next round: the epoch is already safe.
+ */
+void fr_maint_tables(struct fr_lake *lake, const struct fr_conf *conf,
+                     const uint8_t want[FR_TBL_EVERY], int64_t older_than_ms);
+/* The checkpoint directory of pipeline (created): <process.checkpoint_dir>/
+ * <pipeline> when that is set, else <general.data_dir>/process/<pipeline>. */
+int fr_maint_ck_dir(const struct fr_conf *conf, const char *pipeline, char *out, size_t outlen);
 /* Take the pipeline lock for command cmd ("rebuild", "dlq replay"):
  * creates the checkpoint directory (written to dir), returns the lock's
  * descriptor, or -1 after printing why (another holder named by pid). */

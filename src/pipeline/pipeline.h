@@ -1,11 +1,25 @@
 /*
- * pipeline.h — `freshet process`: the log to the lake, one epoch at a time.
+ * pipeline.h — `freshet process`: the log to the lake, one epoch at a time;
+ * in the scale-out mode (docs/SCALEOUT.md, ADR 0014) one shard per log
+ * partition, a finalizer for the gold tables, and the consumer-group member
+ * that runs the shards its instance is assigned.
  */
 #ifndef FR_PIPELINE_H
 #define FR_PIPELINE_H
 
 #include "conf/conf.h"
 
+/* Longest pipeline id of a shard or finalizer ("<general.pipeline_id>-p63"). */
+#define FR_PIPE_ID_MAX 160
+/* The finalizer's pipeline id: "<general.pipeline_id>" FR_PIPE_FINAL_SUFFIX. */
+#define FR_PIPE_FINAL_SUFFIX "-gold"
+
 int fr_cmd_process(struct fr_conf *conf, int argc, char **argv);
+
+/* `freshet process --finalize` (final.c): returns the exit status. */
+int fr_final_run(struct fr_conf *conf, int once);
+
+/* `freshet process --group` (group.c): returns the exit status. */
+int fr_group_run(struct fr_conf *conf, int argc, char **argv);
 
 #endif

@@ -30,7 +30,9 @@
 #include "core/err.h"
 #include "iceberg/iceberg.h"
 #include "parquet/parquet.h"
+#include "pipeline/checkpoint.h"
 #include "pipeline/lake.h"
+#include "pipeline/pipeline.h"
 #include "pipeline/tables.h"
 
 #include <errno.h>
@@ -392,6 +394,13 @@ struct vf {
     int64_t rebuild_rejected; /* bronze rows the newest rebuild's gate rejected */
     int consumed_ok;
     char offsets[2048];
+    /* The scale-out mode (docs/SCALEOUT.md): bronze holds the epochs of
+     * shards "<id>-p<N>" and gold those of the finalizer "<id>-gold". The
+     * cut is each shard's newest epoch in bronze's lineage (shard_epoch[p],
+     * -1: none) and gold's newest finalizer epoch whose shard epochs are
+     * all inside it; the watermark is that epoch's frontier. */
+    int sharded;
+    int64_t shard_epoch[FR_CK_MAX_PARTS];
     /* the pass being run: keys with (h >> 32) % passes == k; the table read */
     uint32_t k, passes;
     int role;
@@ -491,6 +500,58 @@ static int64_t snap_marker(const struct vf *vf, const struct fr_ice_snapshot *s)
     return e;
 }
 
+/* The scale-out shard marker on s ("<id>-p<N>", epoch): 1 with *part and
+ * *epoch, or 0. */
+static int shard_marker(const struct vf *vf, const struct fr_ice_snapshot *s, uint32_t *part,
+                        int64_t *epoch)
+{
+    const char *p = summary_get(s, FR_ICE_SUMMARY_PIPELINE);
+    size_t n = strlen(vf->conf->general_pipeline_id);
+    if (!p || strncmp(p, vf->conf->general_pipeline_id, n) != 0 || p[n] != '-' ||
+        p[n + 1] != 'p') {
+        return 0;
+    }
+    char *end;
+    long k = strtol(p + n + 2, &end, 10);
+    if (*end || end == p + n + 2 || k < 0 || k >= FR_CK_MAX_PARTS ||
+        parse_i64(summary_get(s, FR_ICE_SUMMARY_EPOCH), epoch) < 0 || *epoch < 0) {
+        return 0;
+    }
+    *part = (uint32_t)k;
+    return 1;
+}
+
+/* Whether s carries the finalizer's marker ("<id>-gold"). */
+static int final_marker(const struct vf *vf, const struct fr_ice_snapshot *s)
+{
+    const char *p = summary_get(s, FR_ICE_SUMMARY_PIPELINE);
+    size_t n = strlen(vf->conf->general_pipeline_id);
+    return p && strncmp(p, vf->conf->general_pipeline_id, n) == 0 &&
+           strcmp(p + n, FR_PIPE_FINAL_SUFFIX) == 0;
+}
+
+/* Whether every shard epoch a finalizer snapshot consumed ("shard/0:4-9,
+ * ...", ends exclusive) is inside the cut. */
+static int final_in_cut(const struct vf *vf, const struct fr_ice_snapshot *s)
+{
+    const char *q = summary_get(s, FR_ICE_SUMMARY_OFFSETS);
+    while (q && *q) {
+        unsigned part;
+        long long a, b;
+        int used = 0;
+        if (sscanf(q, "shard/%u:%lld-%lld%n", &part, &a, &b, &used) != 3 ||
+            part >= FR_CK_MAX_PARTS) {
+            return 0;
+        }
+        if (b > a && b - 1 > vf->shard_epoch[part]) {
+            return 0;
+        }
+        q += used;
+        q += *q == ',';
+    }
+    return q != NULL;
+}
+
 /* The lineage of a table's current snapshot, newest first (one backward
  * sweep: snapshots are listed in commit order; an expired ancestor ends
  * it), with the largest epoch marker at or below each. *chain and *eff are
@@ -560,6 +621,64 @@ static int parse_offsets(const char *s, int64_t *sum)
     return FR_OK;
 }
 
+/* Bronze in the scale-out mode: each shard's newest epoch, the sum of
+ * their end offsets, and each shard's history (complete when its markers,
+ * newest first, are E, E-1, ..., 0). The watermark comes from gold's cut
+ * (cut_table). */
+static int cut_shards(struct vf *vf)
+{
+    struct vf_tab *tab = &vf->tab[FR_TBL_BRONZE];
+    uint32_t nsnap = 0, n;
+    uint32_t *chain;
+    int64_t *eff;
+    int rc = lineage(vf, tab->table, &chain, &eff, &n);
+    const struct fr_ice_snapshot *snaps = n ? fr_ice_table_snapshots(tab->table, &nsnap) : NULL;
+    int64_t next[FR_CK_MAX_PARTS], records = 0;
+    int complete = 1;
+    vf->consumed = 0;
+    vf->consumed_ok = 1;
+    vf->epoch = -1;
+    tab->snap = tab->current;
+    vf->replays = calloc(n ? n : 1, sizeof *vf->replays);
+    rc = rc == FR_OK && !vf->replays ? FR_ENOMEM : rc;
+    for (uint32_t k = 0; rc == FR_OK && k < n; k++) {
+        const struct fr_ice_snapshot *s = &snaps[chain[k]];
+        uint32_t p;
+        int64_t e, r, end;
+        if (!shard_marker(vf, s, &p, &e)) {
+            continue;
+        }
+        if (vf->shard_epoch[p] < 0) {
+            vf->shard_epoch[p] = e;
+            next[p] = e;
+            vf->epoch = e > vf->epoch ? e : vf->epoch;
+            vf->consumed_ok &= parse_offsets(summary_get(s, FR_ICE_SUMMARY_OFFSETS), &end) == FR_OK;
+            vf->consumed += vf->consumed_ok ? end : 0;
+        }
+        if (e != next[p] || parse_i64(summary_get(s, FR_SUMMARY_RECORDS), &r) < 0 || r < 0) {
+            complete = 0;
+        } else {
+            records += r;
+        }
+        next[p] = e - 1;
+        vf->history_epochs++;
+    }
+    size_t at = 0;
+    for (uint32_t p = 0; p < FR_CK_MAX_PARTS && at < sizeof vf->offsets; p++) {
+        if (vf->shard_epoch[p] >= 0) {
+            complete &= next[p] == -1;
+            int w = snprintf(vf->offsets + at, sizeof vf->offsets - at, "%sp%u:%" PRId64,
+                             at ? "," : "shard epochs ", p, vf->shard_epoch[p]);
+            at += w > 0 ? (size_t)w : 0;
+        }
+    }
+    vf->history_records = complete ? records : -1;
+    tab->epoch = vf->epoch;
+    free(chain);
+    free(eff);
+    return rc;
+}
+
 /* Bronze: the cut epoch, its offsets, the replays it holds, the watermark
  * (its snapshot marked E, or a replay committed after it) and the history
  * (complete when the markers, newest first, are E, E-1, ..., 0). */
@@ -567,6 +686,27 @@ static int cut_bronze(struct vf *vf)
 {
     struct vf_tab *tab = &vf->tab[FR_TBL_BRONZE];
     uint32_t nsnap = 0, n;
+    /* The scale-out mode: shard markers and none of the pipeline's own. */
+    {
+        uint32_t ns = 0, p;
+        int64_t e;
+        int shards = 0, own = 0;
+        const struct fr_ice_snapshot *ss = tab->table ? fr_ice_table_snapshots(tab->table, &ns)
+                                                      : NULL;
+        for (uint32_t i = 0; i < ns; i++) {
+            shards |= shard_marker(vf, &ss[i], &p, &e);
+            own |= snap_marker(vf, &ss[i]) >= 0;
+        }
+        for (uint32_t q = 0; q < FR_CK_MAX_PARTS; q++) {
+            vf->shard_epoch[q] = -1;
+        }
+        vf->sharded = shards && !own;
+        if (vf->sharded) {
+            vf->watermark_us = INT64_MIN;
+            vf->watermark_ms = INT64_MIN;
+            return cut_shards(vf);
+        }
+    }
     uint32_t *chain;
     int64_t *eff;
     int rc = lineage(vf, tab->table, &chain, &eff, &n);
@@ -628,6 +768,14 @@ static int in_cut(const struct vf *vf, const struct fr_ice_snapshot *s)
 {
     int64_t m = snap_marker(vf, s);
     const char *id = summary_get(s, VF_SUMMARY_REPLAY);
+    uint32_t part;
+    int64_t e;
+    if (vf->sharded && shard_marker(vf, s, &part, &e)) {
+        return e <= vf->shard_epoch[part];
+    }
+    if (vf->sharded && final_marker(vf, s)) {
+        return final_in_cut(vf, s);
+    }
     if (m >= 0) {
         return m <= vf->epoch;
     }
@@ -662,7 +810,21 @@ static int cut_table(struct vf *vf, enum fr_tbl t)
         snprintf(tab->broken, sizeof tab->broken,
                  "no snapshot at or before epoch %" PRId64 " is kept (expired?)", vf->epoch);
     }
-    for (uint32_t k = best; (t == FR_TBL_SILVER || t == FR_TBL_GOLD_EPM) && k < n; k++) {
+    /* Scale-out: the watermark is the frontier of gold's cut finalizer
+     * epoch (at or before the cut snapshot: compactions carry no marker). */
+    for (uint32_t k = best; vf->sharded && t == FR_TBL_GOLD_EPM && k < n; k++) {
+        const struct fr_ice_snapshot *s = &snaps[chain[k]];
+        int64_t w;
+        if (final_marker(vf, s)) {
+            if (parse_i64(summary_get(s, FR_SUMMARY_WATERMARK), &w) == FR_OK) {
+                vf->watermark_us = w;
+                vf->watermark_ms = s->timestamp_ms;
+            }
+            break;
+        }
+    }
+    for (uint32_t k = best; !vf->sharded && (t == FR_TBL_SILVER || t == FR_TBL_GOLD_EPM) && k < n;
+         k++) {
         const struct fr_ice_snapshot *s = &snaps[chain[k]];
         int64_t e, w, r;
         if (!summary_get(s, VF_SUMMARY_REBUILD)) {
@@ -1743,8 +1905,13 @@ static int print_text(const struct vf *vf, FILE *out)
 {
     char wm[32];
     fmt_time(vf->watermark_us, wm);
-    fprintf(out, "cut: pipeline %s, epoch %" PRId64 ", watermark %s, offsets %s\n",
-            vf->conf->general_pipeline_id, vf->epoch, wm, vf->offsets[0] ? vf->offsets : "-");
+    if (vf->sharded) {
+        fprintf(out, "cut: pipeline %s, scale-out (shards and finalizer), %s, gold frontier %s\n",
+                vf->conf->general_pipeline_id, vf->offsets[0] ? vf->offsets : "-", wm);
+    } else {
+        fprintf(out, "cut: pipeline %s, epoch %" PRId64 ", watermark %s, offsets %s\n",
+                vf->conf->general_pipeline_id, vf->epoch, wm, vf->offsets[0] ? vf->offsets : "-");
+    }
     for (int t = 0; t < FR_TBL_ALL; t++) {
         const struct vf_tab *tab = &vf->tab[t];
         fprintf(out,

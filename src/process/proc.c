@@ -202,6 +202,17 @@ int fr_proc_set_idle(struct fr_proc *proc, int32_t partition, int idle,
     return proc_settle(proc, before, sink, arg);
 }
 
+int fr_proc_raise(struct fr_proc *proc, int64_t watermark_us, const struct fr_proc_sink *sink,
+                  void *arg)
+{
+    int64_t before = fr_proc_wm_get(proc->wm);
+    int rc = fr_proc_wm_raise(proc->wm, watermark_us);
+    if (rc < 0) {
+        return rc;
+    }
+    return proc_settle(proc, before, sink, arg);
+}
+
 const struct fr_proc_opts *fr_proc_opts(const struct fr_proc *proc) { return &proc->opts; }
 
 void fr_proc_stats(const struct fr_proc *proc, struct fr_proc_stats *stats)

@@ -234,6 +234,9 @@ int64_t fr_proc_wm_get(const struct fr_proc_wm *wm);
 /* Fold a valid record's event time into its partition. FR_EINVAL for a
  * partition outside 0..max-1 (nothing changes). */
 int fr_proc_wm_observe(struct fr_proc_wm *wm, int32_t partition, int64_t event_us);
+/* Raise the watermark to at least watermark_us (never lowers it): an idle
+ * shard's epoch (docs/SCALEOUT.md). FR_EINVAL for FR_PROC_WM_NONE. */
+int fr_proc_wm_raise(struct fr_proc_wm *wm, int64_t watermark_us);
 /* Exclude (idle = 1) or include a partition in the minimum. */
 int fr_proc_wm_set_idle(struct fr_proc_wm *wm, int32_t partition, int idle);
 /* The largest event time seen on partition, FR_PROC_WM_NONE when none. */
@@ -566,6 +569,11 @@ const struct fr_proc_opts *fr_proc_opts(const struct fr_proc *proc);
  * watermark minimum, or include it again; settles what that releases. */
 int fr_proc_set_idle(struct fr_proc *proc, int32_t partition, int idle,
                      const struct fr_proc_sink *sink, void *arg);
+/* Raise the watermark to at least watermark_us and settle what that
+ * releases (dedup keys expire, windows emit to sink), as if a record had
+ * moved it there: the idle epoch of a shard. Errors as fr_proc_record. */
+int fr_proc_raise(struct fr_proc *proc, int64_t watermark_us, const struct fr_proc_sink *sink,
+                  void *arg);
 void fr_proc_stats(const struct fr_proc *proc, struct fr_proc_stats *stats);
 /* Provisional per-wiki counts and top pages of the open windows. */
 void fr_proc_view(struct fr_proc *proc, struct fr_proc_view *view);

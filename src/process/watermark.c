@@ -139,6 +139,17 @@ int fr_proc_wm_observe(struct fr_proc_wm *wm, int32_t partition, int64_t event_u
     return FR_OK;
 }
 
+int fr_proc_wm_raise(struct fr_proc_wm *wm, int64_t watermark_us)
+{
+    if (watermark_us == FR_PROC_WM_NONE) {
+        return FR_EINVAL;
+    }
+    if (wm->wm == FR_PROC_WM_NONE || watermark_us > wm->wm) {
+        wm->wm = watermark_us;
+    }
+    return FR_OK;
+}
+
 int fr_proc_wm_set_idle(struct fr_proc_wm *wm, int32_t partition, int idle)
 {
     if (partition < 0 || (uint32_t)partition >= wm->max_partitions) {

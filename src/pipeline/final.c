@@ -1,0 +1,942 @@
+/*
+ * final.c — the finalizer of the scale-out mode, `freshet process
+ * --finalize` (ADR 0014, docs/SCALEOUT.md): gold_edits_per_minute and
+ * gold_top_pages computed from what the shards committed.
+ *
+ * A shard (`freshet process --partition N`, pipeline "<id>-p<N>") sees one
+ * partition, and a wiki's pages span partitions, so its windows would be
+ * partial: shards write bronze, silver, late_arrivals and dlq only. The
+ * finalizer (pipeline "<id>-gold") reads the silver files of each shard's
+ * epochs, in each shard's epoch order, into the window operators
+ * (window.c, topk.c), and emits a window once the frontier passes its end:
+ *
+ *     frontier = max(previous frontier,
+ *                    min over every partition of the topic of the watermark
+ *                    its shard committed with its newest consumed epoch)
+ *
+ * A shard's silver rows all lie at or after its watermark (older events go
+ * to late_arrivals), so a window ending at or before the frontier has every
+ * row it will ever have: gold is exact, and equals the recomputation from
+ * silver that `freshet verify` makes. A quiet partition does not hold the
+ * frontier forever: its shard commits idle epochs that raise its watermark
+ * (process.idle_timeout_s, epoch.c).
+ *
+ * One finalizer epoch (a crash at any arrow restarts at PLAN from the
+ * checkpoint):
+ *
+ *   PLAN ──► WAL ──► READ ──► ADVANCE ──► COMMIT ──► CHECKPOINT ──► MAINTAIN
+ *    │                 │         │           │
+ *    │                 │         │           └─ gold_edits_per_minute always
+ *    │                 │         │              (it carries the marker
+ *    │                 │         │              "<id>-gold", epoch, ranges),
+ *    │                 │         │              gold_top_pages when it has rows
+ *    │                 │         └─ windows ending <= frontier emitted
+ *    │                 └─ silver files added by shard epochs [start[p], end[p])
+ *    └─ bronze's snapshots scanned for shard markers: the next shard epochs
+ *       of every partition, at most process.epoch_max_records records
+ *
+ * The checkpoint is a struct fr_ck (checkpoint.c) whose next[p] is the next
+ * epoch of shard p to consume and whose state is the table below; the WAL
+ * holds each epoch's shard-epoch ranges. An epoch already in gold (its
+ * marker) is replayed from its range (the WAL's, or the marker's
+ * freshet.source-offsets "shard/0:4-9,shard/1:3-3") with nothing written:
+ * exactly once, as in epoch.c.
+ *
+ * State (little-endian, inside the checkpoint, which has its own CRC):
+ *
+ *   offset  size  field
+ *   0       4     magic "FRFN"
+ *   4       4     version = 1
+ *   8       8     frontier (Unix µs, INT64_MIN: none)
+ *   16      4     n partitions
+ *   20      8*n   watermark of each shard's newest consumed epoch
+ *   ..      8+L   fr_win_save bytes (length, then bytes)
+ *   ..      8+L   fr_win_top_save bytes
+ *
+ * Maintenance of every table is the finalizer's in this mode (shards run
+ * none, so they never race each other's compactions): expiry keeps every
+ * snapshot committed after the finalizer last looked, minus a margin, so
+ * the shard epochs it has not consumed keep their snapshots.
+ *
+ * Single-threaded; SIGTERM/SIGINT: the current epoch finishes, then exit 0.
+ */
+#include "pipeline/pipeline.h"
+
+#include "core/clock.h"
+#include "core/diag.h"
+#include "core/err.h"
+#include "iceberg/iceberg.h"
+#include "kafka/kafka.h"
+#include "log/log.h"
+#include "pipeline/checkpoint.h"
+#include "pipeline/lake.h"
+#include "pipeline/maint.h"
+#include "pipeline/tables.h"
+#include "process/process.h"
+
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define TOPIC "recentchange"
+#define FN_MAGIC "FRFN"
+#define FN_STATE_CAP ((size_t)1 << 30)
+/* Snapshots younger than this (before the finalizer's last look) are never
+ * expired: they may hold shard epochs it has not consumed yet. */
+#define FN_KEEP_MARGIN_MS INT64_C(600000)
+
+static volatile sig_atomic_t final_stop;
+
+static void final_on_signal(int sig)
+{
+    (void)sig;
+    final_stop = 1;
+}
+
+/* A shard epoch to consume: its bronze snapshot's facts and silver's. */
+struct fn_sepoch {
+    int64_t wm;         /* the watermark it committed */
+    int64_t records;    /* log records it consumed */
+    int64_t silver_snap; /* its silver snapshot, -1: none (no silver rows) */
+    int64_t silver_seq;
+};
+
+struct fin {
+    struct fr_conf *conf;
+    char pipe[FR_PIPE_ID_MAX];
+    char shard_prefix[FR_PIPE_ID_MAX]; /* "<id>-p" */
+    char dir[4096];
+    struct fr_lake lake;
+    struct fr_log_opts lopts;
+    struct fr_kafka *kafka;
+    struct fr_ck ck;
+    int64_t wm[FR_CK_MAX_PARTS];
+    int64_t frontier;
+    struct fr_win *win;
+    struct fr_top *top;
+    struct fr_tw tw[2]; /* gold_edits_per_minute, gold_top_pages */
+    char table_dir[2][4096];
+    int write;
+    int once;
+    int64_t lake_epoch;
+    int64_t looked_ms; /* wall time of the last bronze scan */
+    uint64_t silver_rows, rows_epm, rows_top;
+    struct fr_pq_read_opts ropts;
+    /* the epoch's shard epochs, indexed [p][e - start[p]] */
+    struct fn_sepoch *se[FR_CK_MAX_PARTS];
+    int64_t se_n[FR_CK_MAX_PARTS];
+};
+
+static const enum fr_tbl fn_tables[2] = {FR_TBL_GOLD_EPM, FR_TBL_GOLD_TOP};
+
+/* ---------------------------------------------------------------- state */
+
+static int put_i64(struct fr_buf *b, int64_t v) { return fr_buf_append(b, &v, 8); }
+
+static int fn_save(const struct fin *f, struct fr_buf *out)
+{
+    uint32_t version = 1, n = f->ck.nparts;
+    int rc = fr_buf_append(out, FN_MAGIC, 4);
+    rc = rc ? rc : fr_buf_append(out, &version, 4);
+    rc = rc ? rc : put_i64(out, f->frontier);
+    rc = rc ? rc : fr_buf_append(out, &n, 4);
+    for (uint32_t p = 0; rc == FR_OK && p < n; p++) {
+        rc = put_i64(out, f->wm[p]);
+    }
+    for (int k = 0; rc == FR_OK && k < 2; k++) {
+        size_t at = out->len;
+        rc = put_i64(out, 0);
+        if (rc == FR_OK) {
+            rc = k == 0 ? fr_win_save(f->win, out) : fr_win_top_save(f->top, out);
+        }
+        if (rc == FR_OK) {
+            int64_t len = (int64_t)(out->len - at - 8);
+            memcpy(out->data + at, &len, 8);
+        }
+    }
+    return rc;
+}
+
+static int fn_load(struct fin *f, const uint8_t *b, size_t len)
+{
+    uint32_t version, n;
+    if (len < 20 || memcmp(b, FN_MAGIC, 4) != 0) {
+        return FR_ECORRUPT;
+    }
+    memcpy(&version, b + 4, 4);
+    memcpy(&f->frontier, b + 8, 8);
+    memcpy(&n, b + 16, 4);
+    if (version != 1 || n > FR_CK_MAX_PARTS || len < 20 + 8 * (size_t)n) {
+        return FR_ECORRUPT;
+    }
+    size_t at = 20;
+    for (uint32_t p = 0; p < n; p++, at += 8) {
+        memcpy(&f->wm[p], b + at, 8);
+    }
+    for (int k = 0; k < 2; k++) {
+        int64_t l;
+        if (len - at < 8) {
+            return FR_ECORRUPT;
+        }
+        memcpy(&l, b + at, 8);
+        at += 8;
+        if (l < 0 || (uint64_t)l > len - at) {
+            return FR_ECORRUPT;
+        }
+        int rc = k == 0 ? fr_win_load(f->win, b + at, (size_t)l)
+                        : fr_win_top_load(f->top, b + at, (size_t)l);
+        if (rc < 0) {
+            return rc;
+        }
+        at += (size_t)l;
+    }
+    return at == len ? FR_OK : FR_ECORRUPT;
+}
+
+/* ------------------------------------------------------------ summaries */
+
+static const char *summary_get(const struct fr_ice_snapshot *s, const char *key)
+{
+    for (uint32_t i = 0; i < s->nsummary; i++) {
+        if (strcmp(s->summary[i].key, key) == 0) {
+            return s->summary[i].value;
+        }
+    }
+    return NULL;
+}
+
+static int64_t summary_i64(const struct fr_ice_snapshot *s, const char *key, int64_t dflt)
+{
+    const char *v = summary_get(s, key);
+    if (!v || !*v) {
+        return dflt;
+    }
+    char *end;
+    long long x = strtoll(v, &end, 10);
+    return *end ? dflt : (int64_t)x;
+}
+
+/* The shard partition and epoch of s's marker: 1, or 0 when s carries no
+ * shard marker of this pipeline. */
+static int shard_marker(const struct fin *f, const struct fr_ice_snapshot *s, uint32_t *part,
+                        int64_t *epoch)
+{
+    const char *pipe = summary_get(s, FR_ICE_SUMMARY_PIPELINE);
+    size_t pl = strlen(f->shard_prefix);
+    if (!pipe || strncmp(pipe, f->shard_prefix, pl) != 0) {
+        return 0;
+    }
+    char *end;
+    long p = strtol(pipe + pl, &end, 10);
+    if (*end || end == pipe + pl || p < 0 || p >= FR_CK_MAX_PARTS) {
+        return 0;
+    }
+    *epoch = summary_i64(s, FR_ICE_SUMMARY_EPOCH, -1);
+    *part = (uint32_t)p;
+    return *epoch >= 0;
+}
+
+/* "shard/0:4-9,shard/1:3-3" */
+static void range_text(const struct fr_ck_range *r, char *out, size_t outlen)
+{
+    size_t at = 0;
+    out[0] = 0;
+    for (uint32_t p = 0; p < r->nparts && at < outlen; p++) {
+        int n = snprintf(out + at, outlen - at, "%sshard/%u:%" PRId64 "-%" PRId64, p ? "," : "",
+                         p, r->start[p], r->end[p]);
+        if (n < 0) {
+            break;
+        }
+        at += (size_t)n;
+    }
+}
+
+/* Epoch's marker in gold_edits_per_minute: its range and frontier. 1
+ * found, 0 not committed, < 0 error. */
+static int lake_epoch_range(struct fin *f, int64_t epoch, struct fr_ck_range *r, int64_t *frontier)
+{
+    struct fr_ice_table *t = NULL;
+    int rc = fr_lake_table(&f->lake, fr_tbl_name(FR_TBL_GOLD_EPM), &t);
+    if (rc < 0) {
+        return rc;
+    }
+    uint32_t nsnap = 0;
+    const struct fr_ice_snapshot *snaps = fr_ice_table_snapshots(t, &nsnap);
+    int found = 0;
+    for (uint32_t i = 0; i < nsnap && !found; i++) {
+        const char *pipe = summary_get(&snaps[i], FR_ICE_SUMMARY_PIPELINE);
+        const char *off = summary_get(&snaps[i], FR_ICE_SUMMARY_OFFSETS);
+        if (!pipe || strcmp(pipe, f->pipe) != 0 || !off ||
+            summary_i64(&snaps[i], FR_ICE_SUMMARY_EPOCH, -1) != epoch) {
+            continue;
+        }
+        memset(r, 0, sizeof *r);
+        r->epoch = epoch;
+        *frontier = summary_i64(&snaps[i], FR_SUMMARY_WATERMARK, FR_PROC_WM_NONE);
+        for (const char *q = off; *q;) {
+            unsigned part;
+            long long a, b;
+            int used = 0;
+            if (sscanf(q, "shard/%u:%lld-%lld%n", &part, &a, &b, &used) != 3 ||
+                part >= FR_CK_MAX_PARTS || a < 0 || b < a) {
+                fr_ice_table_free(t);
+                fr_error("finalize", "epoch %" PRId64 ": unreadable source offsets \"%s\"",
+                         epoch, off);
+                return FR_ECORRUPT;
+            }
+            r->start[part] = a;
+            r->end[part] = b;
+            r->nparts = part + 1 > r->nparts ? part + 1 : r->nparts;
+            q += used;
+            q += *q == ',';
+        }
+        found = 1;
+    }
+    fr_ice_table_free(t);
+    return found;
+}
+
+/* --------------------------------------------------------------- planning */
+
+static void se_free(struct fin *f)
+{
+    for (uint32_t p = 0; p < FR_CK_MAX_PARTS; p++) {
+        free(f->se[p]);
+        f->se[p] = NULL;
+        f->se_n[p] = 0;
+    }
+}
+
+/*
+ * Collect what bronze and silver say of the shard epochs after next[p]:
+ * each one's watermark and record count (bronze carries every shard
+ * epoch's marker) and its silver snapshot. With want (a replay) exactly
+ * want's ranges are collected, and a missing one is an error (expired);
+ * without, at most budget records' worth, contiguous from next[p].
+ */
+static int collect(struct fin *f, const struct fr_ck_range *want, int64_t budget,
+                   struct fr_ck_range *out)
+{
+    se_free(f);
+    struct fr_ice_table *bronze = NULL, *silver = NULL;
+    int rc = fr_lake_table(&f->lake, fr_tbl_name(FR_TBL_BRONZE), &bronze);
+    if (rc == FR_OK) {
+        rc = fr_lake_table(&f->lake, fr_tbl_name(FR_TBL_SILVER), &silver);
+    }
+    f->looked_ms = fr_wall_ms();
+    uint32_t nb = 0, ns = 0;
+    const struct fr_ice_snapshot *bs = rc == FR_OK ? fr_ice_table_snapshots(bronze, &nb) : NULL;
+    const struct fr_ice_snapshot *ss = rc == FR_OK ? fr_ice_table_snapshots(silver, &ns) : NULL;
+    memset(out, 0, sizeof *out);
+    out->epoch = f->ck.epoch + 1;
+    out->nparts = f->ck.nparts;
+    for (uint32_t p = 0; p < FR_CK_MAX_PARTS; p++) {
+        out->start[p] = out->end[p] = f->ck.next[p];
+    }
+    if (want) {
+        *out = *want;
+    }
+    int64_t cap[FR_CK_MAX_PARTS];
+    for (uint32_t p = 0; p < FR_CK_MAX_PARTS; p++) {
+        cap[p] = want ? want->end[p] - want->start[p] : 4096; /* allocated when used */
+    }
+    int64_t used = 0;
+    for (uint32_t i = 0; rc == FR_OK && i < nb; i++) {
+        uint32_t p;
+        int64_t e;
+        if (!shard_marker(f, &bs[i], &p, &e) || e < out->start[p]) {
+            continue;
+        }
+        int64_t k = e - out->start[p];
+        if (want ? e >= want->end[p] : (k != f->se_n[p] || k >= cap[p] || used >= budget)) {
+            continue; /* beyond the range, a gap, or the budget is spent */
+        }
+        if (!f->se[p] && !(f->se[p] = calloc((size_t)cap[p], sizeof *f->se[p]))) {
+            rc = FR_ENOMEM;
+            break;
+        }
+        f->se[p][k] = (struct fn_sepoch){summary_i64(&bs[i], FR_SUMMARY_WATERMARK, FR_PROC_WM_NONE),
+                                         summary_i64(&bs[i], FR_SUMMARY_RECORDS, 0), -1, -1};
+        used += f->se[p][k].records > 0 ? f->se[p][k].records : 1;
+        if (k + 1 > f->se_n[p]) {
+            f->se_n[p] = k + 1;
+        }
+        if (!want) {
+            out->end[p] = e + 1;
+            out->nparts = p + 1 > out->nparts ? p + 1 : out->nparts;
+        }
+    }
+    for (uint32_t i = 0; rc == FR_OK && i < ns; i++) {
+        uint32_t p;
+        int64_t e;
+        if (shard_marker(f, &ss[i], &p, &e) && e >= out->start[p] && e < out->end[p] &&
+            e - out->start[p] < f->se_n[p]) {
+            f->se[p][e - out->start[p]].silver_snap = ss[i].snapshot_id;
+            f->se[p][e - out->start[p]].silver_seq = ss[i].sequence_number;
+        }
+    }
+    for (uint32_t p = 0; rc == FR_OK && want && p < want->nparts; p++) {
+        if (f->se_n[p] != want->end[p] - want->start[p]) {
+            fr_error("finalize",
+                     "epoch %" PRId64 ": shard %u's epochs %" PRId64 "-%" PRId64
+                     " are not all in bronze (expired?): the gold state cannot be rebuilt; "
+                     "run `freshet rebuild`",
+                     want->epoch, p, want->start[p], want->end[p]);
+            rc = FR_ENOTFOUND;
+        }
+    }
+    if (rc < 0 && rc != FR_ENOTFOUND) {
+        fr_error("finalize", "reading the lake: %s %s", fr_strerror(rc), fr_ice_errmsg());
+    }
+    fr_ice_table_free(bronze);
+    fr_ice_table_free(silver);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- reading */
+
+static const struct fr_lake_col fn_cols[] = {
+    {"event_time", FR_PQ_TIMESTAMP}, {"wiki", FR_PQ_STRING},       {"type", FR_PQ_STRING},
+    {"user", FR_PQ_STRING},          {"bot", FR_PQ_BOOL},          {"length_old", FR_PQ_INT64},
+    {"length_new", FR_PQ_INT64},     {"title", FR_PQ_STRING}};
+
+static enum fr_proc_type type_of(struct fr_pq_str s)
+{
+    for (int t = FR_TYPE_EDIT; t <= FR_TYPE_EXTERNAL; t++) {
+        const char *name = fr_proc_type_name((enum fr_proc_type)t);
+        if (strlen(name) == s.len && memcmp(name, s.ptr, s.len) == 0) {
+            return (enum fr_proc_type)t;
+        }
+    }
+    return (enum fr_proc_type)0;
+}
+
+/* fr_lake_batch_fn: silver rows into the windows (what they read of a
+ * row: event time, wiki, type, user, bot, lengths, title). */
+static int fn_batch(void *arg, const struct fr_pq_batch *b)
+{
+    struct fin *f = arg;
+    const struct fr_pq_vec *c = b->cols;
+    for (uint32_t i = 0; i < b->nrows; i++) {
+        struct fr_row row;
+        memset(&row, 0, sizeof row);
+        row.event_us = c[0].v.i64[i];
+        row.wiki = (struct fr_proc_str){c[1].v.str[i].ptr, (uint32_t)c[1].v.str[i].len};
+        row.type = type_of(c[2].v.str[i]);
+        if (!c[3].nulls[i]) {
+            row.has |= FR_ROW_USER;
+            row.user = (struct fr_proc_str){c[3].v.str[i].ptr, (uint32_t)c[3].v.str[i].len};
+        }
+        if (!c[4].nulls[i]) {
+            row.has |= FR_ROW_BOT;
+            row.bot = c[4].v.b[i] ? 1 : 0;
+        }
+        if (!c[5].nulls[i]) {
+            row.has |= FR_ROW_LENGTH_OLD;
+            row.length_old = c[5].v.i64[i];
+        }
+        if (!c[6].nulls[i]) {
+            row.has |= FR_ROW_LENGTH_NEW;
+            row.length_new = c[6].v.i64[i];
+        }
+        if (!c[7].nulls[i]) {
+            row.has |= FR_ROW_TITLE;
+            row.title = (struct fr_proc_str){c[7].v.str[i].ptr, (uint32_t)c[7].v.str[i].len};
+        }
+        int rc = fr_win_add(f->win, &row);
+        if (rc == FR_OK) {
+            rc = fr_win_top_add(f->top, &row);
+        }
+        if (rc < 0) {
+            return rc;
+        }
+        f->silver_rows++;
+    }
+    return FR_OK;
+}
+
+static int file_cmp(const void *a, const void *b)
+{
+    const struct fr_ice_file *x = a, *y = b;
+    if (x->sequence_number != y->sequence_number) {
+        return x->sequence_number < y->sequence_number ? -1 : 1;
+    }
+    return strcmp(x->path, y->path);
+}
+
+/* Whether snapshot id is one of the range's silver snapshots. */
+static int wanted_snap(const struct fin *f, const struct fr_ck_range *r, int64_t id)
+{
+    for (uint32_t p = 0; p < r->nparts; p++) {
+        for (int64_t k = 0; k < f->se_n[p]; k++) {
+            if (f->se[p][k].silver_snap == id) {
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+/*
+ * Feed the silver files that the range's shard epochs added, ordered by
+ * (sequence number, path) so a replay reads them in the same order. They
+ * are listed at silver's current snapshot when no compaction ran since the
+ * oldest of them (the normal case: one listing), else at each one's own
+ * snapshot (its files are live there, and kept until expiry).
+ */
+static int read_silver(struct fin *f, const struct fr_ck_range *r)
+{
+    int64_t oldest = INT64_MAX;
+    uint32_t nsnaps = 0;
+    for (uint32_t p = 0; p < r->nparts; p++) {
+        for (int64_t k = 0; k < f->se_n[p]; k++) {
+            if (f->se[p][k].silver_snap >= 0) {
+                nsnaps++;
+                oldest = f->se[p][k].silver_seq < oldest ? f->se[p][k].silver_seq : oldest;
+            }
+        }
+    }
+    if (nsnaps == 0) {
+        return FR_OK;
+    }
+    struct fr_ice_table *silver = NULL;
+    int rc = fr_lake_table(&f->lake, fr_tbl_name(FR_TBL_SILVER), &silver);
+    if (rc < 0) {
+        fr_error("finalize", "silver: %s %s", fr_strerror(rc), fr_ice_errmsg());
+        return rc;
+    }
+    uint32_t ns = 0;
+    const struct fr_ice_snapshot *ss = fr_ice_table_snapshots(silver, &ns);
+    int rewritten = 0;
+    for (uint32_t i = 0; i < ns; i++) {
+        if (ss[i].sequence_number > oldest && ss[i].operation &&
+            strcmp(ss[i].operation, "append") != 0) {
+            rewritten = 1;
+        }
+    }
+    /* The listings: one at the current snapshot, or one per snapshot. */
+    int64_t lists[2] = {-1, -1};
+    uint32_t nlists = 1;
+    struct fr_ice_file *files = NULL;
+    size_t nfiles = 0, cap = 0;
+    for (uint32_t i = 0; rc == FR_OK && i < (rewritten ? ns : nlists); i++) {
+        int64_t at = rewritten ? ss[i].snapshot_id : lists[0];
+        if (rewritten && !wanted_snap(f, r, at)) {
+            continue;
+        }
+        struct fr_ice_file_list list;
+        rc = fr_ice_files(f->lake.cat, silver, at, false, &list);
+        if (rc < 0) {
+            fr_error("finalize", "silver files: %s %s", fr_strerror(rc), fr_ice_errmsg());
+            break;
+        }
+        for (size_t k = 0; rc == FR_OK && k < list.nfiles; k++) {
+            const struct fr_ice_file *x = &list.files[k];
+            if (rewritten ? x->snapshot_id != at : !wanted_snap(f, r, x->snapshot_id)) {
+                continue;
+            }
+            if (nfiles == cap) {
+                cap = cap ? cap * 2 : 64;
+                struct fr_ice_file *nf = realloc(files, cap * sizeof *files);
+                if (!nf) {
+                    rc = FR_ENOMEM;
+                    break;
+                }
+                files = nf;
+            }
+            files[nfiles] = *x;
+            /* the strings die with the list: keep copies */
+            files[nfiles].path = strdup(x->path);
+            files[nfiles].local_path = strdup(x->local_path);
+            if (!files[nfiles].path || !files[nfiles].local_path) {
+                free((void *)files[nfiles].path);
+                free((void *)files[nfiles].local_path);
+                rc = FR_ENOMEM;
+                break;
+            }
+            nfiles++;
+        }
+        fr_ice_file_list_free(&list);
+    }
+    fr_ice_table_free(silver);
+    if (rc == FR_OK && nfiles) {
+        qsort(files, nfiles, sizeof *files, file_cmp);
+    }
+    char err[512];
+    for (size_t k = 0; rc == FR_OK && k < nfiles; k++) {
+        rc = fr_lake_scan_file(&f->lake, files[k].local_path, &f->ropts, fn_cols,
+                               sizeof fn_cols / sizeof fn_cols[0], fn_batch, f, err, sizeof err);
+        if (rc < 0) {
+            fr_error("finalize", "silver: %s (%s)", err[0] ? err : fr_strerror(rc),
+                     fr_err_name(rc));
+        }
+    }
+    for (size_t k = 0; k < nfiles; k++) {
+        free((void *)files[k].path);
+        free((void *)files[k].local_path);
+    }
+    free(files);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ sinks */
+
+static int sink_minute(void *arg, const struct fr_win_row *row)
+{
+    struct fin *f = arg;
+    f->rows_epm++;
+    return f->write ? fr_tw_gold_epm(&f->tw[0], row) : FR_OK;
+}
+
+static int sink_top(void *arg, const struct fr_top_row *row)
+{
+    struct fin *f = arg;
+    f->rows_top++;
+    return f->write ? fr_tw_gold_top(&f->tw[1], row) : FR_OK;
+}
+
+/* --------------------------------------------------------------- one epoch */
+
+static int discover_partitions(struct fin *f)
+{
+    uint32_t n = 0;
+    struct fr_log_info info;
+    while (n < FR_CK_MAX_PARTS && fr_log_stat_with(f->conf->general_data_dir, TOPIC, (int32_t)n,
+                                                   &f->lopts, &info) == FR_OK) {
+        n++;
+    }
+    return (int)n;
+}
+
+/* The frontier after consuming the range: every partition of the topic
+ * must have a shard watermark; it never moves back. */
+static int64_t next_frontier(struct fin *f, const struct fr_ck_range *r)
+{
+    for (uint32_t p = 0; p < r->nparts; p++) {
+        if (f->se_n[p] > 0) {
+            f->wm[p] = f->se[p][f->se_n[p] - 1].wm;
+        }
+    }
+    int n = discover_partitions(f);
+    if (n <= 0) {
+        return f->frontier;
+    }
+    if ((uint32_t)n > f->ck.nparts) {
+        for (uint32_t p = f->ck.nparts; p < (uint32_t)n; p++) {
+            f->wm[p] = FR_PROC_WM_NONE;
+        }
+        f->ck.nparts = (uint32_t)n;
+    }
+    int64_t min = INT64_MAX;
+    for (uint32_t p = 0; p < (uint32_t)n; p++) {
+        min = f->wm[p] < min ? f->wm[p] : min;
+    }
+    return min > f->frontier ? min : f->frontier;
+}
+
+static int commit(struct fin *f, const struct fr_ck_range *r)
+{
+    char offsets[4096], wm[32], rows[32];
+    range_text(r, offsets, sizeof offsets);
+    snprintf(wm, sizeof wm, "%" PRId64, f->frontier);
+    snprintf(rows, sizeof rows, "%" PRIu64, f->silver_rows);
+    struct fr_ice_kv props[] = {{FR_SUMMARY_WATERMARK, wm}, {FR_SUMMARY_RECORDS, rows}};
+    struct fr_ice_commit_info info = {f->pipe, r->epoch, offsets, props, 2};
+    int rc = FR_OK;
+    for (int k = 0; rc == FR_OK && k < 2; k++) {
+        rc = fr_tw_finish(&f->tw[k]);
+        if (rc < 0) {
+            fr_error("finalize", "epoch %" PRId64 ": writing %s: %s %s", r->epoch,
+                     fr_tbl_name(fn_tables[k]), fr_strerror(rc), fr_pq_errmsg());
+        }
+    }
+    struct fr_ice_txn *txn = NULL;
+    if (rc == FR_OK) {
+        rc = fr_ice_txn_begin(f->lake.cat, &txn);
+    }
+    for (int k = 0; rc == FR_OK && k < 2; k++) {
+        if (k == 1 && f->tw[k].rows == 0) {
+            continue; /* gold_edits_per_minute carries the marker */
+        }
+        rc = fr_ice_txn_append(txn, FR_NS, fr_tbl_name(fn_tables[k]), &f->tw[k].file,
+                               f->tw[k].rows ? 1 : 0, &info);
+    }
+    if (rc == FR_OK) {
+        rc = fr_ice_txn_commit(txn, NULL);
+    }
+    if (rc < 0) {
+        fr_error("finalize", "epoch %" PRId64 ": commit failed: %s (%s) %s", r->epoch,
+                 fr_strerror(rc), fr_err_name(rc), fr_ice_errmsg());
+    }
+    fr_ice_txn_free(txn);
+    return rc;
+}
+
+static int run_epoch(struct fin *f, const struct fr_ck_range *r, int committed)
+{
+    int64_t t0 = fr_mono_ms();
+    f->write = !committed;
+    f->silver_rows = f->rows_epm = f->rows_top = 0;
+    for (int k = 0; k < 2; k++) {
+        fr_tw_init(&f->tw[k], fn_tables[k], f->table_dir[k], f->pipe, r->epoch,
+                   (size_t)f->conf->process_row_group_bytes);
+        f->tw[k].lake = &f->lake;
+    }
+    int64_t recorded = FR_PROC_WM_NONE;
+    int rc = FR_OK;
+    if (committed) {
+        struct fr_ck_range again;
+        rc = lake_epoch_range(f, r->epoch, &again, &recorded);
+        rc = rc == 0 ? FR_ENOTFOUND : rc < 0 ? rc : FR_OK;
+    }
+    if (rc == FR_OK) {
+        rc = read_silver(f, r);
+    }
+    if (rc == FR_OK) {
+        int64_t frontier = next_frontier(f, r);
+        /* a replay settles exactly what the committed epoch settled */
+        f->frontier = committed ? recorded : frontier;
+        if (f->frontier != FR_PROC_WM_NONE) {
+            rc = fr_win_advance(f->win, f->frontier, sink_minute, f);
+            if (rc == FR_OK) {
+                rc = fr_win_top_advance(f->top, f->frontier, sink_top, f);
+            }
+        }
+    }
+    int64_t t1 = fr_mono_ms();
+    if (rc == FR_OK && f->write) {
+        rc = commit(f, r);
+    }
+    for (int k = 0; k < 2; k++) {
+        fr_tw_abort(&f->tw[k]);
+    }
+    if (rc < 0) {
+        return rc;
+    }
+    int64_t t2 = fr_mono_ms();
+    f->ck.epoch = r->epoch;
+    for (uint32_t p = 0; p < r->nparts; p++) {
+        f->ck.next[p] = r->end[p];
+    }
+    if (r->nparts > f->ck.nparts) {
+        f->ck.nparts = r->nparts;
+    }
+    fr_buf_reset(&f->ck.state);
+    rc = fn_save(f, &f->ck.state);
+    if (rc == FR_OK) {
+        rc = fr_ck_save(f->dir, &f->ck);
+    }
+    if (rc < 0) {
+        fr_error("finalize", "epoch %" PRId64 ": checkpoint failed: %s", r->epoch,
+                 fr_strerror(rc));
+        return rc;
+    }
+    char when[32] = "none";
+    if (f->frontier != FR_PROC_WM_NONE) {
+        fr_time_format_ms(f->frontier, when);
+    }
+    int64_t shard_epochs = 0;
+    for (uint32_t p = 0; p < r->nparts; p++) {
+        shard_epochs += r->end[p] - r->start[p];
+    }
+    fr_info("finalize",
+            "epoch %" PRId64 "%s: %" PRId64 " shard epochs, %" PRIu64 " silver rows; %" PRIu64
+            "+%" PRIu64 " gold rows; read %" PRId64 " ms, commit %" PRId64 " ms; frontier %s",
+            r->epoch, committed ? " (already in the lake: state rebuilt)" : "", shard_epochs,
+            f->silver_rows, f->rows_epm, f->rows_top, t1 - t0, t2 - t1, when);
+    int64_t every = f->conf->process_maintain_every_epochs;
+    if (!committed && every > 0 && !f->lake.rest && (r->epoch + 1) % every == 0) {
+        uint8_t want[FR_TBL_EVERY] = {0};
+        for (int t = 0; t < FR_TBL_COUNT; t++) {
+            want[t] = 1;
+        }
+        int64_t cutoff = fr_wall_ms() - f->conf->maintenance_expire_after_s * 1000;
+        int64_t keep = f->looked_ms - FN_KEEP_MARGIN_MS;
+        fr_maint_tables(&f->lake, f->conf, want, cutoff < keep ? cutoff : keep);
+    }
+    return FR_OK;
+}
+
+/* ---------------------------------------------------------------- command */
+
+/* Wait for shard epochs to consume; 1 with a range, 0 to stop. */
+static int plan(struct fin *f, struct fr_ck_range *r)
+{
+    int64_t t0 = fr_mono_ms();
+    for (;;) {
+        int rc = collect(f, NULL, f->conf->process_epoch_max_records, r);
+        if (rc < 0) {
+            return rc;
+        }
+        int64_t n = 0;
+        for (uint32_t p = 0; p < r->nparts; p++) {
+            n += r->end[p] - r->start[p];
+        }
+        if (n > 0 && (f->once || final_stop || fr_mono_ms() - t0 >= f->conf->process_trigger_ms)) {
+            return 1;
+        }
+        if (final_stop || (f->once && n == 0)) {
+            return 0;
+        }
+        fr_sleep_ms(n > 0 ? 50 : 200);
+    }
+}
+
+int fr_final_run(struct fr_conf *conf, int once)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = final_on_signal;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    int status = 1, lock_fd = -1, rc;
+    struct fin *f = calloc(1, sizeof *f);
+    if (!f) {
+        return 1;
+    }
+    f->conf = conf;
+    f->once = once;
+    f->frontier = FR_PROC_WM_NONE;
+    fr_buf_init(&f->ck.state, FN_STATE_CAP);
+    f->ck.epoch = -1;
+    fr_pq_read_opts_default(&f->ropts);
+    for (uint32_t p = 0; p < FR_CK_MAX_PARTS; p++) {
+        f->wm[p] = FR_PROC_WM_NONE;
+    }
+    snprintf(f->pipe, sizeof f->pipe, "%s%s", conf->general_pipeline_id, FR_PIPE_FINAL_SUFFIX);
+    snprintf(f->shard_prefix, sizeof f->shard_prefix, "%s-p", conf->general_pipeline_id);
+    fr_log_opts_init(&f->lopts);
+    struct fr_proc_opts popts;
+    fr_proc_opts_default(&popts);
+    if (fr_kafka_backend_from_conf(conf, &f->lopts, &f->kafka) < 0 ||
+        fr_win_create(&popts.win, &f->win) < 0 || fr_win_top_create(&popts.top, &f->top) < 0) {
+        goto cleanup;
+    }
+    if (fr_maint_ck_dir(conf, f->pipe, f->dir, sizeof f->dir) < 0) {
+        fr_error("finalize", "cannot create the checkpoint directory of %s", f->pipe);
+        goto cleanup;
+    }
+    long holder = 0;
+    lock_fd = fr_ck_lock(f->dir, &holder);
+    if (lock_fd < 0) {
+        fr_error("finalize", "pipeline %s is locked by process %ld", f->pipe, holder);
+        goto cleanup;
+    }
+    if (fr_lake_open(conf, &f->lake) < 0) {
+        goto cleanup;
+    }
+    if (f->lake.rest) {
+        fr_error("finalize", "the finalizer commits through the SQLite catalog only for now "
+                             "(lake.catalog_uri is set; docs/SCALEOUT.md)");
+        goto cleanup;
+    }
+    if ((rc = fr_tbl_ensure(f->lake.cat)) < 0) {
+        fr_error("finalize", "catalog: %s %s", fr_strerror(rc), fr_ice_errmsg());
+        goto cleanup;
+    }
+    for (int k = 0; k < 2; k++) {
+        struct fr_ice_table *t = NULL;
+        if ((rc = fr_lake_table(&f->lake, fr_tbl_name(fn_tables[k]), &t)) < 0) {
+            fr_error("finalize", "%s: %s %s", fr_tbl_name(fn_tables[k]), fr_strerror(rc),
+                     fr_ice_errmsg());
+            goto cleanup;
+        }
+        snprintf(f->table_dir[k], sizeof f->table_dir[k], "%s", fr_ice_table_dir(t));
+        fr_ice_table_free(t);
+    }
+    rc = fr_ck_load(f->dir, &f->ck);
+    if (rc == FR_OK) {
+        rc = fn_load(f, f->ck.state.data, f->ck.state.len);
+        if (rc < 0) {
+            fr_error("finalize", "checkpoint state in %s is unusable: %s", f->dir,
+                     fr_strerror(rc));
+            goto cleanup;
+        }
+        fr_info("finalize", "resuming after epoch %" PRId64, f->ck.epoch);
+    } else if (rc == FR_ENOTFOUND) {
+        f->ck.epoch = -1;
+        fr_info("finalize", "no checkpoint: starting with the shards' first epochs");
+    } else {
+        fr_error("finalize", "checkpoint in %s is damaged: %s; refusing to guess", f->dir,
+                 fr_strerror(rc));
+        goto cleanup;
+    }
+    {
+        struct fr_ice_table *t = NULL;
+        int64_t snap;
+        f->lake_epoch = -1;
+        rc = fr_lake_table(&f->lake, fr_tbl_name(FR_TBL_GOLD_EPM), &t);
+        if (rc == FR_OK) {
+            rc = fr_ice_last_epoch(t, f->pipe, &f->lake_epoch, &snap);
+            rc = rc == FR_ENOTFOUND || rc == 0 ? FR_OK : rc;
+        }
+        fr_ice_table_free(t);
+        if (rc < 0) {
+            fr_error("finalize", "cannot read gold's last epoch: %s", fr_strerror(rc));
+            goto cleanup;
+        }
+    }
+    struct fr_ck_range planned;
+    int have_plan = fr_ck_wal_last(f->dir, &planned) == FR_OK && planned.epoch == f->ck.epoch + 1;
+    while (!final_stop) {
+        struct fr_ck_range r, lr;
+        int64_t ignored;
+        int committed = 0;
+        rc = f->ck.epoch + 1 <= f->lake_epoch ? lake_epoch_range(f, f->ck.epoch + 1, &lr, &ignored)
+                                              : 0;
+        if (rc < 0) {
+            goto cleanup;
+        }
+        if (rc == 1) {
+            r = lr; /* in the lake: its own range, whatever the WAL says */
+            committed = 1;
+        } else if (f->ck.epoch + 1 <= f->lake_epoch) {
+            fr_error("finalize", "epoch %" PRId64 " is in gold but its snapshot has expired",
+                     f->ck.epoch + 1);
+            goto cleanup;
+        } else if (have_plan) {
+            r = planned;
+        } else {
+            rc = plan(f, &r);
+            if (rc < 0) {
+                goto cleanup;
+            }
+            if (rc == 0) {
+                break;
+            }
+            if ((rc = fr_ck_wal_append(f->dir, &r)) < 0) {
+                fr_error("finalize", "offsets WAL: %s", fr_strerror(rc));
+                goto cleanup;
+            }
+        }
+        have_plan = 0;
+        /* The facts of exactly the range's shard epochs (a plan's range is
+         * what collect just found; a replayed one must be found again). */
+        struct fr_ck_range got;
+        rc = collect(f, &r, INT64_MAX, &got);
+        if (rc < 0) {
+            goto cleanup;
+        }
+        rc = run_epoch(f, &r, committed);
+        if (rc < 0) {
+            goto cleanup;
+        }
+    }
+    status = 0;
+
+cleanup:
+    se_free(f);
+    fr_win_destroy(f->win);
+    fr_win_top_destroy(f->top);
+    fr_kafka_free(f->kafka);
+    fr_lake_close(&f->lake);
+    fr_buf_free(&f->ck.state);
+    free(f);
+    if (lock_fd >= 0) {
+        close(lock_fd);
+    }
+    return status;
+}
