@@ -59,6 +59,10 @@
       "Reader prefetch: fetch more once fewer messages than this are queued (queued.min.messages).") \
     X(kafka, fetch_max_bytes, INT, "1048576", 65536, 1073741824, 0,                       \
       "Reader fetch size cap (fetch.max.bytes and max.partition.fetch.bytes).")           \
+    X(kafka, group_id, STR, "freshet-process", 0, 0, 0,                                   \
+      "Consumer group of `freshet process --group` (the scale-out mode, SCALEOUT.md): the instances in it split the topic's partitions, one shard per partition.") \
+    X(kafka, session_timeout_ms, INT, "10000", 1000, 300000, 0,                           \
+      "Group session timeout (librdkafka session.timeout.ms): an instance silent this long loses its partitions to the others.") \
     X(kafka, security_protocol, STR, "plaintext", 0, 0, 0,                                \
       "librdkafka security.protocol: plaintext, ssl, sasl_plaintext or sasl_ssl.")        \
     X(kafka, sasl_mechanism, STR, "", 0, 0, 0,                                            \
@@ -103,6 +107,8 @@
       "After every this many committed epochs the processor compacts its tables' small files (into files of about process.compact_target_bytes) and expires their snapshots (maintenance.expire_after_s, maintenance.retain_last) itself, so commit cost stays flat however fast epochs come (0: leave it all to `freshet compact`).") \
     X(process, idle_timeout_s, INT, "60", 0, 86400, 0,                                   \
       "A shard (`freshet process --partition N`, the scale-out mode) whose partition brings nothing new for this long commits an empty idle epoch that raises its watermark to the wall clock minus process.lateness_s, so a quiet partition stops holding back the gold windows of the other partitions; a record arriving on it later is judged against that watermark (0: never).") \
+    X(process, shard_stop_timeout_s, INT, "30", 1, 3600, 0,                               \
+      "When the consumer group takes a partition away, how long `freshet process --group` lets its shard finish the epoch in flight (SIGTERM) before SIGKILL.") \
     X(process, checkpoint_dir, STR, "", 0, 0, 0,                                          \
       "Where checkpoints and offsets WALs live (empty: <general.data_dir>/process). In the scale-out mode every instance must see the same directory (a shared volume), so a partition that moves resumes from its checkpoint on its new owner.") \
     X(process, compact_target_bytes, INT, "8388608", 1 * FR_MiB, 4 * FR_GiB, 0,           \

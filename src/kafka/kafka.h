@@ -77,4 +77,32 @@ void fr_kafka_free(struct fr_kafka *kafka);
 int fr_kafka_backend_from_conf(const struct fr_conf *conf, struct fr_log_opts *opts,
                                struct fr_kafka **out);
 
+/* ------------------------------------------------- consumer groups -- */
+
+/* The most partitions a group member reports in one callback. */
+#define FR_KAFKA_GROUP_MAX 64
+
+struct fr_kafka_group; /* a consumer-group membership (opaque; group.c) */
+
+/* Called with the partitions of freshet's topic that were assigned or
+ * revoked (ids[0..n)), on the thread in fr_kafka_group_poll or close. A
+ * revoke callback returns only once those partitions' work has stopped. */
+typedef void (*fr_kafka_group_fn)(void *arg, const int32_t *ids, int n);
+
+/*
+ * Join consumer group group_id for freshet's topic (kafka.topic): ownership
+ * of partitions only (they are paused; nothing is consumed), with the given
+ * session timeout. FR_EKAFKA when the client cannot be created, FR_EINVAL
+ * without a group id or in a build without FR_KAFKA. Close with
+ * fr_kafka_group_close before freeing kafka.
+ */
+int fr_kafka_group_join(struct fr_kafka *kafka, const char *group_id, int64_t session_timeout_ms,
+                        fr_kafka_group_fn on_assign, fr_kafka_group_fn on_revoke, void *arg,
+                        struct fr_kafka_group **out);
+/* Serve the membership for up to timeout_ms: heartbeats and rebalances
+ * (the callbacks run inside). FR_OK, or FR_EKAFKA_FATAL. */
+int fr_kafka_group_poll(struct fr_kafka_group *g, int timeout_ms);
+/* Leave the group (on_revoke runs for what it holds) and free; NULL ok. */
+void fr_kafka_group_close(struct fr_kafka_group *g);
+
 #endif

@@ -29,3 +29,24 @@ void fr_kafka_free(struct fr_kafka *kafka)
 {
     (void)kafka;
 }
+
+int fr_kafka_group_join(struct fr_kafka *kafka, const char *group_id, int64_t session_timeout_ms,
+                        fr_kafka_group_fn on_assign, fr_kafka_group_fn on_revoke, void *arg,
+                        struct fr_kafka_group **out)
+{
+    (void)kafka, (void)group_id, (void)session_timeout_ms, (void)on_assign, (void)on_revoke,
+        (void)arg;
+    *out = NULL;
+    return FR_EINVAL;
+}
+
+int fr_kafka_group_poll(struct fr_kafka_group *g, int timeout_ms)
+{
+    (void)g, (void)timeout_ms;
+    return FR_EINVAL;
+}
+
+void fr_kafka_group_close(struct fr_kafka_group *g)
+{
+    (void)g;
+}

@@ -16,6 +16,10 @@ int fr_cmd_feed_main(struct fr_conf *conf, int argc, char **argv);
 int fr_cmd_tables_main(struct fr_conf *conf, int argc, char **argv);
 int fr_cmd_compact_main(struct fr_conf *conf, int argc, char **argv);
 int fr_cmd_serve_main(struct fr_conf *conf, int argc, char **argv);
+/* `freshet process`: with --group the scale-out instance (group.c), else
+ * fr_cmd_process. */
+int fr_cmd_process_main(struct fr_conf *conf, int argc, char **argv);
+int fr_cmd_process_group(struct fr_conf *conf);
 
 /* Path of the running executable, for re-executing stages as children. */
 const char *fr_main_self(void);

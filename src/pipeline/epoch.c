@@ -794,7 +794,15 @@ static int commit_epoch(struct proc_run *run, const struct fr_ck_range *range)
         struct fr_ice_commit_result res;
         rc = fr_ice_txn_commit(txn, &res);
     }
-    if (rc < 0) {
+    if (rc == FR_EEXIST) {
+        /* Fencing (ADR 0014): another process of this pipeline committed
+         * the epoch first (a zombie, or its successor). Nothing moved; the
+         * restart replays it from the lake. */
+        fr_error("process",
+                 "epoch %" PRId64 " was already committed by another owner of pipeline %s "
+                 "(FR_EEXIST): stopping without committing; a restart continues from the lake",
+                 range->epoch, run->pipe);
+    } else if (rc < 0) {
         fr_error("process", "epoch %" PRId64 ": commit failed: %s (%s) %s", range->epoch,
                  fr_strerror(rc), fr_err_name(rc), fr_ice_errmsg());
     }

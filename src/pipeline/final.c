@@ -625,10 +625,7 @@ static int64_t next_frontier(struct fin *f, const struct fr_ck_range *r)
         return f->frontier;
     }
     if ((uint32_t)n > f->ck.nparts) {
-        for (uint32_t p = f->ck.nparts; p < (uint32_t)n; p++) {
-            f->wm[p] = FR_PROC_WM_NONE;
-        }
-        f->ck.nparts = (uint32_t)n;
+        f->ck.nparts = (uint32_t)n; /* a new shard's wm[] is still FR_PROC_WM_NONE */
     }
     int64_t min = INT64_MAX;
     for (uint32_t p = 0; p < (uint32_t)n; p++) {

@@ -11,3 +11,10 @@ if(FR_KAFKA)
     fr_add_script_test(NAME integration_kafka_e2e LABELS integration TIMEOUT 300
         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/kafka_e2e.sh $<TARGET_FILE:kafka_mock>)
 endif()
+if(FR_KAFKA)
+    # The scale-out mode: `freshet process --group` instances joining,
+    # SIGKILLed and rebalanced over a 6-partition topic; verify passes and
+    # every table equals a control lake built without a group or kills.
+    fr_add_script_test(NAME integration_kafka_group LABELS "integration;chaos" TIMEOUT 400
+        COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/kafka_group.sh $<TARGET_FILE:kafka_mock>)
+endif()
