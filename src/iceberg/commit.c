@@ -42,11 +42,13 @@
  */
 #include "iceberg/iceberg_int.h"
 
+#include "core/clock.h"
 #include "core/err.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct fr_ice_txn {
     struct fr_ice_catalog *cat;
@@ -145,6 +147,14 @@ static int txn_run(struct fr_ice_catalog *cat, struct ice_change **cs, uint32_t 
         if (rc == FR_ECONFLICT) {
             cleanup_attempt(cs, n, true); /* CLEANUP, then LOAD again */
             rc = FR_OK;
+            /* Several writers (the scale-out shards) racing for the same
+             * tables: back off a random 1..5*2^k ms (k <= 6) so they stop
+             * colliding in lockstep. */
+            if (attempt < cat->max_retries) {
+                uint64_t x = (uint64_t)fr_mono_ms() * UINT64_C(6364136223846793005) ^
+                             (uint64_t)getpid() * UINT64_C(1442695040888963407);
+                fr_sleep_ms((int64_t)(1 + (x >> 33) % (5u << (attempt < 6 ? attempt : 6))));
+            }
             continue;
         }
         if (rc < 0 && rc != FR_EBUSY) {

@@ -217,3 +217,14 @@ int fr_log_rec_header(const struct fr_log_rec *rec, const char *name, const void
     }
     return 0;
 }
+
+int fr_log_partition_count(const char *data_dir, const char *topic,
+                           const struct fr_log_opts *opts, int max)
+{
+    int n = 0;
+    struct fr_log_info info;
+    while (n < max && fr_log_stat_with(data_dir, topic, n, opts, &info) == FR_OK) {
+        n++;
+    }
+    return n;
+}

@@ -285,5 +285,9 @@ int fr_log_stat(const char *data_dir, const char *topic, int32_t partition,
  * watermarks; sizes and times are -1 (unknown). */
 int fr_log_stat_with(const char *data_dir, const char *topic, int32_t partition,
                      const struct fr_log_opts *opts, struct fr_log_info *out);
+/* How many partitions topic has (0, 1, ... up to max: the first that
+ * fr_log_stat_with does not find ends the count). */
+int fr_log_partition_count(const char *data_dir, const char *topic,
+                           const struct fr_log_opts *opts, int max);
 
 #endif

@@ -297,13 +297,8 @@ static int partition_end(struct proc_run *run, uint32_t p, int64_t *end)
 /* Discover the topic's partitions (ingest creates them). */
 static int discover_partitions(struct proc_run *run)
 {
-    uint32_t n = 0;
-    struct fr_log_info info;
-    while (n < FR_CK_MAX_PARTS && fr_log_stat_with(run->conf->general_data_dir, TOPIC, (int32_t)n,
-                                                   &run->lopts, &info) == FR_OK) {
-        n++;
-    }
-    return (int)n;
+    return fr_log_partition_count(run->conf->general_data_dir, TOPIC, &run->lopts,
+                                  FR_CK_MAX_PARTS);
 }
 
 /*
@@ -489,8 +484,8 @@ static void range_text(const struct proc_run *run, const struct fr_ck_range *ran
         if (run->shard >= 0 && p != (uint32_t)run->shard) {
             continue;
         }
-        int n = snprintf(out + at, outlen - at, "%s%s/%u:%" PRId64 "-%" PRId64, at ? "," : "", TOPIC,
-                         p, range->start[p], range->end[p]);
+        int n = snprintf(out + at, outlen - at, "%s%s/%u:%" PRId64 "-%" PRId64, at ? "," : "",
+                         TOPIC, p, range->start[p], range->end[p]);
         if (n < 0) {
             break;
         }

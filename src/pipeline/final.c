@@ -602,13 +602,8 @@ static int sink_top(void *arg, const struct fr_top_row *row)
 
 static int discover_partitions(struct fin *f)
 {
-    uint32_t n = 0;
-    struct fr_log_info info;
-    while (n < FR_CK_MAX_PARTS && fr_log_stat_with(f->conf->general_data_dir, TOPIC, (int32_t)n,
-                                                   &f->lopts, &info) == FR_OK) {
-        n++;
-    }
-    return (int)n;
+    return fr_log_partition_count(f->conf->general_data_dir, TOPIC, &f->lopts,
+                                  FR_CK_MAX_PARTS);
 }
 
 /* The frontier after consuming the range: every partition of the topic

@@ -54,7 +54,9 @@ int fr_lake_table(const struct fr_lake *lake, const char *name, struct fr_ice_ta
 int fr_lake_open_catalog(const struct fr_conf *conf, struct fr_lake *lake)
 {
     memset(lake, 0, sizeof *lake);
-    struct fr_ice_catalog_opts copts = {.data_dir = conf->general_data_dir};
+    /* Up to 32 attempts after a lost race (with backoff, commit.c): in the
+     * scale-out mode shards and the finalizer commit to the same tables. */
+    struct fr_ice_catalog_opts copts = {.data_dir = conf->general_data_dir, .max_retries = 32};
     const char *uri = conf->lake_warehouse;
     int rc;
     if (!uri || !uri[0]) {

@@ -22,6 +22,7 @@ MOCK=${1:?usage: kafka_e2e.sh KAFKA_MOCK [SEED] [KILLS] [COUNT]}
 SEED=${2:-11}
 KILLS=${3:-6}
 COUNT=${4:-3000}
+here=$(cd "$(dirname "$0")" && pwd)
 [ -x "$MOCK" ] || { echo "skip: $MOCK is not built"; exit 77; }
 command -v python3 >/dev/null || { echo "skip: python3 missing"; exit 77; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/fr-kafka.XXXXXX")
@@ -37,21 +38,9 @@ trap cleanup EXIT
 cd "$work"
 RANDOM=$SEED
 
-mkfifo ctl
-"$MOCK" --brokers 3 --partitions 3 --replication 3 --fifo ctl >mock.out 2>mock.log &
-mock_pid=$!
-for _ in $(seq 100); do [ -s mock.out ] && break; sleep 0.1; done
-brokers=$(head -1 mock.out)
-case "$brokers" in 127.0.0.1:*) ;; *) echo "mock did not start: $brokers"; cat mock.log; exit 1 ;; esac
-# One command to the mock, and its answer.
-mock() {
-    local before; before=$(wc -l <mock.out)
-    echo "$*" >ctl
-    for _ in $(seq 50); do [ "$(wc -l <mock.out)" -gt "$before" ] && break; sleep 0.1; done
-    local reply; reply=$(tail -1 mock.out)
-    [ "$reply" = ok ] || { echo "mock: $* -> $reply"; exit 1; }
-    echo "mock: $*"
-}
+# shellcheck source=kafka_lib.sh
+. "$here/kafka_lib.sh"
+mock_start "$MOCK" --brokers 3 --partitions 3 --replication 3
 
 feed_flags=(--synthetic --seed "$SEED" --count "$COUNT" --start 2026-11-01T00:00:00Z --event-rate 600
     --disconnect-every 700 --dup-rate 0.01 --malformed-rate 0.01

@@ -42,12 +42,9 @@ trap cleanup EXIT
 cd "$work"
 RANDOM=$SEED
 
-mkfifo ctl
-"$MOCK" --brokers 1 --partitions 6 --fifo ctl >mock.out 2>mock.log &
-mock_pid=$!
-for _ in $(seq 100); do [ -s mock.out ] && break; sleep 0.1; done
-brokers=$(head -1 mock.out)
-case "$brokers" in 127.0.0.1:*) ;; *) echo "mock did not start: $brokers"; cat mock.log; exit 1 ;; esac
+# shellcheck source=kafka_lib.sh
+. "$SRC/tests/integration/kafka_lib.sh"
+mock_start "$MOCK" --brokers 1 --partitions 6
 
 # Five minutes of event time (20 events/s of event time), sent in a few seconds.
 feed_flags=(--synthetic --seed "$SEED" --count "$COUNT" --start 2026-11-01T00:00:00Z --event-rate 20
