@@ -28,6 +28,7 @@
  */
 #include "iceberg/iceberg_int.h"
 
+#include "core/clock.h"
 #include "core/err.h"
 #include "core/fsutil.h"
 
@@ -96,17 +97,26 @@ int ice_cat_open_db(struct fr_ice_catalog *cat, const char *path, int busy_ms)
         return sql_err(cat, rc, "open");
     }
     sqlite3_busy_timeout(cat->db, busy_ms);
-    char *msg = NULL;
-    rc = sqlite3_exec(cat->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;", NULL, NULL,
-                      &msg);
-    sqlite3_free(msg);
-    if (rc != SQLITE_OK) {
-        return sql_err(cat, rc, "set WAL mode");
-    }
-    rc = sqlite3_exec(cat->db, ddl, NULL, NULL, &msg);
-    sqlite3_free(msg);
-    if (rc != SQLITE_OK) {
-        return sql_err(cat, rc, "create tables");
+    /* Switching to WAL (and the first DDL) can answer SQLITE_BUSY without
+     * calling the busy handler while another process opens the same file
+     * (the scale-out shards start together): retry for up to busy_ms. */
+    static const char *const steps[2][2] = {
+        {"PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;", "set WAL mode"},
+        {ddl, "create tables"}};
+    for (int k = 0; k < 2; k++) {
+        int64_t deadline = fr_mono_ms() + busy_ms;
+        for (;;) {
+            char *msg = NULL;
+            rc = sqlite3_exec(cat->db, steps[k][0], NULL, NULL, &msg);
+            sqlite3_free(msg);
+            if ((rc != SQLITE_BUSY && rc != SQLITE_LOCKED) || fr_mono_ms() >= deadline) {
+                break;
+            }
+            fr_sleep_ms(20);
+        }
+        if (rc != SQLITE_OK) {
+            return sql_err(cat, rc, steps[k][1]);
+        }
     }
     cat->v1 = cat_has_type(cat);
     return FR_OK;

@@ -891,6 +891,7 @@ int fr_final_run(struct fr_conf *conf, int once)
             goto cleanup;
         } else if (have_plan) {
             r = planned;
+            fr_info("finalize", "replaying planned epoch %" PRId64, r.epoch);
         } else {
             rc = plan(f, &r);
             if (rc < 0) {
