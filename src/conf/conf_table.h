@@ -111,6 +111,10 @@
       "When the consumer group takes a partition away, how long `freshet process --group` lets its shard finish the epoch in flight (SIGTERM) before SIGKILL.") \
     X(process, checkpoint_dir, STR, "", 0, 0, 0,                                          \
       "Where checkpoints and offsets WALs live (empty: <general.data_dir>/process). In the scale-out mode every instance must see the same directory (a shared volume), so a partition that moves resumes from its checkpoint on its new owner.") \
+    X(process, checkpoint_uri, STR, "", 0, 0, 0,                                          \
+      "An object-store copy of each pipeline's checkpoint (s3://bucket/prefix, with the [s3] settings): a shard that moves to a machine without its checkpoint directory starts from the bucket's copy instead of replaying its history from the lake (SCALEOUT.md). Empty: none.") \
+    X(process, checkpoint_upload_every_epochs, INT, "10", 1, 1000000, 0,                  \
+      "With process.checkpoint_uri: copy the checkpoint to the bucket after every this many epochs (a copy behind the lake costs only the replay of the epochs after it).") \
     X(process, compact_target_bytes, INT, "8388608", 1 * FR_MiB, 4 * FR_GiB, 0,           \
       "Target file size of the processor's own compaction: files under 1/64 of this are packed at every round, larger ones in size tiers (factor 4) once four of a size exist, up to half of this (ADR 0020), so a byte is rewritten a few times and the live file count follows the table's bytes; `freshet compact` (maintenance.target_file_bytes) merges the results into larger files less often.") \
     X(maintenance, interval_s, INT, "60", 5, 86400, 0,                                    \

@@ -42,6 +42,7 @@
 #include "log/log.h"
 #include "pipeline/ahead.h"
 #include "pipeline/checkpoint.h"
+#include "pipeline/ckmirror.h"
 #include "pipeline/estage.h"
 #include "pipeline/lake.h"
 #include "pipeline/maint.h"
@@ -105,6 +106,7 @@ struct proc_run {
     struct epoch_counts n;
     int sink_rc;
     struct fr_stats *stats; /* <data>/stats/process.stats */
+    struct fr_ckm *ckm;     /* the checkpoint's copy in a bucket, or NULL */
 };
 
 /* The tables an epoch writes: the six, and the enrichment stage's three
@@ -1018,6 +1020,7 @@ static int run_epoch(struct proc_run *run, const struct fr_ck_range *range)
                  fr_strerror(rc));
         return rc;
     }
+    fr_ckm_push(run->ckm, run->dir, range->epoch);
     struct fr_proc_stats st;
     fr_proc_stats(run->proc, &st);
     char wm[32] = "none";
@@ -1063,7 +1066,7 @@ static int run_epoch(struct proc_run *run, const struct fr_ck_range *range)
 static void process_usage(FILE *out)
 {
     fprintf(out,
-            "usage: freshet process [--once] [--partition N | --finalize]\n\n"
+            "usage: freshet process [--once] [--partition N | --finalize] | --group\n\n"
             "Read the log topic `recentchange` from the checkpointed offsets and commit one\n"
             "epoch at a time to the six tables of namespace `wiki` (bronze_recentchange,\n"
             "silver_recentchange, gold_edits_per_minute, gold_top_pages, late_arrivals, dlq).\n"
@@ -1072,7 +1075,9 @@ static void process_usage(FILE *out)
             "current epoch, then exit 0.\n"
             "--partition N: run the shard of partition N only (pipeline <id>-pN; bronze,\n"
             "silver, late_arrivals and dlq), for the scale-out mode (docs/SCALEOUT.md).\n"
-            "--finalize: compute the gold tables from the shards' committed silver rows.\n");
+            "--finalize: compute the gold tables from the shards' committed silver rows.\n"
+            "--group: join the Kafka consumer group kafka.group_id and run a shard for each\n"
+            "partition it assigns (and the finalizer with partition 0).\n");
 }
 
 int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
@@ -1256,6 +1261,9 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
         }
     }
 
+    if (fr_ckm_open(conf, run->pipe, &run->ckm) < 0 || fr_ckm_pull(run->ckm, run->dir) < 0) {
+        goto cleanup;
+    }
     rc = fr_ck_load(run->dir, &run->ck);
     if (rc == FR_OK) {
         rc = fr_proc_load(run->proc, run->ck.state.data, run->ck.state.len);
@@ -1369,6 +1377,7 @@ cleanup:
     fr_ahead_destroy(run->ahead);
     fr_estage_free(run->es);
     fr_kafka_free(run->kafka);
+    fr_ckm_close(run->ckm);
     fr_stats_close(run->stats);
     fr_proc_destroy(run->proc);
     fr_lake_close(&run->lake); /* the catalog, then its warehouse */

@@ -69,6 +69,7 @@
 #include "kafka/kafka.h"
 #include "log/log.h"
 #include "pipeline/checkpoint.h"
+#include "pipeline/ckmirror.h"
 #include "pipeline/lake.h"
 #include "pipeline/maint.h"
 #include "pipeline/tables.h"
@@ -112,6 +113,7 @@ struct fin {
     struct fr_lake lake;
     struct fr_log_opts lopts;
     struct fr_kafka *kafka;
+    struct fr_ckm *ckm; /* the checkpoint's copy in a bucket, or NULL */
     struct fr_ck ck;
     int64_t wm[FR_CK_MAX_PARTS];
     int64_t frontier;
@@ -726,6 +728,7 @@ static int run_epoch(struct fin *f, const struct fr_ck_range *r, int committed)
                  fr_strerror(rc));
         return rc;
     }
+    fr_ckm_push(f->ckm, f->dir, r->epoch);
     char when[32] = "none";
     if (f->frontier != FR_PROC_WM_NONE) {
         fr_time_format_ms(f->frontier, when);
@@ -839,6 +842,9 @@ int fr_final_run(struct fr_conf *conf, int once)
         snprintf(f->table_dir[k], sizeof f->table_dir[k], "%s", fr_ice_table_dir(t));
         fr_ice_table_free(t);
     }
+    if (fr_ckm_open(conf, f->pipe, &f->ckm) < 0 || fr_ckm_pull(f->ckm, f->dir) < 0) {
+        goto cleanup;
+    }
     rc = fr_ck_load(f->dir, &f->ck);
     if (rc == FR_OK) {
         rc = fn_load(f, f->ck.state.data, f->ck.state.len);
@@ -925,6 +931,7 @@ cleanup:
     fr_win_destroy(f->win);
     fr_win_top_destroy(f->top);
     fr_kafka_free(f->kafka);
+    fr_ckm_close(f->ckm);
     fr_lake_close(&f->lake);
     fr_buf_free(&f->ck.state);
     free(f);

@@ -135,8 +135,24 @@ if python3 -c 'import moto.server' 2>/dev/null; then
     curl -sf -X PUT "http://127.0.0.1:$port/lake" >/dev/null || { echo "FAIL: cannot create the bucket"; exit 1; }
     mkdir s3d && cp -a single/log s3d/log
     S=(--data "$work/s3d" --set lake.warehouse=s3://lake/wh --set "s3.endpoint=http://127.0.0.1:$port"
-       --set process.epoch_max_records=400 --set process.idle_timeout_s=1)
-    for p in 0 1; do "$BIN" "${S[@]}" process --partition $p --once 2>>s3.log || { echo "FAIL: S3 shard $p"; tail -n 5 s3.log; exit 1; }; done
+       --set process.epoch_max_records=400 --set process.idle_timeout_s=1
+       --set process.checkpoint_uri=s3://lake/ck --set process.checkpoint_upload_every_epochs=1)
+    # Shard 0 stops after a few epochs; its checkpoint directory is lost (a
+    # new machine); it resumes from the bucket's copy, not from epoch -1.
+    "$BIN" "${S[@]}" process --partition 0 2>>s3.log &
+    s0=$!; pids+=($s0)
+    for _ in $(seq 200); do [ "$(grep -c 'process: info: epoch' s3.log || true)" -ge 3 ] && break; sleep 0.05; done
+    kill -TERM "$s0"; wait "$s0" || true
+    rm -rf s3d/process/freshet-p0
+    "$BIN" "${S[@]}" process --partition 0 --once 2>s3_resume.log || { echo "FAIL: S3 shard 0 resume"; tail -n 5 s3_resume.log; exit 1; }
+    grep -h 'taken from s3://lake/ck/freshet-p0/checkpoint' s3_resume.log | sed 's/^.*process: info: /shard 0 on a new machine: /'
+    grep -q 'taken from s3://lake/ck/freshet-p0/checkpoint' s3_resume.log ||
+        { echo "FAIL: shard 0 did not resume from the bucket's checkpoint"; tail -n 5 s3_resume.log; exit 1; }
+    if grep -q 'rebuilding the operators' s3_resume.log; then
+        grep -h 'rebuilding the operators' s3_resume.log | sed 's/^.*warn: /note: /'
+    fi
+    cat s3_resume.log >> s3.log
+    "$BIN" "${S[@]}" process --partition 1 --once 2>>s3.log || { echo "FAIL: S3 shard 1"; tail -n 5 s3.log; exit 1; }
     "$BIN" "${S[@]}" process --partition 2 2>>s3.log &
     s2=$!; pids+=($s2)
     for _ in $(seq 100); do grep -q 'epoch 0: 0 records' s3.log && break; sleep 0.1; done

@@ -1,0 +1,171 @@
+/*
+ * ckmirror.c — the processor's checkpoint mirrored in an object store
+ * (process.checkpoint_uri = s3://bucket/prefix; docs/SCALEOUT.md), so a
+ * shard that moves to a machine without its checkpoint directory resumes
+ * from the bucket instead of replaying its whole history from the lake.
+ *
+ * The local checkpoint file (checkpoint.c's format, unchanged) stays the
+ * one the process reads and writes; the mirror copies it:
+ *
+ *   start:  GET <prefix>/<pipeline>/checkpoint ──► newer than the local file
+ *           (its epoch, bytes 8..16 of the format), or no local file?
+ *           ──► replace the local file (temp, fsync, rename) ──► fr_ck_load
+ *   epoch:  checkpoint saved locally ──► every
+ *           process.checkpoint_upload_every_epochs: PUT the file
+ *
+ * Why this is safe (ADR 0014): checkpoint(E) is written only after epoch E
+ * is in the lake, and for a given pipeline it is a function of the
+ * committed epochs, so any copy, however old, is a valid starting point: a
+ * copy behind the lake only means the epochs after it are replayed from
+ * the ranges their markers record. A zombie's late PUT of an older copy can
+ * therefore cost replay time, never correctness. The offsets WAL is not
+ * mirrored: a plan that was never committed may be planned again.
+ *
+ * A failed GET at start is an error (the process stops rather than guess);
+ * a failed PUT is a warning (the lake and the local copy are safe).
+ * Credentials are the [s3] ones of the warehouse, never logged.
+ * One thread (the epoch loop).
+ */
+#include "pipeline/ckmirror.h"
+
+#include "core/buf.h"
+#include "core/diag.h"
+#include "core/err.h"
+#include "core/fsutil.h"
+#include "objstore/s3.h"
+#include "objstore/s3_io.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CKM_MAX_BYTES ((size_t)1 << 30)
+
+struct fr_ckm {
+    struct fr_s3 *s3;
+    char key[1024];
+    char uri[1200];
+    int64_t every;
+};
+
+int fr_ckm_open(const struct fr_conf *conf, const char *pipeline, struct fr_ckm **out)
+{
+    *out = NULL;
+    const char *uri = conf->process_checkpoint_uri;
+    if (!uri || !uri[0]) {
+        return FR_OK;
+    }
+    char bucket[128], prefix[900];
+    if (fr_s3_parse_uri(uri, bucket, sizeof bucket, prefix, sizeof prefix) < 0) {
+        fr_error("process", "process.checkpoint_uri must be s3://bucket[/prefix], not \"%s\"", uri);
+        return FR_ECONFIG;
+    }
+    struct fr_ckm *m = calloc(1, sizeof *m);
+    if (!m) {
+        return FR_ENOMEM;
+    }
+    struct fr_s3_opts o;
+    fr_s3_opts_from_conf(conf, &o);
+    o.bucket = bucket;
+    int rc = fr_s3_open(&o, &m->s3);
+    if (rc < 0) {
+        fr_error("process", "process.checkpoint_uri %s: %s (set s3.endpoint and credentials, "
+                            "docs/S3.md)", uri, fr_strerror(rc));
+        free(m);
+        return rc;
+    }
+    snprintf(m->key, sizeof m->key, "%s%s%s/checkpoint", prefix, prefix[0] ? "/" : "", pipeline);
+    snprintf(m->uri, sizeof m->uri, "s3://%s/%s", bucket, m->key);
+    m->every = conf->process_checkpoint_upload_every_epochs;
+    *out = m;
+    return FR_OK;
+}
+
+void fr_ckm_close(struct fr_ckm *m)
+{
+    if (!m) {
+        return;
+    }
+    fr_s3_close(m->s3);
+    free(m);
+}
+
+/* The epoch in a checkpoint file's bytes, or -2 when they are not one. */
+static int64_t ck_epoch(const struct fr_buf *b)
+{
+    int64_t e;
+    if (b->len < 20 || memcmp(b->data, "FRCK", 4) != 0) {
+        return -2;
+    }
+    memcpy(&e, b->data + 8, 8);
+    return e;
+}
+
+int fr_ckm_pull(struct fr_ckm *m, const char *dir)
+{
+    if (!m) {
+        return FR_OK;
+    }
+    char path[4200];
+    snprintf(path, sizeof path, "%s/checkpoint", dir);
+    struct fr_buf remote, local;
+    fr_buf_init(&remote, CKM_MAX_BYTES);
+    fr_buf_init(&local, CKM_MAX_BYTES);
+    int rc = fr_s3_get(m->s3, m->key, &remote);
+    if (rc == FR_ENOTFOUND) {
+        fr_info("process", "no checkpoint at %s yet", m->uri);
+        rc = FR_OK;
+        goto cleanup;
+    }
+    if (rc < 0) {
+        fr_error("process", "cannot read the checkpoint %s: %s %s", m->uri, fr_strerror(rc),
+                 fr_s3_errmsg(m->s3));
+        goto cleanup;
+    }
+    int64_t re = ck_epoch(&remote);
+    if (re < -1) {
+        fr_error("process", "%s is not a freshet checkpoint: refusing to guess", m->uri);
+        rc = FR_ECORRUPT;
+        goto cleanup;
+    }
+    int lrc = fr_fs_read_file(path, &local);
+    int64_t le = lrc == FR_OK ? ck_epoch(&local) : -2;
+    if (le >= re) {
+        fr_info("process", "the local checkpoint (epoch %lld) is as new as %s's (epoch %lld)",
+                (long long)le, m->uri, (long long)re);
+        goto cleanup;
+    }
+    rc = fr_fs_write_atomic(path, remote.data, remote.len);
+    if (rc < 0) {
+        fr_error("process", "cannot write %s: %s", path, fr_strerror(rc));
+        goto cleanup;
+    }
+    fr_info("process", "checkpoint of epoch %lld taken from %s (the local one: %s)",
+            (long long)re, m->uri, le >= -1 ? "older" : "none");
+
+cleanup:
+    fr_buf_free(&remote);
+    fr_buf_free(&local);
+    return rc;
+}
+
+void fr_ckm_push(struct fr_ckm *m, const char *dir, int64_t epoch)
+{
+    if (!m || m->every <= 0 || (epoch + 1) % m->every != 0) {
+        return;
+    }
+    char path[4200];
+    snprintf(path, sizeof path, "%s/checkpoint", dir);
+    struct fr_buf b;
+    fr_buf_init(&b, CKM_MAX_BYTES);
+    int rc = fr_fs_read_file(path, &b);
+    if (rc == FR_OK) {
+        rc = fr_s3_put(m->s3, m->key, b.data, b.len, false, NULL);
+    }
+    if (rc < 0) {
+        fr_warn("process", "epoch %lld: checkpoint not copied to %s: %s %s (the lake and the "
+                           "local checkpoint are safe; the next copy retries)",
+                (long long)epoch, m->uri, fr_strerror(rc), fr_s3_errmsg(m->s3));
+    }
+    fr_buf_free(&b);
+}

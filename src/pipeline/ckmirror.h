@@ -1,0 +1,28 @@
+/*
+ * ckmirror.h — the processor's checkpoint mirrored in an object store
+ * (process.checkpoint_uri); see ckmirror.c for the protocol and why any
+ * copy is a safe starting point.
+ */
+#ifndef FR_PIPELINE_CKMIRROR_H
+#define FR_PIPELINE_CKMIRROR_H
+
+#include "conf/conf.h"
+
+#include <stdint.h>
+
+struct fr_ckm; /* a mirror of one pipeline's checkpoint (opaque) */
+
+/* The mirror of pipeline's checkpoint when process.checkpoint_uri is set
+ * (else FR_OK and *out NULL). FR_ECONFIG for a bad URI or missing [s3]
+ * settings (logged). Close with fr_ckm_close (accepts NULL). */
+int fr_ckm_open(const struct fr_conf *conf, const char *pipeline, struct fr_ckm **out);
+void fr_ckm_close(struct fr_ckm *m);
+/* Before fr_ck_load: replace <dir>/checkpoint with the bucket's copy when
+ * that is newer (or the local one is absent). m NULL: nothing. An
+ * unreadable bucket or a damaged copy is an error (logged). */
+int fr_ckm_pull(struct fr_ckm *m, const char *dir);
+/* After fr_ck_save of epoch: copy <dir>/checkpoint to the bucket every
+ * process.checkpoint_upload_every_epochs epochs; a failure is a warning. */
+void fr_ckm_push(struct fr_ckm *m, const char *dir, int64_t epoch);
+
+#endif
