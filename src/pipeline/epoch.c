@@ -672,67 +672,21 @@ static int read_range(struct proc_run *run, const struct fr_ck_range *range)
     return rc < 0 ? rc : FR_OK;
 }
 
-/*
- * The epoch's commit through a REST catalog (lake.catalog_uri): every
- * table's append is staged against the table as the catalog returns it
- * (manifests written to the shared warehouse) and all are committed in one
- * POST /transactions/commit. An answer 5xx or a lost connection leaves the
- * outcome unknown: fr_ice_rest_commit_epoch reloads bronze and looks for
- * this epoch's marker. Landed: done. Not there: staged again against the
- * fresh tables and retried (a few times). Still unknown: the process
- * stops with the checkpoint where it was, and the restart finds the marker
- * or not (epoch_committed), exactly as after a crash.
- */
-static int commit_epoch_rest(struct proc_run *run, const struct fr_ck_range *range,
-                             const struct fr_ice_commit_info *info)
+/* The epoch's commit through a REST catalog (lake.catalog_uri):
+ * fr_lake_commit_rest with every table the epoch writes (bronze always,
+ * it carries the marker; the others when they have rows). */
+static int commit_epoch_rest(struct proc_run *run, const struct fr_ice_commit_info *info)
 {
-    int rc = FR_EABORTED;
-    for (int attempt = 0; attempt < 4 && (rc == FR_EABORTED || rc == FR_EREQUIREMENT);
-         attempt++) {
-        struct fr_buf load, staged[FR_TBL_EVERY];
-        struct fr_ice_rest_change changes[FR_TBL_EVERY];
-        uint32_t n = 0;
-        fr_buf_init(&load, (size_t)64 << 20);
-        rc = FR_OK;
-        for (int t = 0; rc == FR_OK && t < FR_TBL_EVERY; t++) {
-            if (!epoch_writes(run, t) || (run->tw[t].rows == 0 && t != FR_TBL_BRONZE)) {
-                continue;
-            }
-            fr_buf_reset(&load);
-            fr_buf_init(&staged[n], (size_t)64 << 20);
-            rc = fr_ice_rest_load_table(run->lake.rest, FR_NS, fr_tbl_name(t), &load);
-            if (rc == FR_OK) {
-                rc = fr_ice_rest_stage_append(run->cat, FR_NS, fr_tbl_name(t),
-                                              (const char *)load.data, load.len, &run->tw[t].file,
-                                              run->tw[t].rows ? 1 : 0, info, &staged[n]);
-            }
-            changes[n] = (struct fr_ice_rest_change){FR_NS, fr_tbl_name(t),
-                                                     (const char *)staged[n].data, staged[n].len};
-            n++;
+    struct fr_lake_append apps[FR_TBL_EVERY];
+    uint32_t n = 0;
+    for (int t = 0; t < FR_TBL_EVERY; t++) {
+        if (!epoch_writes(run, t) || (run->tw[t].rows == 0 && t != FR_TBL_BRONZE)) {
+            continue;
         }
-        int landed = 0;
-        if (rc == FR_EEXIST) {
-            landed = 1; /* a lost answer's commit landed after all */
-            rc = FR_OK;
-        } else if (rc == FR_OK) {
-            rc = fr_ice_rest_commit_epoch(run->lake.rest, changes, n,
-                                          run->pipe, range->epoch, &landed);
-        }
-        if (rc < 0) {
-            fr_warn("process", "epoch %" PRId64 ": REST commit attempt %d: %s (%s) %s",
-                    range->epoch, attempt + 1, fr_strerror(rc), fr_err_name(rc), fr_ice_errmsg());
-        }
-        for (uint32_t k = 0; k < n; k++) {
-            fr_buf_free(&staged[k]);
-        }
-        fr_buf_free(&load);
-        if (rc == FR_OK && landed == 1) {
-            return FR_OK;
-        }
+        apps[n++] = (struct fr_lake_append){fr_tbl_name(t), &run->tw[t].file,
+                                            run->tw[t].rows ? 1 : 0};
     }
-    fr_error("process", "epoch %" PRId64 ": commit through %s failed: %s (%s) %s", range->epoch,
-             run->conf->lake_catalog_uri, fr_strerror(rc), fr_err_name(rc), fr_ice_errmsg());
-    return rc < 0 ? rc : FR_EUNKNOWN;
+    return fr_lake_commit_rest(&run->lake, apps, n, info, run->conf->lake_catalog_uri);
 }
 
 static int commit_epoch(struct proc_run *run, const struct fr_ck_range *range)
@@ -774,7 +728,7 @@ static int commit_epoch(struct proc_run *run, const struct fr_ck_range *range)
         return rc;
     }
     if (run->lake.rest) {
-        return commit_epoch_rest(run, range, &info);
+        return commit_epoch_rest(run, &info);
     }
     struct fr_ice_txn *txn = NULL;
     rc = fr_ice_txn_begin(run->cat, &txn);

@@ -647,6 +647,17 @@ static int commit(struct fin *f, const struct fr_ck_range *r)
                      fr_tbl_name(fn_tables[k]), fr_strerror(rc), fr_pq_errmsg());
         }
     }
+    if (rc == FR_OK && f->lake.rest) {
+        struct fr_lake_append apps[2];
+        uint32_t n = 0;
+        for (int k = 0; k < 2; k++) {
+            if (k == 0 || f->tw[k].rows) {
+                apps[n++] = (struct fr_lake_append){fr_tbl_name(fn_tables[k]), &f->tw[k].file,
+                                                    f->tw[k].rows ? 1 : 0};
+            }
+        }
+        return fr_lake_commit_rest(&f->lake, apps, n, &info, f->conf->lake_catalog_uri);
+    }
     struct fr_ice_txn *txn = NULL;
     if (rc == FR_OK) {
         rc = fr_ice_txn_begin(f->lake.cat, &txn);
@@ -823,12 +834,11 @@ int fr_final_run(struct fr_conf *conf, int once)
     if (fr_lake_open(conf, &f->lake) < 0) {
         goto cleanup;
     }
-    if (f->lake.rest) {
-        fr_error("finalize", "the finalizer commits through the SQLite catalog only for now "
-                             "(lake.catalog_uri is set; docs/SCALEOUT.md)");
-        goto cleanup;
+    rc = f->lake.rest ? FR_OK : fr_tbl_ensure(f->lake.cat);
+    for (int t = 0; f->lake.rest && rc == FR_OK && t < FR_TBL_COUNT; t++) {
+        rc = fr_tbl_ensure_rest(f->lake.rest, (enum fr_tbl)t);
     }
-    if ((rc = fr_tbl_ensure(f->lake.cat)) < 0) {
+    if (rc < 0) {
         fr_error("finalize", "catalog: %s %s", fr_strerror(rc), fr_ice_errmsg());
         goto cleanup;
     }

@@ -14,6 +14,7 @@
 #include "objstore/s3_io.h"
 #include "pipeline/tables.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -169,4 +170,102 @@ cleanup:
     fr_pq_scan_free(scan);
     fr_pq_reader_free(r);
     return rc;
+}
+
+/* Whether the epoch marker of info found in table is this commit's: the
+ * same source offsets (the same range gives the same rows). 1 yes, 0 no
+ * (another owner of the pipeline committed the epoch with another range:
+ * fencing), < 0 error. */
+static int landed_as_ours(const struct fr_lake *lake, const char *table,
+                          const struct fr_ice_commit_info *info)
+{
+    struct fr_ice_table *t = NULL;
+    int rc = fr_lake_table(lake, table, &t);
+    if (rc < 0) {
+        return rc;
+    }
+    uint32_t nsnap = 0;
+    const struct fr_ice_snapshot *snaps = fr_ice_table_snapshots(t, &nsnap);
+    char want[32];
+    snprintf(want, sizeof want, "%" PRId64, info->epoch);
+    int ours = 0;
+    for (uint32_t i = 0; i < nsnap; i++) {
+        const char *pipe = NULL, *ep = NULL, *off = NULL;
+        for (uint32_t k = 0; k < snaps[i].nsummary; k++) {
+            const struct fr_ice_kv *kv = &snaps[i].summary[k];
+            pipe = strcmp(kv->key, FR_ICE_SUMMARY_PIPELINE) == 0 ? kv->value : pipe;
+            ep = strcmp(kv->key, FR_ICE_SUMMARY_EPOCH) == 0 ? kv->value : ep;
+            off = strcmp(kv->key, FR_ICE_SUMMARY_OFFSETS) == 0 ? kv->value : off;
+        }
+        if (pipe && ep && strcmp(pipe, info->pipeline_id) == 0 && strcmp(ep, want) == 0) {
+            ours = off && info->source_offsets && strcmp(off, info->source_offsets) == 0;
+        }
+    }
+    fr_ice_table_free(t);
+    return ours;
+}
+
+int fr_lake_commit_rest(struct fr_lake *lake, const struct fr_lake_append *apps, uint32_t napps,
+                        const struct fr_ice_commit_info *info, const char *uri)
+{
+    if (napps > FR_LAKE_MAX_APPENDS) {
+        return FR_EINVAL;
+    }
+    int rc = FR_EABORTED;
+    for (int attempt = 0; attempt < 4 && (rc == FR_EABORTED || rc == FR_EREQUIREMENT);
+         attempt++) {
+        struct fr_buf load, staged[FR_LAKE_MAX_APPENDS];
+        struct fr_ice_rest_change changes[FR_LAKE_MAX_APPENDS];
+        uint32_t n = 0;
+        fr_buf_init(&load, (size_t)64 << 20);
+        rc = FR_OK;
+        for (uint32_t a = 0; rc == FR_OK && a < napps; a++) {
+            fr_buf_reset(&load);
+            fr_buf_init(&staged[n], (size_t)64 << 20);
+            rc = fr_ice_rest_load_table(lake->rest, FR_NS, apps[a].table, &load);
+            if (rc == FR_OK) {
+                rc = fr_ice_rest_stage_append(lake->cat, FR_NS, apps[a].table,
+                                              (const char *)load.data, load.len, apps[a].files,
+                                              apps[a].nfiles, info, &staged[n]);
+            }
+            changes[n] = (struct fr_ice_rest_change){FR_NS, apps[a].table,
+                                                     (const char *)staged[n].data, staged[n].len};
+            n++;
+        }
+        int landed = 0;
+        if (rc == FR_EEXIST) {
+            landed = 1; /* a lost answer's commit landed after all */
+            rc = FR_OK;
+        } else if (rc == FR_OK) {
+            rc = fr_ice_rest_commit_epoch(lake->rest, changes, n, info->pipeline_id, info->epoch,
+                                          &landed);
+        }
+        if (rc < 0) {
+            fr_warn("process", "epoch %" PRId64 ": REST commit attempt %d: %s (%s) %s",
+                    info->epoch, attempt + 1, fr_strerror(rc), fr_err_name(rc), fr_ice_errmsg());
+        }
+        for (uint32_t k = 0; k < n; k++) {
+            fr_buf_free(&staged[k]);
+        }
+        fr_buf_free(&load);
+        if (rc == FR_OK && landed == 1 && napps > 0) {
+            /* Landed: this commit, or another owner's of the same epoch
+             * (scale-out: a zombie and its successor)? */
+            int ours = landed_as_ours(lake, apps[0].table, info);
+            if (ours == 1) {
+                return FR_OK;
+            }
+            if (ours == 0) {
+                fr_error("process",
+                         "epoch %" PRId64 " was already committed by another owner of pipeline "
+                         "%s with other offsets (FR_EEXIST): stopping without committing",
+                         info->epoch, info->pipeline_id);
+                return FR_EEXIST;
+            }
+            rc = ours;
+        }
+    }
+    fr_error("process", "epoch %" PRId64 ": commit through %s failed: %s (%s) %s", info->epoch,
+             uri, fr_strerror(rc), fr_err_name(rc), fr_ice_errmsg());
+    return rc < 0 ? rc : FR_EUNKNOWN;
 }

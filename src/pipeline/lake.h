@@ -49,6 +49,29 @@ int fr_lake_pq_out(const struct fr_lake *lake, const char *path, struct fr_pq_ou
  * the local file, or ranged GETs of the object. */
 int fr_lake_pq_in(const struct fr_lake *lake, const char *path, struct fr_pq_in *in);
 
+/* One table's part of a commit: append files[0..nfiles) (nfiles 0: an
+ * empty snapshot, which still carries the commit's marker). */
+#define FR_LAKE_MAX_APPENDS 16
+struct fr_lake_append {
+    const char *table; /* in namespace wiki */
+    const struct fr_ice_data_file *files;
+    uint32_t nfiles;
+};
+
+/*
+ * Commit apps[0..napps) as one transaction through the lake's REST catalog
+ * (lake.catalog_uri; uri names it in messages), the epoch marker from
+ * info: every append is staged against the table as the catalog returns
+ * it (manifests in the shared warehouse) and all go in one
+ * POST /transactions/commit. An answer 5xx or a lost connection leaves the
+ * outcome unknown: fr_ice_rest_commit_epoch looks for the marker. Landed:
+ * FR_OK. Not there: staged again and retried (a few times). Still unknown:
+ * FR_EUNKNOWN (or the last error), logged; the caller stops with its
+ * checkpoint where it was, and its restart finds the marker or not.
+ */
+int fr_lake_commit_rest(struct fr_lake *lake, const struct fr_lake_append *apps, uint32_t napps,
+                        const struct fr_ice_commit_info *info, const char *uri);
+
 /* A column to read by name, with the type it must have. */
 struct fr_lake_col {
     const char *name;

@@ -12,7 +12,10 @@
 #      equal a control run's (embedded SQLite catalog, the same log),
 #      checked by DuckDB (tests/interop/lake_compare.mjs);
 #   2. SIGKILLs of the processor between and inside REST commits, then a
-#      drain: verify passes and the tables still equal the control's.
+#      drain: verify passes and the tables still equal the control's;
+#   3. the scale-out mode (a shard and the finalizer, docs/SCALEOUT.md)
+#      through the REST catalog, each SIGKILLed once: verify passes and the
+#      tables equal the same roles run on the embedded catalog.
 # Skips (77) when node or the npm packages are missing.
 set -euo pipefail
 BIN=${FR_BINARY:?FR_BINARY must point at the freshet binary}
@@ -112,4 +115,34 @@ rest2 process --once 2>>rest2.log || fail "drain through the REST catalog"
 "$BIN" --data rest2 verify >verify2.out 2>&1 || { cat verify2.out; fail "verify after the kills"; }
 "$BIN" --data rest2 tables --json --files >rest2.json
 node "$SRC/tests/interop/lake_compare.mjs" ctl.json rest2.json || fail "the REST lake after kills differs from the control"
+# ---- 3. the scale-out mode through the REST catalog: the shard of the
+# log's partition and the finalizer commit through serve's catalog (each
+# SIGKILLed once mid-run, then drained); verify passes and the tables equal
+# a shard and a finalizer run on the embedded catalog.
+mkdir rest3 ctl3; cp -a base/log rest3/; cp -a base/log ctl3/
+FRESHET_SERVE_API_TOKEN=$token "$BIN" --data rest3 serve --listen 127.0.0.1:0 >serve3.out 2>serve3.log &
+pids="$pids $!"
+base3=$(url_of serve3.out); base3=${base3%/}
+rest3() { FRESHET_LAKE_CATALOG_TOKEN=$token "$BIN" --data rest3 \
+          --set "lake.catalog_uri=$base3/iceberg" --set process.epoch_max_records=150 "$@"; }
+for role in "--partition 0" "--finalize"; do
+    # shellcheck disable=SC2086
+    FRESHET_LAKE_CATALOG_TOKEN=$token "$BIN" --data rest3 --set "lake.catalog_uri=$base3/iceberg" \
+        --set process.epoch_max_records=150 process $role 2>>rest3.log & p=$!
+    sleep 1.2
+    kill -9 "$p" 2>/dev/null || true
+    wait "$p" 2>/dev/null || true
+    # shellcheck disable=SC2086
+    rest3 process $role --once 2>>rest3.log || fail "scale-out drain through the REST catalog ($role)"
+done
+grep -q "finalize: info: epoch" rest3.log || fail "the finalizer committed nothing through REST"
+"$BIN" --data rest3 verify >verify3.out 2>&1 || { cat verify3.out; fail "verify of the scale-out lake behind REST"; }
+head -1 verify3.out
+for role in "--partition 0" "--finalize"; do
+    # shellcheck disable=SC2086
+    "$BIN" --data ctl3 --set process.epoch_max_records=150 process $role --once 2>>ctl3.log || fail "scale-out control"
+done
+"$BIN" --data rest3 tables --json --files >rest3.json
+"$BIN" --data ctl3 tables --json --files >ctl3.json
+node "$SRC/tests/interop/lake_compare.mjs" ctl3.json rest3.json || fail "the scale-out lake behind REST differs from its control"
 echo "PASS process_rest"
