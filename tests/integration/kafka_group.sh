@@ -8,7 +8,8 @@
 #     -> `freshet process --group` instances in one consumer group: two at
 #        first, a third joining while epochs are in flight (a rebalance), the
 #        first SIGKILLed (its shards die with it; the group hands its
-#        partitions to the others after the session timeout), shard
+#        partitions to the others after the session timeout; a partition
+#        leader moves and Fetch requests fail meanwhile), shard
 #        children SIGKILLed at random (their instance restarts them), a
 #        fourth joining; then every instance stopped with SIGTERM
 #   -> `freshet verify` passes on the lake (scale-out cut: every shard's
@@ -44,7 +45,7 @@ RANDOM=$SEED
 
 # shellcheck source=kafka_lib.sh
 . "$SRC/tests/integration/kafka_lib.sh"
-mock_start "$MOCK" --brokers 1 --partitions 6
+mock_start "$MOCK" --brokers 3 --partitions 6 --replication 3
 
 # Five minutes of event time (20 events/s of event time), sent in a few seconds.
 feed_flags=(--synthetic --seed "$SEED" --count "$COUNT" --start 2026-11-01T00:00:00Z --event-rate 20
@@ -113,8 +114,11 @@ fi
 member 1; member 2
 sleep "1.$((RANDOM % 9))"
 member 3                                  # a rebalance while epochs are in flight
+mock leader 1 2                           # a partition leader moves
+mock fetch-errors 3 NOT_LEADER_FOR_PARTITION
 sleep "1.$((RANDOM % 9))"
 kill -9 "${members[0]}"; echo "instance 1 SIGKILLed"
+mock clear
 wait "${members[0]}" 2>/dev/null || true
 kills=0
 for _ in 1 2 3; do
