@@ -323,42 +323,90 @@ void fr_dedup_stats(const struct fr_dedup *dd, struct fr_dedup_stats *stats)
     *stats = dd->st;
 }
 
-static int dd_cmp_entry(const void *x, const void *y)
+/* Sift heap[i] down within heap[0..n). */
+static void dd_sift_down(const struct fr_dedup *dd, uint32_t i, uint32_t n)
 {
-    const struct dd_entry *a = x, *b = y;
-    if (a->t != b->t) {
-        return a->t < b->t ? -1 : 1;
+    uint32_t *heap = dd->heap;
+    uint32_t moving = heap[i];
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= n) {
+            break;
+        }
+        if (c + 1 < n && dd_less(dd, heap[c + 1], heap[c])) {
+            c++;
+        }
+        if (!dd_less(dd, heap[c], moving)) {
+            break;
+        }
+        heap[i] = heap[c];
+        i = c;
     }
-    return a->seq < b->seq ? -1 : a->seq > b->seq;
+    heap[i] = moving;
+}
+
+/*
+ * Put the heap array in ascending (event time, sequence) order, in place:
+ * the order the saved state lists the keys in. An ascending array is
+ * itself a valid min-heap, so the set is unchanged for every other
+ * operation, and no copy of the keys is made. Heapsort on the min-heap
+ * leaves it descending, then it is reversed; an array already ascending
+ * (nothing changed since the last save) costs one linear check.
+ *
+ * Only the heap array's order changes, which no result depends on (ties
+ * are broken by the sequence, never by position); that is why a save may
+ * do it through a const set, as topk.c caches its saved order.
+ */
+static void dd_sort_heap(const struct fr_dedup *dd)
+{
+    uint32_t *heap = dd->heap;
+    uint32_t n = dd->heap_n;
+    uint32_t k = 1;
+    while (k < n && dd_less(dd, heap[k - 1], heap[k])) {
+        k++;
+    }
+    if (k >= n) {
+        return;
+    }
+    for (uint32_t end = n - 1; end > 0; end--) {
+        uint32_t top = heap[0];
+        heap[0] = heap[end];
+        heap[end] = top;
+        dd_sift_down(dd, 0, end);
+    }
+    for (uint32_t i = 0, j = n - 1; i < j; i++, j--) {
+        uint32_t x = heap[i];
+        heap[i] = heap[j];
+        heap[j] = x;
+    }
 }
 
 int fr_dedup_save(const struct fr_dedup *dd, struct fr_buf *out)
 {
-    struct dd_entry *sorted = NULL;
-    if (dd->heap_n) {
-        sorted = malloc((size_t)dd->heap_n * sizeof *sorted);
-        if (!sorted) {
-            return FR_ENOMEM;
-        }
-        for (uint32_t k = 0; k < dd->heap_n; k++) {
-            sorted[k] = dd->pool[dd->heap[k]];
-        }
-        qsort(sorted, dd->heap_n, sizeof *sorted, dd_cmp_entry);
+    struct fr_proc_out o;
+    fr_proc_out_buf(&o, out);
+    return fr_dedup_save_out(dd, &o);
+}
+
+int fr_dedup_save_out(const struct fr_dedup *dd, struct fr_proc_out *out)
+{
+    if (out->mode != FR_PROC_OUT_COUNT) { /* a count does not depend on the order */
+        dd_sort_heap(dd);
     }
     struct fr_proc_enc enc;
-    fr_proc_enc_begin(&enc, out, DD_MAGIC, DD_VERSION);
+    fr_proc_enc_begin_out(&enc, out, DD_MAGIC, DD_VERSION);
     fr_proc_enc_u64(&enc, dd->seq_next);
     fr_proc_enc_u64(&enc, dd->st.inserts);
     fr_proc_enc_u64(&enc, dd->st.duplicates);
     fr_proc_enc_u64(&enc, dd->st.expired);
     fr_proc_enc_u64(&enc, dd->st.forced_evictions);
     fr_proc_enc_u32(&enc, dd->heap_n);
-    for (uint32_t k = 0; k < dd->heap_n; k++) {
-        fr_proc_enc_bytes(&enc, sorted[k].key, 16);
-        fr_proc_enc_i64(&enc, sorted[k].t);
-        fr_proc_enc_u64(&enc, sorted[k].seq);
+    for (uint32_t k = 0; k < dd->heap_n && enc.err == FR_OK; k++) {
+        const struct dd_entry *e = &dd->pool[dd->heap[k]];
+        fr_proc_enc_bytes(&enc, e->key, 16);
+        fr_proc_enc_i64(&enc, e->t);
+        fr_proc_enc_u64(&enc, e->seq);
     }
-    free(sorted);
     return fr_proc_enc_end(&enc);
 }
 

@@ -603,8 +603,15 @@ static int top_pane_order(const struct top_pane *pane)
 
 int fr_win_top_save(const struct fr_top *top, struct fr_buf *out)
 {
+    struct fr_proc_out o;
+    fr_proc_out_buf(&o, out);
+    return fr_win_top_save_out(top, &o);
+}
+
+int fr_win_top_save_out(const struct fr_top *top, struct fr_proc_out *out)
+{
     struct fr_proc_enc enc;
-    fr_proc_enc_begin(&enc, out, TOP_MAGIC, TOP_VERSION);
+    fr_proc_enc_begin_out(&enc, out, TOP_MAGIC, TOP_VERSION);
     fr_proc_enc_i64(&enc, top->next_start);
     fr_proc_enc_u64(&enc, top->st.windows);
     fr_proc_enc_u64(&enc, top->st.rows);
