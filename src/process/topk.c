@@ -6,9 +6,11 @@
  * Rows without a title are not counted.
  *
  * Panes: each silver row is counted once, in the 1-minute pane
- * [p, p + 1 min) that holds its event time. At emission, a window sums its
- * ten panes into a scratch map and selects the top 20 with a bounded
- * insertion; rows are never rescanned. A window is emitted once, when the
+ * [p, p + 1 min) that holds its event time. At emission, a window merges
+ * its ten panes, each listed in (wiki, title) order, summing the counts of
+ * equal pairs, and selects the top 20 with a bounded insertion; rows are
+ * never rescanned and no map of the window's pairs is built. A pane the
+ * watermark has passed is frozen (no index, exact sizes). A window is emitted once, when the
  * watermark reaches its end (s + 10 min <= watermark), and only if it holds
  * a count (a window that holds one always holds its oldest pane, so the
  * emission loop walks panes, not empty minutes). Windows are emitted in
@@ -73,13 +75,12 @@ struct top_pane {
     struct top_saved *saved; /* allocated with the pane */
 };
 
-/* One (wiki, title) while a window is combined. */
+/* One (wiki, title) of a window being combined: its text (in one of the
+ * panes) and its count summed over the window's panes. */
 struct top_slot {
-    uint64_t hash;
     uint64_t count;
     const char *text;
     uint32_t wiki_len, title_len;
-    uint32_t gen; /* slot is in use when gen == fr_top.gen */
 };
 
 struct fr_top {
@@ -87,10 +88,6 @@ struct fr_top {
     struct top_pane *panes; /* ascending start */
     uint32_t n_panes, alloc;
     int64_t next_start;
-    struct top_slot *scratch;
-    uint32_t scratch_mask, gen;
-    struct top_slot **used; /* slots touched in this window */
-    uint32_t n_used, used_alloc;
     struct fr_top_stats st;
 };
 
@@ -166,9 +163,16 @@ static struct top_pane *top_pane_get(struct fr_top *top, int64_t start)
     return pane;
 }
 
+/* A larger index (or, for a pane frozen without one, a new index) holding
+ * every entry at load <= 1/2 with room for one more. */
+static int top_pane_order(const struct top_pane *pane);
+
 static int top_index_grow(struct fr_top *top, struct top_pane *pane)
 {
     uint32_t nslots = pane->index ? (pane->index_mask + 1) * 2 : 64;
+    while ((uint64_t)(pane->n + 1) * 2 > nslots) {
+        nslots *= 2;
+    }
     uint32_t *index = calloc(nslots, sizeof *index);
     if (!index) {
         return FR_ENOMEM;
@@ -188,12 +192,68 @@ static int top_index_grow(struct fr_top *top, struct top_pane *pane)
     return FR_OK;
 }
 
+/*
+ * A pane the watermark has passed gets no more rows from fr_proc (they
+ * would be late), yet it is kept until the last window holding it is
+ * settled: up to ten minutes more. So it is frozen: its hash index is freed
+ * (only adding needs it) and its entries, text and saved order are cut to
+ * their exact sizes, dropping the doubling slack. About a third of a
+ * pane's memory, for the ~ten panes of every open window. No row can be
+ * added to a frozen pane even when the operator is used on its own: the
+ * window starting nine minutes before the pane ends where the pane ends,
+ * so it is settled once the watermark passes the pane, and rows for the
+ * pane are dropped_closed. Should one come anyway, top_pane_add rebuilds
+ * the index first. Only memory changes, never a count or an order.
+ */
+static void top_pane_freeze(struct fr_top *top, struct top_pane *pane)
+{
+    if (!pane->index) {
+        return;
+    }
+    /* The saved order first: it is exact from then on (nothing is added). */
+    if (top_pane_order(pane) < 0) {
+        return; /* out of memory: stay unfrozen, try at the next advance */
+    }
+    top->st.bytes -= ((uint64_t)pane->index_mask + 1) * sizeof *pane->index;
+    free(pane->index);
+    pane->index = NULL;
+    pane->index_mask = 0;
+    if (pane->n < pane->alloc) {
+        struct top_entry *entries = realloc(pane->entries, (size_t)pane->n * sizeof *entries);
+        if (entries) {
+            top->st.bytes -= (uint64_t)(pane->alloc - pane->n) * sizeof *entries;
+            pane->entries = entries;
+            pane->alloc = pane->n;
+        }
+    }
+    if (pane->text_len < pane->text_alloc && pane->text_len > 0) {
+        char *text = realloc(pane->text, pane->text_len);
+        if (text) {
+            top->st.bytes -= pane->text_alloc - pane->text_len;
+            pane->text = text;
+            pane->text_alloc = pane->text_len;
+        }
+    }
+    struct top_saved *sv = pane->saved;
+    if (sv->cap > pane->n && pane->n > 0) {
+        uint32_t *order = realloc(sv->order, (size_t)pane->n * sizeof *order);
+        if (order) {
+            sv->order = order;
+            sv->cap = pane->n;
+        }
+    }
+}
+
 /* Add count to (wiki, title) in pane: FR_OK, 1 when a cap refused a new
  * pair, FR_ENOMEM. */
 static int top_pane_add(struct fr_top *top, struct top_pane *pane, const char *wiki, uint32_t wlen,
                         const char *title, uint32_t tlen, uint64_t count)
 {
     uint64_t h = top_hash(wiki, wlen, title, tlen);
+    int rc;
+    if (!pane->index && pane->n > 0 && (rc = top_index_grow(top, pane)) < 0) {
+        return rc; /* a frozen pane (see top_pane_freeze): never, by the rules */
+    }
     if (pane->index) {
         for (uint32_t i = (uint32_t)h & pane->index_mask; pane->index[i];
              i = (i + 1) & pane->index_mask) {
@@ -212,7 +272,6 @@ static int top_pane_add(struct fr_top *top, struct top_pane *pane, const char *w
         wlen > FR_PROC_WIKI_MAX) {
         return 1;
     }
-    int rc;
     if (!pane->index || (uint64_t)(pane->n + 1) * 2 > (uint64_t)pane->index_mask + 1) {
         if ((rc = top_index_grow(top, pane)) < 0) {
             return rc;
@@ -277,93 +336,113 @@ static int top_before(const struct top_slot *a, const struct top_slot *b)
                           b->title_len) < 0;
 }
 
-static int top_scratch_reserve(struct fr_top *top, uint64_t entries)
+/* (wiki, title) order of two entries, as the saved order sorts them. */
+static int top_entry_cmp(const struct top_pane *pa, const struct top_entry *a,
+                         const struct top_pane *pb, const struct top_entry *b)
 {
-    uint64_t want = 64;
-    while (want < entries * 2) {
-        want *= 2;
+    const char *ta = pa->text + a->off, *tb = pb->text + b->off;
+    int c = fr_proc_strcmp(ta, a->wiki_len, tb, b->wiki_len);
+    if (c) {
+        return c;
     }
-    if (top->scratch && want <= (uint64_t)top->scratch_mask + 1 && entries <= top->used_alloc) {
-        return FR_OK;
-    }
-    if (want > ((uint64_t)1 << 31)) {
-        return FR_ENOMEM;
-    }
-    struct top_slot *scratch = calloc((size_t)want, sizeof *scratch);
-    struct top_slot **used = malloc((size_t)want * sizeof *used);
-    if (!scratch || !used) {
-        free(scratch);
-        free(used);
-        return FR_ENOMEM;
-    }
-    top->st.bytes -= (top->scratch ? ((uint64_t)top->scratch_mask + 1) * sizeof *scratch : 0) +
-                     (uint64_t)top->used_alloc * sizeof *used;
-    top->st.bytes += want * (sizeof *scratch + sizeof *used);
-    free(top->scratch);
-    free(top->used);
-    top->scratch = scratch;
-    top->scratch_mask = (uint32_t)(want - 1);
-    top->used = used;
-    top->used_alloc = (uint32_t)want;
-    top->gen = 0;
-    return FR_OK;
+    return fr_proc_strcmp(ta + a->wiki_len, a->title_len, tb + b->wiki_len, b->title_len);
 }
 
-/* Sum the panes [first, last) into the scratch map and leave the best
- * FR_TOP_N slots in best[0..*n), in rank order. */
-static int top_combine(struct fr_top *top, uint32_t first, uint32_t last,
-                       struct top_slot *best[FR_TOP_N], uint32_t *n)
+/* A pane's position in the merge below. */
+struct top_cursor {
+    const struct top_pane *pane;
+    uint32_t at; /* next position in pane->saved->order */
+};
+
+static const struct top_entry *top_cursor_entry(const struct top_cursor *c)
 {
-    uint64_t total = 0;
-    for (uint32_t k = first; k < last; k++) {
-        total += top->panes[k].n;
-    }
-    int rc = top_scratch_reserve(top, total);
-    if (rc < 0) {
-        return rc;
-    }
-    if (++top->gen == 0) {
-        for (uint32_t i = 0; i <= top->scratch_mask; i++) {
-            top->scratch[i].gen = 0;
+    return &c->pane->entries[c->pane->saved->order[c->at]];
+}
+
+static int top_cursor_less(const struct top_cursor *x, const struct top_cursor *y)
+{
+    return top_entry_cmp(x->pane, top_cursor_entry(x), y->pane, top_cursor_entry(y)) < 0;
+}
+
+static void top_cursor_sift(struct top_cursor *h, uint32_t n, uint32_t i)
+{
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= n) {
+            return;
         }
-        top->gen = 1;
+        if (c + 1 < n && top_cursor_less(&h[c + 1], &h[c])) {
+            c++;
+        }
+        if (!top_cursor_less(&h[c], &h[i])) {
+            return;
+        }
+        struct top_cursor t = h[i];
+        h[i] = h[c];
+        h[c] = t;
+        i = c;
     }
-    top->n_used = 0;
+}
+
+/*
+ * Sum the panes [first, last) and leave the best FR_TOP_N (wiki, title)
+ * in best[0..*n), in rank order. A merge, not a map: every pane lists its
+ * entries in (wiki, title) order (the saved order, a cache sorted again
+ * only for a pane that gained entries), and a heap of one cursor per pane
+ * (at most ten) yields each pair once with its count summed over the
+ * panes, which a bounded insertion ranks. So combining needs no memory
+ * the size of the window (a map of every pair in ten panes used to take
+ * ~100 bytes a pair, kept between windows: docs/adr/0023). The result is
+ * the same: the pairs and their sums do not depend on how they are met,
+ * and the ranking order is total.
+ */
+static int top_combine(struct fr_top *top, uint32_t first, uint32_t last,
+                       struct top_slot best[FR_TOP_N], uint32_t *n)
+{
+    struct top_cursor heap[TOP_PANES_PER_WINDOW];
+    uint32_t hn = 0;
+    *n = 0;
     for (uint32_t k = first; k < last; k++) {
         const struct top_pane *pane = &top->panes[k];
-        for (uint32_t j = 0; j < pane->n; j++) {
-            const struct top_entry *e = &pane->entries[j];
-            const char *text = pane->text + e->off;
-            uint32_t i = (uint32_t)e->hash & top->scratch_mask;
-            for (;; i = (i + 1) & top->scratch_mask) {
-                struct top_slot *s = &top->scratch[i];
-                if (s->gen != top->gen) {
-                    *s = (struct top_slot){e->hash,     e->count,     text,
-                                           e->wiki_len, e->title_len, top->gen};
-                    top->used[top->n_used++] = s;
-                    break;
-                }
-                if (s->hash == e->hash && s->wiki_len == e->wiki_len &&
-                    s->title_len == e->title_len &&
-                    memcmp(s->text, text, (size_t)e->wiki_len + e->title_len) == 0) {
-                    s->count = fr_proc_sat_add(s->count, e->count);
-                    break;
-                }
-            }
+        int rc = top_pane_order(pane);
+        if (rc < 0) {
+            return rc;
+        }
+        if (pane->n > 0 && hn < TOP_PANES_PER_WINDOW) {
+            heap[hn++] = (struct top_cursor){pane, 0};
         }
     }
-    *n = 0;
-    for (uint32_t u = 0; u < top->n_used; u++) {
-        struct top_slot *s = top->used[u];
-        if (*n == FR_TOP_N && !top_before(s, best[FR_TOP_N - 1])) {
+    for (uint32_t i = hn / 2; i-- > 0;) {
+        top_cursor_sift(heap, hn, i);
+    }
+    while (hn > 0) {
+        const struct top_pane *pane = heap[0].pane;
+        const struct top_entry *e = top_cursor_entry(&heap[0]);
+        struct top_slot cur = {0, pane->text + e->off, e->wiki_len, e->title_len};
+        /* Every cursor at this pair: add its count and move it on. */
+        for (;;) {
+            const struct top_entry *h = top_cursor_entry(&heap[0]);
+            if (cur.count && top_entry_cmp(pane, e, heap[0].pane, h) != 0) {
+                break;
+            }
+            cur.count = fr_proc_sat_add(cur.count, h->count);
+            if (++heap[0].at == heap[0].pane->n) {
+                heap[0] = heap[--hn];
+            }
+            if (hn == 0) {
+                break;
+            }
+            top_cursor_sift(heap, hn, 0);
+        }
+        if (*n == FR_TOP_N && !top_before(&cur, &best[FR_TOP_N - 1])) {
             continue;
         }
         uint32_t i = *n < FR_TOP_N ? (*n)++ : FR_TOP_N - 1;
-        while (i > 0 && top_before(s, best[i - 1])) {
+        while (i > 0 && top_before(&cur, &best[i - 1])) {
             best[i] = best[i - 1];
             i--;
         }
-        best[i] = s;
+        best[i] = cur;
     }
     return FR_OK;
 }
@@ -414,8 +493,6 @@ void fr_win_top_destroy(struct fr_top *top)
         top_pane_free(top, &top->panes[i]);
     }
     free(top->panes);
-    free(top->scratch);
-    free(top->used);
     free(top);
 }
 
@@ -468,7 +545,7 @@ int fr_win_top_advance(struct fr_top *top, int64_t watermark_us, fr_top_emit_fn 
             break;
         }
         uint32_t first, last, n;
-        struct top_slot *best[FR_TOP_N];
+        struct top_slot best[FR_TOP_N];
         top_window_panes(top, lo, &first, &last);
         int rc = top_combine(top, first, last, best, &n);
         if (rc < 0) {
@@ -476,7 +553,7 @@ int fr_win_top_advance(struct fr_top *top, int64_t watermark_us, fr_top_emit_fn 
         }
         top->st.windows++;
         for (uint32_t r = 0; r < n; r++) {
-            const struct top_slot *b = best[r];
+            const struct top_slot *b = &best[r];
             struct fr_top_row row = {.window_start_us = lo,
                                      .window_end_us = lo + FR_TOP_WINDOW_US,
                                      .rank = r + 1,
@@ -505,6 +582,11 @@ int fr_win_top_advance(struct fr_top *top, int64_t watermark_us, fr_top_emit_fn 
         done++;
     }
     top_drop_front(top, done);
+    for (uint32_t k = 0; k < top->n_panes; k++) {
+        if (top->panes[k].start + FR_PROC_MINUTE_US <= watermark_us) {
+            top_pane_freeze(top, &top->panes[k]);
+        }
+    }
     return FR_OK;
 }
 
@@ -524,9 +606,9 @@ void fr_win_top_view(struct fr_top *top, struct fr_proc_view *view)
     int64_t s = end - FR_TOP_WINDOW_US;
     view->top_start_us = s;
     view->top_end_us = end;
-    /* Uses the scratch map, which is not part of the state. */
+    /* May sort a pane's saved order, a cache that is not part of the state. */
     uint32_t first, last, n;
-    struct top_slot *best[FR_TOP_N];
+    struct top_slot best[FR_TOP_N];
     top_window_panes(top, s, &first, &last);
     if (top_combine(top, first, last, best, &n) < 0) {
         view->truncated = 1;
@@ -534,15 +616,15 @@ void fr_win_top_view(struct fr_top *top, struct fr_proc_view *view)
     }
     for (uint32_t r = 0; r < n; r++) {
         struct fr_top_row *row = &view->top[view->n_top];
-        const char *w = fr_proc_view_text(view, best[r]->text, best[r]->wiki_len);
+        const char *w = fr_proc_view_text(view, best[r].text, best[r].wiki_len);
         const char *t =
-            fr_proc_view_text(view, best[r]->text + best[r]->wiki_len, best[r]->title_len);
+            fr_proc_view_text(view, best[r].text + best[r].wiki_len, best[r].title_len);
         if (!w || !t) {
             view->truncated = 1;
             return;
         }
         *row = (struct fr_top_row){
-            s, end, r + 1, {w, best[r]->wiki_len}, {t, best[r]->title_len}, best[r]->count};
+            s, end, r + 1, {w, best[r].wiki_len}, {t, best[r].title_len}, best[r].count};
         view->n_top++;
     }
 }
