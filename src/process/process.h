@@ -248,8 +248,8 @@ int fr_proc_wm_load(struct fr_proc_wm *wm, const void *bytes, size_t len);
 /* Dedup                                                                      */
 /* ------------------------------------------------------------------------ */
 
-/* At most ~150 bytes per key (32-byte entry + heap and free-list slots,
- * 16-64 bytes of table at load 1/8..1/2, allocation slack up to 2x). */
+/* At most ~100 bytes per key (32-byte entry + 4-byte heap slot, 8-32
+ * bytes of table at load 1/8..1/2, allocation slack up to 2x). */
 #define FR_DEDUP_DEFAULT_MAX_KEYS ((uint64_t)1000000)
 
 struct fr_dedup_opts {

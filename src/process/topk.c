@@ -617,8 +617,7 @@ void fr_win_top_view(struct fr_top *top, struct fr_proc_view *view)
     for (uint32_t r = 0; r < n; r++) {
         struct fr_top_row *row = &view->top[view->n_top];
         const char *w = fr_proc_view_text(view, best[r].text, best[r].wiki_len);
-        const char *t =
-            fr_proc_view_text(view, best[r].text + best[r].wiki_len, best[r].title_len);
+        const char *t = fr_proc_view_text(view, best[r].text + best[r].wiki_len, best[r].title_len);
         if (!w || !t) {
             view->truncated = 1;
             return;
