@@ -10,13 +10,14 @@
  * its ten panes, each listed in (wiki, title) order, summing the counts of
  * equal pairs, and selects the top 20 with a bounded insertion; rows are
  * never rescanned and no map of the window's pairs is built. A pane the
- * watermark has passed is frozen (no index, exact sizes). A window is emitted once, when the
- * watermark reaches its end (s + 10 min <= watermark), and only if it holds
- * a count (a window that holds one always holds its oldest pane, so the
- * emission loop walks panes, not empty minutes). Windows are emitted in
- * start order; next_start is the first window start not yet settled. A pane
- * is dropped once the last window containing it (the one starting at it)
- * is settled, so the retained panes span at most lateness + 10 minutes.
+ * watermark has passed is frozen: packed, in that order (struct
+ * top_pane). A window is emitted once, when the watermark reaches its end
+ * (s + 10 min <= watermark), and only if it holds a count (a window that
+ * holds one always holds its oldest pane, so the emission loop walks
+ * panes, not empty minutes). Windows are emitted in start order;
+ * next_start is the first window start not yet settled. A pane is dropped
+ * once the last window containing it (the one starting at it) is settled,
+ * so the retained panes span at most lateness + 10 minutes.
  *
  * Caps (logical, so they decide the same way after save/load): counters
  * (pane, wiki, title) and their text bytes. A row whose pair is new to its
@@ -64,22 +65,39 @@ struct top_saved {
     uint32_t cap;
 };
 
+/*
+ * A pane is live (entries, text, hash index, saved order) until the
+ * watermark passes its end; then it is frozen into one packed byte string
+ * of its pairs in (wiki, title) order, and the rest is freed. Packed
+ * record (in memory only, never written to disk; LEB128 varints):
+ *
+ *   varint  title_len << 1 | new_wiki
+ *   varint  wiki_len     (only when new_wiki; the first record always is)
+ *   bytes   wiki         (only when new_wiki; else the previous record's)
+ *   bytes   title
+ *   varint  count
+ *
+ * About title + 3 bytes a pair, against 32 (entry) + wiki + title + 4
+ * (order) + the index's slots live.
+ */
 struct top_pane {
     int64_t start;
     struct top_entry *entries;
-    uint32_t n, alloc;
-    uint32_t *index; /* entry + 1; 0 is empty */
+    uint32_t n, alloc; /* n: the pane's pairs, live or frozen */
+    uint32_t *index;   /* entry + 1; 0 is empty */
     uint32_t index_mask;
     char *text;
-    size_t text_len, text_alloc;
-    struct top_saved *saved; /* allocated with the pane */
+    size_t text_len, text_alloc; /* text_len: logical, kept when frozen */
+    struct top_saved *saved;     /* allocated with the pane */
+    uint8_t *packed;             /* frozen: the pairs, packed_len bytes; else NULL */
+    size_t packed_len;
 };
 
 /* One (wiki, title) of a window being combined: its text (in one of the
  * panes) and its count summed over the window's panes. */
 struct top_slot {
     uint64_t count;
-    const char *text;
+    const char *wiki, *title;
     uint32_t wiki_len, title_len;
 };
 
@@ -106,10 +124,12 @@ static void top_pane_free(struct fr_top *top, struct top_pane *pane)
     top->st.text_bytes -= pane->text_len;
     top->st.panes--;
     top->st.bytes -= (uint64_t)pane->alloc * sizeof *pane->entries + pane->text_alloc +
-                     (pane->index ? ((uint64_t)pane->index_mask + 1) * sizeof *pane->index : 0);
+                     (pane->index ? ((uint64_t)pane->index_mask + 1) * sizeof *pane->index : 0) +
+                     pane->packed_len;
     free(pane->entries);
     free(pane->index);
     free(pane->text);
+    free(pane->packed);
     if (pane->saved) {
         free(pane->saved->order);
         free(pane->saved);
@@ -163,16 +183,11 @@ static struct top_pane *top_pane_get(struct fr_top *top, int64_t start)
     return pane;
 }
 
-/* A larger index (or, for a pane frozen without one, a new index) holding
- * every entry at load <= 1/2 with room for one more. */
 static int top_pane_order(const struct top_pane *pane);
 
 static int top_index_grow(struct fr_top *top, struct top_pane *pane)
 {
     uint32_t nslots = pane->index ? (pane->index_mask + 1) * 2 : 64;
-    while ((uint64_t)(pane->n + 1) * 2 > nslots) {
-        nslots *= 2;
-    }
     uint32_t *index = calloc(nslots, sizeof *index);
     if (!index) {
         return FR_ENOMEM;
@@ -192,56 +207,86 @@ static int top_index_grow(struct fr_top *top, struct top_pane *pane)
     return FR_OK;
 }
 
+static size_t top_varint(uint8_t *p, uint64_t v)
+{
+    size_t n = 0;
+    do {
+        uint8_t b = (uint8_t)(v & 0x7f);
+        v >>= 7;
+        if (p) {
+            p[n] = (uint8_t)(b | (v ? 0x80 : 0));
+        }
+        n++;
+    } while (v);
+    return n;
+}
+
+/* Pack the pane's pairs in saved order into p (NULL: only count). */
+static size_t top_pack(const struct top_pane *pane, uint8_t *p)
+{
+    size_t n = 0;
+    const struct top_entry *prev = NULL;
+    for (uint32_t j = 0; j < pane->n; j++) {
+        const struct top_entry *e = &pane->entries[pane->saved->order[j]];
+        const char *wiki = pane->text + e->off;
+        int new_wiki = !prev || prev->wiki_len != e->wiki_len ||
+                       memcmp(pane->text + prev->off, wiki, e->wiki_len) != 0;
+        n += top_varint(p ? p + n : NULL, (uint64_t)e->title_len << 1 | (uint64_t)new_wiki);
+        if (new_wiki) {
+            n += top_varint(p ? p + n : NULL, e->wiki_len);
+            if (p) {
+                memcpy(p + n, wiki, e->wiki_len);
+            }
+            n += e->wiki_len;
+        }
+        if (p && e->title_len) {
+            memcpy(p + n, wiki + e->wiki_len, e->title_len);
+        }
+        n += e->title_len;
+        n += top_varint(p ? p + n : NULL, e->count);
+        prev = e;
+    }
+    return n;
+}
+
 /*
  * A pane the watermark has passed gets no more rows from fr_proc (they
  * would be late), yet it is kept until the last window holding it is
- * settled: up to ten minutes more. So it is frozen: its hash index is freed
- * (only adding needs it) and its entries, text and saved order are cut to
- * their exact sizes, dropping the doubling slack. About a third of a
- * pane's memory, for the ~ten panes of every open window. No row can be
- * added to a frozen pane even when the operator is used on its own: the
- * window starting nine minutes before the pane ends where the pane ends,
- * so it is settled once the watermark passes the pane, and rows for the
- * pane are dropped_closed. Should one come anyway, top_pane_add rebuilds
- * the index first. Only memory changes, never a count or an order.
+ * settled: up to ten minutes more. No row can reach it even when the
+ * operator is used on its own: the window starting nine minutes before
+ * the pane ends where the pane ends, so it is settled once the watermark
+ * passes the pane, and fr_win_top_add drops the row as dropped_closed. So
+ * the pane is frozen: packed (see struct top_pane) and its entries, text,
+ * index and saved order freed. Only memory changes, never a pair, a count
+ * or an order; merging and saving read the packed pairs in the same order.
  */
 static void top_pane_freeze(struct fr_top *top, struct top_pane *pane)
 {
-    if (!pane->index) {
+    if (pane->packed || pane->n == 0 || top_pane_order(pane) < 0) {
+        return; /* frozen, empty, or out of memory: try at the next advance */
+    }
+    size_t len = top_pack(pane, NULL);
+    uint8_t *packed = malloc(len);
+    if (!packed) {
         return;
     }
-    /* The saved order first: it is exact from then on (nothing is added). */
-    if (top_pane_order(pane) < 0) {
-        return; /* out of memory: stay unfrozen, try at the next advance */
-    }
-    top->st.bytes -= ((uint64_t)pane->index_mask + 1) * sizeof *pane->index;
+    top_pack(pane, packed);
+    top->st.bytes -= (uint64_t)pane->alloc * sizeof *pane->entries + pane->text_alloc +
+                     (pane->index ? ((uint64_t)pane->index_mask + 1) * sizeof *pane->index : 0);
+    top->st.bytes += len;
+    free(pane->entries);
     free(pane->index);
+    free(pane->text);
+    free(pane->saved->order);
+    pane->entries = NULL;
     pane->index = NULL;
+    pane->text = NULL;
+    pane->alloc = 0;
     pane->index_mask = 0;
-    if (pane->n < pane->alloc) {
-        struct top_entry *entries = realloc(pane->entries, (size_t)pane->n * sizeof *entries);
-        if (entries) {
-            top->st.bytes -= (uint64_t)(pane->alloc - pane->n) * sizeof *entries;
-            pane->entries = entries;
-            pane->alloc = pane->n;
-        }
-    }
-    if (pane->text_len < pane->text_alloc && pane->text_len > 0) {
-        char *text = realloc(pane->text, pane->text_len);
-        if (text) {
-            top->st.bytes -= pane->text_alloc - pane->text_len;
-            pane->text = text;
-            pane->text_alloc = pane->text_len;
-        }
-    }
-    struct top_saved *sv = pane->saved;
-    if (sv->cap > pane->n && pane->n > 0) {
-        uint32_t *order = realloc(sv->order, (size_t)pane->n * sizeof *order);
-        if (order) {
-            sv->order = order;
-            sv->cap = pane->n;
-        }
-    }
+    pane->text_alloc = 0;
+    *pane->saved = (struct top_saved){0};
+    pane->packed = packed;
+    pane->packed_len = len;
 }
 
 /* Add count to (wiki, title) in pane: FR_OK, 1 when a cap refused a new
@@ -251,8 +296,8 @@ static int top_pane_add(struct fr_top *top, struct top_pane *pane, const char *w
 {
     uint64_t h = top_hash(wiki, wlen, title, tlen);
     int rc;
-    if (!pane->index && pane->n > 0 && (rc = top_index_grow(top, pane)) < 0) {
-        return rc; /* a frozen pane (see top_pane_freeze): never, by the rules */
+    if (pane->packed) {
+        return FR_ESTATE; /* a frozen pane: never, by the rules (top_pane_freeze) */
     }
     if (pane->index) {
         for (uint32_t i = (uint32_t)h & pane->index_mask; pane->index[i];
@@ -328,40 +373,66 @@ static int top_before(const struct top_slot *a, const struct top_slot *b)
     if (a->count != b->count) {
         return a->count > b->count;
     }
-    int c = fr_proc_strcmp(a->text, a->wiki_len, b->text, b->wiki_len);
+    int c = fr_proc_strcmp(a->wiki, a->wiki_len, b->wiki, b->wiki_len);
     if (c) {
         return c < 0;
     }
-    return fr_proc_strcmp(a->text + a->wiki_len, a->title_len, b->text + b->wiki_len,
-                          b->title_len) < 0;
+    return fr_proc_strcmp(a->title, a->title_len, b->title, b->title_len) < 0;
 }
 
-/* (wiki, title) order of two entries, as the saved order sorts them. */
-static int top_entry_cmp(const struct top_pane *pa, const struct top_entry *a,
-                         const struct top_pane *pb, const struct top_entry *b)
-{
-    const char *ta = pa->text + a->off, *tb = pb->text + b->off;
-    int c = fr_proc_strcmp(ta, a->wiki_len, tb, b->wiki_len);
-    if (c) {
-        return c;
-    }
-    return fr_proc_strcmp(ta + a->wiki_len, a->title_len, tb + b->wiki_len, b->title_len);
-}
-
-/* A pane's position in the merge below. */
+/* A pane's pairs in (wiki, title) order, one at a time: read from the
+ * packed form of a frozen pane, or through the saved order of a live one
+ * (top_pane_order must be current). */
 struct top_cursor {
     const struct top_pane *pane;
-    uint32_t at; /* next position in pane->saved->order */
+    uint32_t at;         /* pairs consumed, the current one included */
+    size_t off;          /* frozen: the next record */
+    struct top_slot cur; /* the current pair */
 };
 
-static const struct top_entry *top_cursor_entry(const struct top_cursor *c)
+static uint64_t top_unvarint(const uint8_t *p, size_t *off)
 {
-    return &c->pane->entries[c->pane->saved->order[c->at]];
+    uint64_t v = 0;
+    for (int shift = 0;; shift += 7) {
+        uint8_t b = p[(*off)++];
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) {
+            return v;
+        }
+    }
 }
 
-static int top_cursor_less(const struct top_cursor *x, const struct top_cursor *y)
+/* Move to the next pair: 1, or 0 when the pane has no more. */
+static int top_cursor_next(struct top_cursor *c)
 {
-    return top_entry_cmp(x->pane, top_cursor_entry(x), y->pane, top_cursor_entry(y)) < 0;
+    const struct top_pane *pane = c->pane;
+    if (c->at == pane->n) {
+        return 0;
+    }
+    if (pane->packed) {
+        uint64_t h = top_unvarint(pane->packed, &c->off);
+        if (h & 1) {
+            c->cur.wiki_len = (uint32_t)top_unvarint(pane->packed, &c->off);
+            c->cur.wiki = (const char *)pane->packed + c->off;
+            c->off += c->cur.wiki_len;
+        }
+        c->cur.title_len = (uint32_t)(h >> 1);
+        c->cur.title = (const char *)pane->packed + c->off;
+        c->off += c->cur.title_len;
+        c->cur.count = top_unvarint(pane->packed, &c->off);
+    } else {
+        const struct top_entry *e = &pane->entries[pane->saved->order[c->at]];
+        c->cur = (struct top_slot){e->count, pane->text + e->off, pane->text + e->off + e->wiki_len,
+                                   e->wiki_len, e->title_len};
+    }
+    c->at++;
+    return 1;
+}
+
+static int top_pair_cmp(const struct top_slot *a, const struct top_slot *b)
+{
+    int c = fr_proc_strcmp(a->wiki, a->wiki_len, b->wiki, b->wiki_len);
+    return c ? c : fr_proc_strcmp(a->title, a->title_len, b->title, b->title_len);
 }
 
 static void top_cursor_sift(struct top_cursor *h, uint32_t n, uint32_t i)
@@ -371,10 +442,10 @@ static void top_cursor_sift(struct top_cursor *h, uint32_t n, uint32_t i)
         if (c >= n) {
             return;
         }
-        if (c + 1 < n && top_cursor_less(&h[c + 1], &h[c])) {
+        if (c + 1 < n && top_pair_cmp(&h[c + 1].cur, &h[c].cur) < 0) {
             c++;
         }
-        if (!top_cursor_less(&h[c], &h[i])) {
+        if (top_pair_cmp(&h[c].cur, &h[i].cur) >= 0) {
             return;
         }
         struct top_cursor t = h[i];
@@ -384,17 +455,25 @@ static void top_cursor_sift(struct top_cursor *h, uint32_t n, uint32_t i)
     }
 }
 
+/* Prepare c to read pane from its first pair: 1, or 0 when it has none. */
+static int top_cursor_start(struct top_cursor *c, const struct top_pane *pane)
+{
+    *c = (struct top_cursor){.pane = pane};
+    return top_cursor_next(c);
+}
+
 /*
  * Sum the panes [first, last) and leave the best FR_TOP_N (wiki, title)
- * in best[0..*n), in rank order. A merge, not a map: every pane lists its
- * entries in (wiki, title) order (the saved order, a cache sorted again
- * only for a pane that gained entries), and a heap of one cursor per pane
- * (at most ten) yields each pair once with its count summed over the
- * panes, which a bounded insertion ranks. So combining needs no memory
- * the size of the window (a map of every pair in ten panes used to take
- * ~100 bytes a pair, kept between windows: docs/adr/0023). The result is
- * the same: the pairs and their sums do not depend on how they are met,
- * and the ranking order is total.
+ * in best[0..*n), in rank order. A merge, not a map: every pane yields its
+ * pairs in (wiki, title) order (a frozen pane as packed, a live one
+ * through its saved order, a cache sorted again only for a pane that
+ * gained entries), and a heap of one cursor per pane (at most ten) yields
+ * each pair once with its count summed over the panes, which a bounded
+ * insertion ranks. So combining needs no memory the size of the window (a
+ * map of every pair in ten panes used to take ~100 bytes a pair, kept
+ * between windows: docs/adr/0023). The result is the same: the pairs and
+ * their sums do not depend on how they are met, and the ranking order is
+ * total. Strings in best point into the panes.
  */
 static int top_combine(struct fr_top *top, uint32_t first, uint32_t last,
                        struct top_slot best[FR_TOP_N], uint32_t *n)
@@ -402,35 +481,25 @@ static int top_combine(struct fr_top *top, uint32_t first, uint32_t last,
     struct top_cursor heap[TOP_PANES_PER_WINDOW];
     uint32_t hn = 0;
     *n = 0;
-    for (uint32_t k = first; k < last; k++) {
+    for (uint32_t k = first; k < last && hn < TOP_PANES_PER_WINDOW; k++) {
         const struct top_pane *pane = &top->panes[k];
         int rc = top_pane_order(pane);
         if (rc < 0) {
             return rc;
         }
-        if (pane->n > 0 && hn < TOP_PANES_PER_WINDOW) {
-            heap[hn++] = (struct top_cursor){pane, 0};
-        }
+        hn += (uint32_t)top_cursor_start(&heap[hn], pane);
     }
     for (uint32_t i = hn / 2; i-- > 0;) {
         top_cursor_sift(heap, hn, i);
     }
     while (hn > 0) {
-        const struct top_pane *pane = heap[0].pane;
-        const struct top_entry *e = top_cursor_entry(&heap[0]);
-        struct top_slot cur = {0, pane->text + e->off, e->wiki_len, e->title_len};
+        struct top_slot cur = heap[0].cur;
+        cur.count = 0;
         /* Every cursor at this pair: add its count and move it on. */
-        for (;;) {
-            const struct top_entry *h = top_cursor_entry(&heap[0]);
-            if (cur.count && top_entry_cmp(pane, e, heap[0].pane, h) != 0) {
-                break;
-            }
-            cur.count = fr_proc_sat_add(cur.count, h->count);
-            if (++heap[0].at == heap[0].pane->n) {
+        while (hn > 0 && top_pair_cmp(&heap[0].cur, &cur) == 0) {
+            cur.count = fr_proc_sat_add(cur.count, heap[0].cur.count);
+            if (!top_cursor_next(&heap[0])) {
                 heap[0] = heap[--hn];
-            }
-            if (hn == 0) {
-                break;
             }
             top_cursor_sift(heap, hn, 0);
         }
@@ -557,8 +626,8 @@ int fr_win_top_advance(struct fr_top *top, int64_t watermark_us, fr_top_emit_fn 
             struct fr_top_row row = {.window_start_us = lo,
                                      .window_end_us = lo + FR_TOP_WINDOW_US,
                                      .rank = r + 1,
-                                     .wiki = {b->text, b->wiki_len},
-                                     .title = {b->text + b->wiki_len, b->title_len},
+                                     .wiki = {b->wiki, b->wiki_len},
+                                     .title = {b->title, b->title_len},
                                      .count = b->count};
             top->st.rows++;
             rc = emit ? emit(arg, &row) : 0;
@@ -616,8 +685,8 @@ void fr_win_top_view(struct fr_top *top, struct fr_proc_view *view)
     }
     for (uint32_t r = 0; r < n; r++) {
         struct fr_top_row *row = &view->top[view->n_top];
-        const char *w = fr_proc_view_text(view, best[r].text, best[r].wiki_len);
-        const char *t = fr_proc_view_text(view, best[r].text + best[r].wiki_len, best[r].title_len);
+        const char *w = fr_proc_view_text(view, best[r].wiki, best[r].wiki_len);
+        const char *t = fr_proc_view_text(view, best[r].title, best[r].title_len);
         if (!w || !t) {
             view->truncated = 1;
             return;
@@ -653,7 +722,7 @@ static int top_cmp_ref(const void *x, const void *y)
 static int top_pane_order(const struct top_pane *pane)
 {
     struct top_saved *sv = pane->saved;
-    if (sv->order && sv->n == pane->n) {
+    if (pane->packed || (sv->order && sv->n == pane->n)) {
         return FR_OK;
     }
     if (pane->n > sv->cap) {
@@ -708,11 +777,11 @@ int fr_win_top_save_out(const struct fr_top *top, struct fr_proc_out *out)
         }
         fr_proc_enc_i64(&enc, pane->start);
         fr_proc_enc_u32(&enc, pane->n);
-        for (uint32_t j = 0; j < pane->n; j++) {
-            const struct top_entry *e = &pane->entries[pane->saved->order[j]];
-            fr_proc_enc_str(&enc, pane->text + e->off, e->wiki_len);
-            fr_proc_enc_str(&enc, pane->text + e->off + e->wiki_len, e->title_len);
-            fr_proc_enc_u64(&enc, e->count);
+        struct top_cursor c;
+        for (int more = top_cursor_start(&c, pane); more; more = top_cursor_next(&c)) {
+            fr_proc_enc_str(&enc, c.cur.wiki, c.cur.wiki_len);
+            fr_proc_enc_str(&enc, c.cur.title, c.cur.title_len);
+            fr_proc_enc_u64(&enc, c.cur.count);
         }
     }
     return fr_proc_enc_end(&enc);
