@@ -95,4 +95,12 @@ for i in "${!abs[@]}"; do
     sed 's/^/  /' "maps$i.txt"
     grep -c 'epoch .* records' "process$i.log" | sed 's/^/  epochs committed: /'
     grep -o 'dedup [0-9]* keys' "process$i.log" | tail -1 | sed 's/^/  at the end: /'
+    python3 - "process$i.log" <<'PY'
+import re, sys
+pairs = [tuple(map(int, m)) for m in re.findall(r"batch (\d+) ms, commit (\d+) ms", open(sys.argv[1]).read())]
+def pct(xs, q):
+    xs = sorted(xs); return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else 0
+b = [x for x, _ in pairs]; c = [y for _, y in pairs]
+print(f"  batch p50 {pct(b, .5)} ms, p99 {pct(b, .99)} ms; commit p50 {pct(c, .5)} ms, p99 {pct(c, .99)} ms")
+PY
 done
