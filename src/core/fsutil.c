@@ -107,8 +107,8 @@ int fr_fs_pread_all(int fd, void *data, size_t len, off_t off)
 }
 
 /* The recipe, with the fsyncs (durable) or without (a view file that a
- * crash may leave old but never torn). */
-static int write_replace(const char *path, const void *data, size_t len, int durable)
+ * crash may leave old but never torn); fill writes the new contents. */
+static int replace_with(const char *path, int (*fill)(void *arg, int fd), void *arg, int durable)
 {
     char tmp[PATH_MAX];
     int n = snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
@@ -119,7 +119,7 @@ static int write_replace(const char *path, const void *data, size_t len, int dur
     if (fd < 0) {
         return fr_err_from_errno(errno);
     }
-    int rc = fr_fs_write_all(fd, data, len);
+    int rc = fill(arg, fd);
     if (rc == FR_OK && durable && fsync(fd) < 0) {
         rc = fr_err_from_errno(errno);
     }
@@ -134,6 +134,28 @@ static int write_replace(const char *path, const void *data, size_t len, int dur
         return rc;
     }
     return durable ? fr_fs_fsync_parent(path) : FR_OK;
+}
+
+struct fill_bytes {
+    const void *data;
+    size_t len;
+};
+
+static int fill_bytes(void *arg, int fd)
+{
+    const struct fill_bytes *fb = arg;
+    return fr_fs_write_all(fd, fb->data, fb->len);
+}
+
+static int write_replace(const char *path, const void *data, size_t len, int durable)
+{
+    struct fill_bytes fb = {data, len};
+    return replace_with(path, fill_bytes, &fb, durable);
+}
+
+int fr_fs_write_atomic_with(const char *path, int (*fill)(void *arg, int fd), void *arg)
+{
+    return replace_with(path, fill, arg, 1);
 }
 
 int fr_fs_write_atomic(const char *path, const void *data, size_t len)

@@ -22,6 +22,11 @@ int fr_fs_fsync_dir(const char *dir);
 int fr_fs_fsync_parent(const char *path);
 /* Durably replace path with data (see above). */
 int fr_fs_write_atomic(const char *path, const void *data, size_t len);
+/* fr_fs_write_atomic with the contents written by fill(arg, fd) into the
+ * temporary file's descriptor, so they need not be in memory at once: the
+ * target is replaced only when fill returns FR_OK; on its error (returned)
+ * the temporary is removed and the target unchanged. Same thread. */
+int fr_fs_write_atomic_with(const char *path, int (*fill)(void *arg, int fd), void *arg);
 /* Replace path with data atomically (temporary, rename) without the
  * fsyncs: for files that are views, not data (a crash may leave the old
  * version, never a torn one). */

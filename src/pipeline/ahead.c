@@ -74,16 +74,6 @@ int fr_ahead_create(const struct fr_gate_opts *gopts, struct fr_ahead **out)
     ahead->max_event = gopts->max_event_bytes;
     pthread_mutex_init(&ahead->mu, NULL);
     pthread_cond_init(&ahead->cv, NULL);
-    for (int i = 0; rc == FR_OK && i < AHEAD_BATCHES; i++) {
-        struct ahead_slot *slot = &ahead->slots[i];
-        slot->items = malloc(AHEAD_BATCH_ITEMS * sizeof *slot->items);
-        slot->bytes = malloc(AHEAD_BATCH_BYTES);
-        slot->cap = AHEAD_BATCH_BYTES;
-        slot->pub.items = slot->items;
-        if (!slot->items || !slot->bytes) {
-            rc = FR_ENOMEM;
-        }
-    }
     if (rc != FR_OK) {
         fr_ahead_destroy(ahead);
         return rc;
@@ -98,14 +88,26 @@ void fr_ahead_destroy(struct fr_ahead *ahead)
         return;
     }
     fr_ahead_stop(ahead);
-    for (int i = 0; i < AHEAD_BATCHES; i++) {
-        free(ahead->slots[i].items);
-        free(ahead->slots[i].bytes);
-    }
     fr_gate_destroy(ahead->gate);
     pthread_cond_destroy(&ahead->cv);
     pthread_mutex_destroy(&ahead->mu);
     free(ahead);
+}
+
+/* The batches' memory, between epochs: allocated by fr_ahead_start and
+ * freed when the epoch ends (fr_ahead_stop), so ~13 MB touched by one
+ * large epoch (catching up after a pause, in live mode) does not stay
+ * resident through the small ones that follow (docs/adr/0023). */
+static void slots_free(struct fr_ahead *ahead)
+{
+    for (int i = 0; i < AHEAD_BATCHES; i++) {
+        struct ahead_slot *slot = &ahead->slots[i];
+        free(slot->items);
+        free(slot->bytes);
+        slot->items = slot->pub.items = NULL;
+        slot->bytes = NULL;
+        slot->cap = 0;
+    }
 }
 
 /* ---------------------------------------------------------------- producer */
@@ -251,9 +253,23 @@ int fr_ahead_start(struct fr_ahead *ahead, fr_ahead_source_fn source, void *arg)
     ahead->prod_seq = ahead->cons_seq = 0;
     ahead->done = ahead->err = ahead->stop = 0;
     for (int i = 0; i < AHEAD_BATCHES; i++) {
-        ahead->slots[i].state = SLOT_FREE;
+        struct ahead_slot *slot = &ahead->slots[i];
+        slot->state = SLOT_FREE;
+        if (!slot->items) {
+            slot->items = malloc(AHEAD_BATCH_ITEMS * sizeof *slot->items);
+            slot->pub.items = slot->items;
+        }
+        if (!slot->bytes) {
+            slot->bytes = malloc(AHEAD_BATCH_BYTES);
+            slot->cap = slot->bytes ? AHEAD_BATCH_BYTES : 0;
+        }
+        if (!slot->items || !slot->bytes) {
+            slots_free(ahead);
+            return FR_ENOMEM;
+        }
     }
     if (pthread_create(&ahead->thread, NULL, ahead_main, ahead) != 0) {
+        slots_free(ahead);
         return FR_EAGAIN;
     }
     ahead->running = 1;
@@ -295,6 +311,7 @@ void fr_ahead_release(struct fr_ahead *ahead, const struct fr_ahead_batch *batch
 void fr_ahead_stop(struct fr_ahead *ahead)
 {
     if (!ahead->running) {
+        slots_free(ahead);
         return;
     }
     pthread_mutex_lock(&ahead->mu);
@@ -303,4 +320,5 @@ void fr_ahead_stop(struct fr_ahead *ahead)
     pthread_mutex_unlock(&ahead->mu);
     pthread_join(ahead->thread, NULL);
     ahead->running = 0;
+    slots_free(ahead);
 }

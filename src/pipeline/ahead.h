@@ -15,7 +15,9 @@
  * AHEAD_BATCH_ITEMS records and AHEAD_BATCH_BYTES bytes (a batch grows past
  * that only to hold one record that is larger on its own, and shrinks back
  * when released). The producer waits when every batch is full
- * (backpressure), the consumer when none is ready.
+ * (backpressure), the consumer when none is ready. The batches are
+ * allocated by fr_ahead_start and freed by fr_ahead_stop: no memory is held
+ * between epochs.
  *
  * Threads: fr_ahead_start, _next, _release, _stop and _destroy are called
  * by one thread (the consumer). The source callback runs on the ahead

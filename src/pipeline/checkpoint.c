@@ -13,6 +13,12 @@
  *   ..      L     operator state (fr_proc_save)
  *   ..      4     CRC-32C of every byte before it
  *
+ * Written either from ck->state (fr_ck_save) or with the state streamed
+ * from the operators (fr_ck_save_proc): the same bytes, so either loads
+ * the other's checkpoints; the streaming writer holds one stage of
+ * FR_PROC_STREAM_CHUNK bytes, never the state (docs/adr/0023). A version
+ * other than 1 is refused as FR_ECORRUPT by fr_ck_load.
+ *
  * offsets.wal (append-only, fsync after each entry; rotated to
  * offsets.wal.1 past 1 MiB, so it stays bounded):
  *
@@ -27,6 +33,7 @@
 #include "core/crc32c.h"
 #include "core/err.h"
 #include "core/fsutil.h"
+#include "process/process.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -38,6 +45,7 @@
 #include <unistd.h>
 
 #define CK_MAGIC "FRCK"
+#define CK_VERSION 1
 #define WAL_MAGIC "FRWL"
 #define WAL_ROTATE_BYTES (1 << 20)
 
@@ -79,49 +87,127 @@ int fr_ck_lock(const char *dir, long *holder)
     return fd;
 }
 
-static int put(struct fr_buf *b, const void *p, size_t n) { return fr_buf_append(b, p, n); }
+/* The bytes before the state: magic .. state length L. */
+#define CK_HEAD_MAX (4 + 4 + 8 + 4 + 8 * FR_CK_MAX_PARTS + 8)
+
+static size_t ck_head(const struct fr_ck *ck, uint64_t state_len, uint8_t head[CK_HEAD_MAX])
+{
+    uint32_t version = CK_VERSION;
+    size_t n = 0;
+    memcpy(head + n, CK_MAGIC, 4);
+    n += 4;
+    memcpy(head + n, &version, 4);
+    n += 4;
+    memcpy(head + n, &ck->epoch, 8);
+    n += 8;
+    memcpy(head + n, &ck->nparts, 4);
+    n += 4;
+    memcpy(head + n, ck->next, 8 * (size_t)ck->nparts);
+    n += 8 * (size_t)ck->nparts;
+    memcpy(head + n, &state_len, 8);
+    return n + 8;
+}
+
+/*
+ * Writing a checkpoint into the temporary file (fr_fs_write_atomic_with
+ * does temp, fsync, rename, fsync dir around it): the header, the state
+ * (from a buffer, or streamed from the operators in chunks of at most
+ * FR_PROC_STREAM_CHUNK bytes), the CRC of all of it. The file's bytes are
+ * the same either way; only the memory differs (docs/adr/0023).
+ */
+struct ck_fill {
+    const struct fr_ck *ck;
+    const struct fr_proc *proc; /* streamed state, or NULL: ck->state */
+    int fd;
+    uint32_t crc;
+    uint64_t state_left; /* streaming: bytes of state still to come */
+};
+
+static int ck_put(struct ck_fill *cf, const void *data, size_t len)
+{
+    cf->crc = fr_crc32c(cf->crc, data, len);
+    return fr_fs_write_all(cf->fd, data, len);
+}
+
+static int ck_stream_begin(void *arg, uint64_t len)
+{
+    struct ck_fill *cf = arg;
+    uint8_t head[CK_HEAD_MAX];
+    cf->state_left = len;
+    return ck_put(cf, head, ck_head(cf->ck, len, head));
+}
+
+static int ck_stream_write(void *arg, const void *bytes, size_t n)
+{
+    struct ck_fill *cf = arg;
+    if (n > cf->state_left) {
+        return FR_ESTATE;
+    }
+    cf->state_left -= n;
+    return ck_put(cf, bytes, n);
+}
+
+static int ck_fill_file(void *arg, int fd)
+{
+    struct ck_fill *cf = arg;
+    cf->fd = fd;
+    cf->crc = 0;
+    int rc;
+    if (cf->proc) {
+        struct fr_proc_writer w = {ck_stream_begin, ck_stream_write, cf};
+        rc = fr_proc_save_stream(cf->proc, &w);
+        if (rc == FR_OK && cf->state_left != 0) {
+            rc = FR_ESTATE;
+        }
+    } else {
+        uint8_t head[CK_HEAD_MAX];
+        rc = ck_put(cf, head, ck_head(cf->ck, cf->ck->state.len, head));
+        rc = rc ? rc : ck_put(cf, cf->ck->state.data, cf->ck->state.len);
+    }
+    uint32_t crc = cf->crc;
+    return rc ? rc : fr_fs_write_all(fd, &crc, 4);
+}
+
+static int ck_write(const char *dir, struct ck_fill *cf)
+{
+    if (cf->ck->nparts > FR_CK_MAX_PARTS) {
+        return FR_EINVAL;
+    }
+    char path[4200];
+    int n = snprintf(path, sizeof path, "%s/checkpoint", dir);
+    if (n < 0 || (size_t)n >= sizeof path) {
+        return FR_EINVAL;
+    }
+    return fr_fs_write_atomic_with(path, ck_fill_file, cf);
+}
 
 int fr_ck_save(const char *dir, const struct fr_ck *ck)
 {
-    if (ck->nparts > FR_CK_MAX_PARTS) {
-        return FR_EINVAL;
-    }
-    struct fr_buf b;
-    fr_buf_init(&b, ck->state.len + 4096);
-    uint32_t version = 1;
-    uint64_t state_len = ck->state.len;
-    int rc = put(&b, CK_MAGIC, 4);
-    rc = rc ? rc : put(&b, &version, 4);
-    rc = rc ? rc : put(&b, &ck->epoch, 8);
-    rc = rc ? rc : put(&b, &ck->nparts, 4);
-    rc = rc ? rc : put(&b, ck->next, 8 * (size_t)ck->nparts);
-    rc = rc ? rc : put(&b, &state_len, 8);
-    rc = rc ? rc : put(&b, ck->state.data, ck->state.len);
-    uint32_t crc = fr_crc32c(0, b.data, b.len);
-    rc = rc ? rc : put(&b, &crc, 4);
-    if (rc == FR_OK) {
-        char path[4200];
-        snprintf(path, sizeof path, "%s/checkpoint", dir);
-        rc = fr_fs_write_atomic(path, b.data, b.len);
-    }
-    fr_buf_free(&b);
-    return rc;
+    struct ck_fill cf = {.ck = ck};
+    return ck_write(dir, &cf);
+}
+
+int fr_ck_save_proc(const char *dir, const struct fr_ck *ck, const struct fr_proc *proc)
+{
+    struct ck_fill cf = {.ck = ck, .proc = proc};
+    return ck_write(dir, &cf);
 }
 
 int fr_ck_load(const char *dir, struct fr_ck *ck)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/checkpoint", dir);
-    struct fr_buf b;
-    fr_buf_init(&b, (size_t)1 << 30);
-    int rc = fr_fs_read_file(path, &b);
+    /* The file is read into ck->state itself, and the state moved to its
+     * front once checked: one buffer the size of the file, not two. */
+    fr_buf_reset(&ck->state);
+    int rc = fr_fs_read_file(path, &ck->state);
     if (rc < 0) {
-        fr_buf_free(&b);
+        fr_buf_reset(&ck->state);
         return rc;
     }
     rc = FR_ECORRUPT;
-    const uint8_t *p = b.data;
-    size_t len = b.len;
+    const uint8_t *p = ck->state.data;
+    size_t len = ck->state.len;
     uint32_t version, crc;
     uint64_t state_len;
     if (len < 4 + 4 + 8 + 4 + 8 + 4 || memcmp(p, CK_MAGIC, 4) != 0) {
@@ -135,7 +221,8 @@ int fr_ck_load(const char *dir, struct fr_ck *ck)
     memcpy(&version, p + 4, 4);
     memcpy(&ck->epoch, p + 8, 8);
     memcpy(&ck->nparts, p + 16, 4);
-    if (version != 1 || ck->nparts > FR_CK_MAX_PARTS || len < 20 + 8 * (size_t)ck->nparts + 12) {
+    if (version != CK_VERSION || ck->nparts > FR_CK_MAX_PARTS ||
+        len < 20 + 8 * (size_t)ck->nparts + 12) {
         goto cleanup;
     }
     memcpy(ck->next, p + 20, 8 * (size_t)ck->nparts);
@@ -145,11 +232,14 @@ int fr_ck_load(const char *dir, struct fr_ck *ck)
     if (state_len != len - at - 4) {
         goto cleanup;
     }
-    fr_buf_reset(&ck->state);
-    rc = fr_buf_append(&ck->state, p + at, (size_t)state_len);
+    fr_buf_consume(&ck->state, at);
+    ck->state.len = (size_t)state_len;
+    rc = FR_OK;
 
 cleanup:
-    fr_buf_free(&b);
+    if (rc != FR_OK) {
+        fr_buf_reset(&ck->state);
+    }
     return rc;
 }
 

@@ -46,8 +46,16 @@ int fr_ck_lock(const char *dir, long *holder);
  * FR_ECORRUPT (a damaged checkpoint is never silently ignored). ck->state
  * must be initialised (fr_buf_init) by the caller. */
 int fr_ck_load(const char *dir, struct fr_ck *ck);
-/* Durably replace the checkpoint (temp, fsync, rename, fsync dir). */
+/* Durably replace the checkpoint (temp, fsync, rename, fsync dir) with
+ * ck, its state from ck->state. */
 int fr_ck_save(const char *dir, const struct fr_ck *ck);
+/* The same, with the state streamed from the operators
+ * (fr_proc_save_stream) into the temporary file instead of ck->state,
+ * which is not used: the bytes are those fr_ck_save would write after
+ * fr_proc_save into ck->state, and the memory is one bounded stage. On
+ * error the old checkpoint stays. The epoch loop's thread. */
+struct fr_proc;
+int fr_ck_save_proc(const char *dir, const struct fr_ck *ck, const struct fr_proc *proc);
 /* Append range to the offsets WAL and fsync it. */
 int fr_ck_wal_append(const char *dir, const struct fr_ck_range *range);
 /* The last complete WAL entry: FR_OK, FR_ENOTFOUND when the WAL is empty.

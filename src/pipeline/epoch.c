@@ -964,11 +964,7 @@ static int run_epoch(struct proc_run *run, const struct fr_ck_range *range)
     for (uint32_t p = 0; p < range->nparts; p++) {
         run->ck.next[p] = range->end[p];
     }
-    fr_buf_reset(&run->ck.state);
-    rc = fr_proc_save(run->proc, &run->ck.state);
-    if (rc == FR_OK) {
-        rc = fr_ck_save(run->dir, &run->ck);
-    }
+    rc = fr_ck_save_proc(run->dir, &run->ck, run->proc); /* state streamed: ADR 0023 */
     if (rc < 0) {
         fr_error("process", "epoch %" PRId64 ": checkpoint failed: %s", range->epoch,
                  fr_strerror(rc));
@@ -1221,6 +1217,7 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
     rc = fr_ck_load(run->dir, &run->ck);
     if (rc == FR_OK) {
         rc = fr_proc_load(run->proc, run->ck.state.data, run->ck.state.len);
+        fr_buf_free(&run->ck.state); /* loaded: checkpoints stream the state (ADR 0023) */
         if (rc < 0) {
             fr_error("process", "checkpoint state in %s is unusable: %s", run->dir,
                      fr_strerror(rc));

@@ -3,11 +3,15 @@
  * holds the first on-time occurrence of each meta.id).
  *
  * Structure: keys are UUIDs parsed to 16 bytes. Each live key is an entry
- * in a pool { key, event time, insert sequence }; an open-addressing table
- * (linear probing, load <= 1/2, backward-shift deletion, so no tombstones)
- * maps a key to its entry; a binary min-heap of entry indices ordered by
- * (event time, insert sequence) gives the next key to evict. Lookup and
- * insert are O(1) expected, eviction O(log n).
+ * in a pool { key, event time, insert sequence } (32 bytes, no per-key
+ * allocation; a released entry holds the next free one in its sequence
+ * field, so the free list costs nothing); an open-addressing table of
+ * 4-byte entry numbers (linear probing, load <= 1/2, backward-shift
+ * deletion, so no tombstones) maps a key to its entry, comparing the keys
+ * in the pool; a binary min-heap of entry indices ordered by (event time,
+ * insert sequence) gives the next key to evict. Lookup and insert are O(1)
+ * expected, eviction O(log n). A live key costs 36 bytes plus 8-32 bytes
+ * of table (docs/adr/0023).
  *
  * Rules (docs/SEMANTICS.md):
  *   1. fr_dedup_expire(wm) evicts every key with event time < wm, so the
@@ -56,14 +60,15 @@ struct dd_entry {
 };
 static_assert(sizeof(struct dd_entry) == DD_ENTRY_BYTES, "dedup entry layout");
 
+#define DD_NO_FREE UINT32_MAX
+
 struct fr_dedup {
     struct fr_dedup_opts opts;
     struct dd_entry *pool; /* entries, indexed by the table and the heap */
     uint32_t pool_alloc;
     uint32_t pool_top;  /* entries [0, pool_top) have been handed out */
-    uint32_t *free_idx; /* stack of released entries below pool_top */
-    uint32_t free_n;
-    uint64_t *slots; /* (tag << 32) | (entry + 1); 0 is empty */
+    uint32_t free_head; /* released entry (its seq: the next), or DD_NO_FREE */
+    uint32_t *slots;    /* entry + 1; 0 is empty */
     uint32_t slot_mask;
     uint32_t *heap; /* entry indices, min-heap on (t, seq) */
     uint32_t heap_n;
@@ -127,15 +132,14 @@ static uint32_t dd_heap_pop(struct fr_dedup *dd)
 /* Slot holding key, or the empty slot where it would go (*found = 0). */
 static uint32_t dd_probe(const struct fr_dedup *dd, const uint8_t key[16], uint64_t h, int *found)
 {
-    uint32_t tag = (uint32_t)(h >> 32);
     uint32_t i = (uint32_t)h & dd->slot_mask;
     for (;;) {
-        uint64_t s = dd->slots[i];
+        uint32_t s = dd->slots[i];
         if (s == 0) {
             *found = 0;
             return i;
         }
-        if ((uint32_t)(s >> 32) == tag && memcmp(dd->pool[(uint32_t)s - 1].key, key, 16) == 0) {
+        if (memcmp(dd->pool[s - 1].key, key, 16) == 0) {
             *found = 1;
             return i;
         }
@@ -149,11 +153,11 @@ static void dd_slot_delete(struct fr_dedup *dd, uint32_t i)
     uint32_t j = i;
     for (;;) {
         j = (j + 1) & dd->slot_mask;
-        uint64_t s = dd->slots[j];
+        uint32_t s = dd->slots[j];
         if (s == 0) {
             break;
         }
-        uint32_t home = (uint32_t)dd_hash(dd->pool[(uint32_t)s - 1].key) & dd->slot_mask;
+        uint32_t home = (uint32_t)dd_hash(dd->pool[s - 1].key) & dd->slot_mask;
         /* Move s back into i unless its home lies cyclically in (i, j]. */
         int stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
         if (!stays) {
@@ -171,13 +175,14 @@ static void dd_release(struct fr_dedup *dd, uint32_t idx)
     if (found) {
         dd_slot_delete(dd, slot);
     }
-    dd->free_idx[dd->free_n++] = idx;
+    dd->pool[idx].seq = dd->free_head;
+    dd->free_head = idx;
     dd->st.keys--;
 }
 
 static int dd_rehash(struct fr_dedup *dd, uint32_t nslots)
 {
-    uint64_t *slots = calloc(nslots, sizeof *slots);
+    uint32_t *slots = calloc(nslots, sizeof *slots);
     if (!slots) {
         return FR_ENOMEM;
     }
@@ -189,26 +194,21 @@ static int dd_rehash(struct fr_dedup *dd, uint32_t nslots)
         uint64_t h = dd_hash(dd->pool[idx].key);
         int found;
         uint32_t slot = dd_probe(dd, dd->pool[idx].key, h, &found);
-        dd->slots[slot] = (h >> 32) << 32 | (uint64_t)(idx + 1);
+        dd->slots[slot] = idx + 1;
     }
     return FR_OK;
 }
 
-/* Room for one more entry: pool, free stack, heap, and table load <= 1/2. */
+/* Room for one more entry: pool, heap, and table load <= 1/2. */
 static int dd_reserve(struct fr_dedup *dd)
 {
-    if (dd->free_n == 0 && dd->pool_top == dd->pool_alloc) {
+    if (dd->free_head == DD_NO_FREE && dd->pool_top == dd->pool_alloc) {
         uint32_t n = dd->pool_alloc ? dd->pool_alloc * 2 : 256;
         struct dd_entry *pool = realloc(dd->pool, (size_t)n * sizeof *pool);
         if (!pool) {
             return FR_ENOMEM;
         }
         dd->pool = pool;
-        uint32_t *fi = realloc(dd->free_idx, (size_t)n * sizeof *fi);
-        if (!fi) {
-            return FR_ENOMEM;
-        }
-        dd->free_idx = fi;
         uint32_t *heap = realloc(dd->heap, (size_t)n * sizeof *heap);
         if (!heap) {
             return FR_ENOMEM;
@@ -225,7 +225,7 @@ static int dd_reserve(struct fr_dedup *dd)
 static void dd_update_bytes(struct fr_dedup *dd)
 {
     dd->st.bytes = sizeof *dd + ((uint64_t)dd->slot_mask + 1) * sizeof *dd->slots +
-                   (uint64_t)dd->pool_alloc * (sizeof *dd->pool + 2 * sizeof(uint32_t));
+                   (uint64_t)dd->pool_alloc * (sizeof *dd->pool + sizeof *dd->heap);
 }
 
 int fr_dedup_create(const struct fr_dedup_opts *opts, struct fr_dedup **out)
@@ -239,6 +239,7 @@ int fr_dedup_create(const struct fr_dedup_opts *opts, struct fr_dedup **out)
         return FR_ENOMEM;
     }
     dd->opts = *opts;
+    dd->free_head = DD_NO_FREE;
     dd->slots = calloc(DD_MIN_SLOTS, sizeof *dd->slots);
     if (!dd->slots) {
         free(dd);
@@ -256,7 +257,6 @@ void fr_dedup_destroy(struct fr_dedup *dd)
         return;
     }
     free(dd->pool);
-    free(dd->free_idx);
     free(dd->heap);
     free(dd->slots);
     free(dd);
@@ -286,13 +286,18 @@ int fr_dedup_insert(struct fr_dedup *dd, const uint8_t key[16], int64_t event_us
     if (rc < 0) {
         return rc;
     }
-    uint32_t idx = dd->free_n ? dd->free_idx[--dd->free_n] : dd->pool_top++;
+    uint32_t idx = dd->free_head;
+    if (idx != DD_NO_FREE) {
+        dd->free_head = (uint32_t)dd->pool[idx].seq;
+    } else {
+        idx = dd->pool_top++;
+    }
     struct dd_entry *e = &dd->pool[idx];
     memcpy(e->key, key, 16);
     e->t = event_us;
     e->seq = dd->seq_next++;
     uint32_t slot = dd_probe(dd, key, h, &found);
-    dd->slots[slot] = (h >> 32) << 32 | (uint64_t)(idx + 1);
+    dd->slots[slot] = idx + 1;
     dd_heap_push(dd, idx);
     dd->st.keys++;
     dd->st.inserts++;
@@ -323,42 +328,90 @@ void fr_dedup_stats(const struct fr_dedup *dd, struct fr_dedup_stats *stats)
     *stats = dd->st;
 }
 
-static int dd_cmp_entry(const void *x, const void *y)
+/* Sift heap[i] down within heap[0..n). */
+static void dd_sift_down(const struct fr_dedup *dd, uint32_t i, uint32_t n)
 {
-    const struct dd_entry *a = x, *b = y;
-    if (a->t != b->t) {
-        return a->t < b->t ? -1 : 1;
+    uint32_t *heap = dd->heap;
+    uint32_t moving = heap[i];
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= n) {
+            break;
+        }
+        if (c + 1 < n && dd_less(dd, heap[c + 1], heap[c])) {
+            c++;
+        }
+        if (!dd_less(dd, heap[c], moving)) {
+            break;
+        }
+        heap[i] = heap[c];
+        i = c;
     }
-    return a->seq < b->seq ? -1 : a->seq > b->seq;
+    heap[i] = moving;
+}
+
+/*
+ * Put the heap array in ascending (event time, sequence) order, in place:
+ * the order the saved state lists the keys in. An ascending array is
+ * itself a valid min-heap, so the set is unchanged for every other
+ * operation, and no copy of the keys is made. Heapsort on the min-heap
+ * leaves it descending, then it is reversed; an array already ascending
+ * (nothing changed since the last save) costs one linear check.
+ *
+ * Only the heap array's order changes, which no result depends on (ties
+ * are broken by the sequence, never by position); that is why a save may
+ * do it through a const set, as topk.c caches its saved order.
+ */
+static void dd_sort_heap(const struct fr_dedup *dd)
+{
+    uint32_t *heap = dd->heap;
+    uint32_t n = dd->heap_n;
+    uint32_t k = 1;
+    while (k < n && dd_less(dd, heap[k - 1], heap[k])) {
+        k++;
+    }
+    if (k >= n) {
+        return;
+    }
+    for (uint32_t end = n - 1; end > 0; end--) {
+        uint32_t top = heap[0];
+        heap[0] = heap[end];
+        heap[end] = top;
+        dd_sift_down(dd, 0, end);
+    }
+    for (uint32_t i = 0, j = n - 1; i < j; i++, j--) {
+        uint32_t x = heap[i];
+        heap[i] = heap[j];
+        heap[j] = x;
+    }
 }
 
 int fr_dedup_save(const struct fr_dedup *dd, struct fr_buf *out)
 {
-    struct dd_entry *sorted = NULL;
-    if (dd->heap_n) {
-        sorted = malloc((size_t)dd->heap_n * sizeof *sorted);
-        if (!sorted) {
-            return FR_ENOMEM;
-        }
-        for (uint32_t k = 0; k < dd->heap_n; k++) {
-            sorted[k] = dd->pool[dd->heap[k]];
-        }
-        qsort(sorted, dd->heap_n, sizeof *sorted, dd_cmp_entry);
+    struct fr_proc_out o;
+    fr_proc_out_buf(&o, out);
+    return fr_dedup_save_out(dd, &o);
+}
+
+int fr_dedup_save_out(const struct fr_dedup *dd, struct fr_proc_out *out)
+{
+    if (out->mode != FR_PROC_OUT_COUNT) { /* a count does not depend on the order */
+        dd_sort_heap(dd);
     }
     struct fr_proc_enc enc;
-    fr_proc_enc_begin(&enc, out, DD_MAGIC, DD_VERSION);
+    fr_proc_enc_begin_out(&enc, out, DD_MAGIC, DD_VERSION);
     fr_proc_enc_u64(&enc, dd->seq_next);
     fr_proc_enc_u64(&enc, dd->st.inserts);
     fr_proc_enc_u64(&enc, dd->st.duplicates);
     fr_proc_enc_u64(&enc, dd->st.expired);
     fr_proc_enc_u64(&enc, dd->st.forced_evictions);
     fr_proc_enc_u32(&enc, dd->heap_n);
-    for (uint32_t k = 0; k < dd->heap_n; k++) {
-        fr_proc_enc_bytes(&enc, sorted[k].key, 16);
-        fr_proc_enc_i64(&enc, sorted[k].t);
-        fr_proc_enc_u64(&enc, sorted[k].seq);
+    for (uint32_t k = 0; k < dd->heap_n && enc.err == FR_OK; k++) {
+        const struct dd_entry *e = &dd->pool[dd->heap[k]];
+        fr_proc_enc_bytes(&enc, e->key, 16);
+        fr_proc_enc_i64(&enc, e->t);
+        fr_proc_enc_u64(&enc, e->seq);
     }
-    free(sorted);
     return fr_proc_enc_end(&enc);
 }
 
@@ -415,7 +468,7 @@ int fr_dedup_load(struct fr_dedup *dd, const void *bytes, size_t len)
         memcpy(fresh->pool[idx].key, key, 16);
         fresh->pool[idx].t = t;
         fresh->pool[idx].seq = seq;
-        fresh->slots[slot] = (h >> 32) << 32 | (uint64_t)(idx + 1);
+        fresh->slots[slot] = idx + 1;
         /* Ascending order is already a valid min-heap. */
         fresh->heap[fresh->heap_n++] = idx;
         fresh->st.keys++;

@@ -31,6 +31,10 @@
  *   8+n   minute windows ("FRWN", window.c)
  *   8+n   top pages ("FRTK", topk.c)
  *
+ * fr_proc_save appends these bytes to a buffer; fr_proc_save_stream sends
+ * the same bytes to a writer through a bounded stage (state.c), so the
+ * checkpoint costs no memory the size of the state (docs/adr/0023).
+ *
  * One thread at a time.
  */
 #include "process/process_int.h"
@@ -246,19 +250,25 @@ void fr_proc_view(struct fr_proc *proc, struct fr_proc_view *view)
     fr_win_top_view(proc->top, view);
 }
 
-/* A nested state: u64 length, then the operator's own envelope. */
+/* A nested state: u64 length, then the operator's own envelope. In BUF
+ * mode the length is patched once the envelope is written; streaming, it
+ * comes from the counting pass's tape. */
 static void proc_enc_nested(struct fr_proc_enc *enc, const void *op,
-                            int (*save)(const void *op, struct fr_buf *out))
+                            int (*save)(const void *op, struct fr_proc_out *out))
 {
     if (enc->err != FR_OK) {
         return;
     }
-    fr_proc_enc_u64(enc, 0);
+    fr_proc_enc_u64(enc, fr_proc_enc_next_len(enc));
     if (enc->err != FR_OK) {
         return;
     }
+    if (!enc->buf) {
+        enc->err = save(op, enc->out);
+        return;
+    }
     size_t at = enc->buf->len;
-    enc->err = save(op, enc->buf);
+    enc->err = save(op, enc->out);
     if (enc->err == FR_OK) {
         uint64_t n = enc->buf->len - at;
         for (int i = 0; i < 8; i++) {
@@ -267,27 +277,27 @@ static void proc_enc_nested(struct fr_proc_enc *enc, const void *op,
     }
 }
 
-static int proc_save_wm(const void *op, struct fr_buf *out)
+static int proc_save_wm(const void *op, struct fr_proc_out *out)
 {
-    return fr_proc_wm_save(op, out);
+    return fr_proc_wm_save_out(op, out);
 }
-static int proc_save_dedup(const void *op, struct fr_buf *out)
+static int proc_save_dedup(const void *op, struct fr_proc_out *out)
 {
-    return fr_dedup_save(op, out);
+    return fr_dedup_save_out(op, out);
 }
-static int proc_save_win(const void *op, struct fr_buf *out)
+static int proc_save_win(const void *op, struct fr_proc_out *out)
 {
-    return fr_win_save(op, out);
+    return fr_win_save_out(op, out);
 }
-static int proc_save_top(const void *op, struct fr_buf *out)
+static int proc_save_top(const void *op, struct fr_proc_out *out)
 {
-    return fr_win_top_save(op, out);
+    return fr_win_top_save_out(op, out);
 }
 
-int fr_proc_save(const struct fr_proc *proc, struct fr_buf *out)
+static int proc_save_out(const struct fr_proc *proc, struct fr_proc_out *out)
 {
     struct fr_proc_enc enc;
-    fr_proc_enc_begin(&enc, out, PROC_MAGIC, PROC_VERSION);
+    fr_proc_enc_begin_out(&enc, out, PROC_MAGIC, PROC_VERSION);
     fr_proc_enc_u64(&enc, proc->records);
     fr_proc_enc_u64(&enc, proc->valid);
     fr_proc_enc_u64(&enc, proc->late);
@@ -310,6 +320,33 @@ int fr_proc_save(const struct fr_proc *proc, struct fr_buf *out)
     proc_enc_nested(&enc, proc->win, proc_save_win);
     proc_enc_nested(&enc, proc->top, proc_save_top);
     return fr_proc_enc_end(&enc);
+}
+
+int fr_proc_save(const struct fr_proc *proc, struct fr_buf *out)
+{
+    struct fr_proc_out o;
+    fr_proc_out_buf(&o, out);
+    return proc_save_out(proc, &o);
+}
+
+int fr_proc_save_stream(const struct fr_proc *proc, const struct fr_proc_writer *w)
+{
+    uint8_t stage[FR_PROC_STREAM_CHUNK];
+    struct fr_proc_out out;
+    fr_proc_out_count(&out);
+    int rc = proc_save_out(proc, &out);
+    if (rc < 0) {
+        return rc;
+    }
+    uint64_t len = out.pos;
+    fr_proc_out_stream(&out, w, stage, sizeof stage);
+    rc = w->begin(w->arg, len);
+    rc = rc ? rc : proc_save_out(proc, &out);
+    rc = rc ? rc : fr_proc_out_flush(&out);
+    if (rc == FR_OK && (out.pos != len || out.next_tape != out.n_tape)) {
+        rc = FR_ESTATE;
+    }
+    return rc;
 }
 
 /* The next nested state: its bytes in place. */

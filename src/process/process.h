@@ -251,8 +251,8 @@ int fr_proc_wm_load(struct fr_proc_wm *wm, const void *bytes, size_t len);
 /* Dedup                                                                      */
 /* ------------------------------------------------------------------------ */
 
-/* At most ~150 bytes per key (32-byte entry + heap and free-list slots,
- * 16-64 bytes of table at load 1/8..1/2, allocation slack up to 2x). */
+/* At most ~100 bytes per key (32-byte entry + 4-byte heap slot, 8-32
+ * bytes of table at load 1/8..1/2, allocation slack up to 2x). */
 #define FR_DEDUP_DEFAULT_MAX_KEYS ((uint64_t)1000000)
 
 struct fr_dedup_opts {
@@ -580,6 +580,27 @@ void fr_proc_view(struct fr_proc *proc, struct fr_proc_view *view);
 /* Append the whole state (watermark, dedup, windows, counters) to out,
  * byte-identical for identical histories. FR_ETOOBIG past out's cap. */
 int fr_proc_save(const struct fr_proc *proc, struct fr_buf *out);
+
+/* Where fr_proc_save_stream sends the state. begin is called once, before
+ * any bytes, with the exact number of bytes that will follow; write then
+ * takes them in order, 1..FR_PROC_STREAM_CHUNK bytes per call (the bytes
+ * are valid during the call only). Either returns FR_OK, or an error that
+ * stops the save and is returned by it. Called on the saving thread. */
+struct fr_proc_writer {
+    int (*begin)(void *arg, uint64_t len);
+    int (*write)(void *arg, const void *bytes, size_t n);
+    void *arg;
+};
+#define FR_PROC_STREAM_CHUNK 16384
+
+/* The bytes fr_proc_save would append, streamed to w through a bounded
+ * buffer of FR_PROC_STREAM_CHUNK bytes on the caller's stack: memory does
+ * not grow with the state. It encodes the state twice (a counting pass
+ * gives the lengths the headers need) and needs no transient copy of the
+ * dedup keys. FR_ESTATE if the bytes came out other than counted (never,
+ * unless the state changed meanwhile); the writer's errors; FR_ENOMEM. On
+ * error the writer must discard what it got. */
+int fr_proc_save_stream(const struct fr_proc *proc, const struct fr_proc_writer *w);
 /* Replace the state with a saved one. FR_ECRC / FR_ECORRUPT for damage,
  * FR_ETOOBIG when it exceeds this instance's caps, FR_ECONFIG when saved
  * with another lateness; on error the state is unchanged. Rows handed out

@@ -33,15 +33,75 @@
 #define FR_PROC_ENV_TAIL 4
 static_assert(FR_PROC_ENV_HEAD == 4 + 2 + 2 + 8, "envelope header layout");
 
-/* Encoder: appends to a caller's buffer; the first error sticks. */
+/*
+ * Where an encoder's bytes go (struct fr_proc_out), one of three modes:
+ *
+ *   BUF     appended to a caller's fr_buf; each envelope's length is patched
+ *           into its header and its CRC computed at its end (the original
+ *           path: fr_proc_enc_begin).
+ *   COUNT   nothing is stored: the bytes are counted, and the body length of
+ *           every envelope begun is recorded on a small tape, in begin order.
+ *   STREAM  the bytes, identical to BUF's, go through a bounded staging
+ *           buffer (the caller's memory) to a writer, in chunks of at most
+ *           the stage's size. A header cannot be patched once sent, so it
+ *           takes its body length from the tape a COUNT pass over the same
+ *           unchanged state recorded; each open envelope keeps a running
+ *           CRC-32C, updated whenever the stage is flushed (the stage is
+ *           flushed at every envelope's begin and end, so the CRC ranges
+ *           are exact). A body that comes out longer or shorter than the
+ *           tape says is FR_ESTATE: the state changed between the passes.
+ *
+ * So a save of any size needs stage bytes of memory, not the size of the
+ * state (fr_proc_save_stream, docs/adr/0023). The encoders of every
+ * operator are unchanged: they call fr_proc_enc_* whatever the mode.
+ */
+enum fr_proc_out_mode { FR_PROC_OUT_BUF = 1, FR_PROC_OUT_COUNT, FR_PROC_OUT_STREAM };
+
+#define FR_PROC_OUT_LEVELS 4 /* envelopes open at once (FRPS holds one level) */
+#define FR_PROC_OUT_TAPE 16  /* envelopes in one save */
+
+struct fr_proc_out {
+    enum fr_proc_out_mode mode;
+    struct fr_buf *buf;             /* BUF */
+    const struct fr_proc_writer *w; /* STREAM */
+    uint8_t *stage;                 /* STREAM: caller's memory, stage_cap bytes */
+    size_t stage_len, stage_cap;
+    uint64_t pos;                     /* COUNT, STREAM: bytes emitted so far */
+    uint32_t depth;                   /* STREAM: envelopes open */
+    uint32_t crc[FR_PROC_OUT_LEVELS]; /* STREAM: running CRC of each open envelope */
+    uint64_t tape[FR_PROC_OUT_TAPE];  /* body lengths in begin order */
+    uint32_t n_tape, next_tape;
+    int err; /* first error of the writer (sticks) */
+};
+
+void fr_proc_out_buf(struct fr_proc_out *out, struct fr_buf *buf);
+void fr_proc_out_count(struct fr_proc_out *out);
+/* Switch a counted out to STREAM over the same tape (pos back to 0). */
+void fr_proc_out_stream(struct fr_proc_out *out, const struct fr_proc_writer *w, uint8_t *stage,
+                        size_t stage_cap);
+/* STREAM: hand what is staged to the writer. FR_OK or the first error. */
+int fr_proc_out_flush(struct fr_proc_out *out);
+
+/* Encoder of one envelope; the first error sticks. */
 struct fr_proc_enc {
-    struct fr_buf *buf;
-    size_t start; /* offset of the envelope in buf */
+    struct fr_buf *buf;      /* BUF mode: the buffer appended to */
+    struct fr_proc_out *out; /* NULL when begun with fr_proc_enc_begin */
+    size_t start;            /* BUF: offset of the envelope in buf */
+    uint64_t body_at;        /* COUNT, STREAM: out->pos where the body starts */
+    uint64_t body_len;       /* STREAM: the body length the tape gave */
+    uint32_t slot;           /* COUNT: this envelope's tape slot */
     int err;
 };
 
 void fr_proc_enc_begin(struct fr_proc_enc *enc, struct fr_buf *out, const char magic[4],
                        uint16_t version);
+/* The same, into any out. */
+void fr_proc_enc_begin_out(struct fr_proc_enc *enc, struct fr_proc_out *out, const char magic[4],
+                           uint16_t version);
+/* STREAM: the whole length (header, body, CRC) of the next envelope to be
+ * begun, from the tape (for a nested state's u64 length prefix); 0 in the
+ * other modes, where the prefix is patched (BUF) or only counted. */
+uint64_t fr_proc_enc_next_len(const struct fr_proc_enc *enc);
 void fr_proc_enc_u8(struct fr_proc_enc *enc, uint8_t v);
 void fr_proc_enc_u32(struct fr_proc_enc *enc, uint32_t v);
 void fr_proc_enc_u64(struct fr_proc_enc *enc, uint64_t v);
@@ -49,8 +109,9 @@ void fr_proc_enc_i64(struct fr_proc_enc *enc, int64_t v);
 void fr_proc_enc_bytes(struct fr_proc_enc *enc, const void *data, size_t len);
 /* u32 length, then the bytes. */
 void fr_proc_enc_str(struct fr_proc_enc *enc, const char *s, size_t len);
-/* Patch the body length and append the CRC. Returns the first error; on
- * error buf is cut back to where the envelope started. */
+/* Patch the body length (BUF) or check it (STREAM), and append the CRC.
+ * Returns the first error; on error in BUF mode buf is cut back to where
+ * the envelope started (a STREAM writer discards what it was sent). */
 int fr_proc_enc_end(struct fr_proc_enc *enc);
 
 /* Decoder over one envelope's body. */
@@ -76,6 +137,13 @@ const char *fr_proc_dec_str(struct fr_proc_dec *dec, size_t max, uint32_t *len);
 uint32_t fr_proc_dec_count(struct fr_proc_dec *dec, uint64_t max, size_t min_each);
 /* FR_OK when no error occurred and the body was consumed exactly. */
 int fr_proc_dec_end(struct fr_proc_dec *dec);
+
+/* The operators' saves into any out (their fr_*_save wrap these with a
+ * BUF out). */
+int fr_proc_wm_save_out(const struct fr_proc_wm *wm, struct fr_proc_out *out);
+int fr_dedup_save_out(const struct fr_dedup *dedup, struct fr_proc_out *out);
+int fr_win_save_out(const struct fr_win *win, struct fr_proc_out *out);
+int fr_win_top_save_out(const struct fr_top *top, struct fr_proc_out *out);
 
 /* 64-bit hash of a byte string (fast, not keyed: flooding is bounded by
  * the operators' caps, see docs/adr/0007). */

@@ -1,8 +1,10 @@
 /*
  * state.c — the pieces every operator in src/process shares: the
  * checkpoint envelope (byte table in process_int.h), the little-endian
- * encoder and bounds-checked decoder, the string hash and the view's text
- * arena. Pure functions over caller memory; any thread.
+ * encoder (into a buffer, counting, or streaming through a bounded stage:
+ * the three modes of struct fr_proc_out, process_int.h) and the
+ * bounds-checked decoder, the string hash and the view's text arena. Pure
+ * functions over caller memory; any thread, one encoder per thread.
  */
 #include "process/process_int.h"
 
@@ -25,25 +27,150 @@ static uint64_t dec_le(const uint8_t *p, int n)
     return v;
 }
 
+/* ---------------------------------------------------------------- outs */
+
+void fr_proc_out_buf(struct fr_proc_out *out, struct fr_buf *buf)
+{
+    memset(out, 0, sizeof *out);
+    out->mode = FR_PROC_OUT_BUF;
+    out->buf = buf;
+}
+
+void fr_proc_out_count(struct fr_proc_out *out)
+{
+    memset(out, 0, sizeof *out);
+    out->mode = FR_PROC_OUT_COUNT;
+}
+
+void fr_proc_out_stream(struct fr_proc_out *out, const struct fr_proc_writer *w, uint8_t *stage,
+                        size_t stage_cap)
+{
+    out->mode = FR_PROC_OUT_STREAM;
+    out->w = w;
+    out->stage = stage;
+    out->stage_len = 0;
+    out->stage_cap = stage_cap;
+    out->pos = 0;
+    out->depth = 0;
+    out->next_tape = 0;
+    out->err = FR_OK;
+}
+
+int fr_proc_out_flush(struct fr_proc_out *out)
+{
+    if (out->mode != FR_PROC_OUT_STREAM || out->err != FR_OK || out->stage_len == 0) {
+        return out->err;
+    }
+    for (uint32_t l = 0; l < out->depth; l++) {
+        out->crc[l] = fr_crc32c(out->crc[l], out->stage, out->stage_len);
+    }
+    out->err = out->w->write(out->w->arg, out->stage, out->stage_len);
+    out->stage_len = 0;
+    return out->err;
+}
+
+/* COUNT / STREAM: n bytes emitted. */
+static int out_emit(struct fr_proc_out *out, const void *data, size_t len)
+{
+    out->pos += len;
+    if (out->mode == FR_PROC_OUT_COUNT) {
+        return FR_OK;
+    }
+    const uint8_t *p = data;
+    while (len > 0 && out->err == FR_OK) {
+        size_t n = out->stage_cap - out->stage_len;
+        n = n < len ? n : len;
+        memcpy(out->stage + out->stage_len, p, n);
+        out->stage_len += n;
+        p += n;
+        len -= n;
+        if (out->stage_len == out->stage_cap) {
+            fr_proc_out_flush(out);
+        }
+    }
+    return out->err;
+}
+
+/* ------------------------------------------------------------ encoder */
+
+static void enc_head(uint8_t head[FR_PROC_ENV_HEAD], const char magic[4], uint16_t version,
+                     uint64_t body)
+{
+    memset(head, 0, FR_PROC_ENV_HEAD);
+    memcpy(head, magic, 4);
+    enc_le(head + 4, version, 2);
+    enc_le(head + 8, body, 8);
+}
+
 void fr_proc_enc_begin(struct fr_proc_enc *enc, struct fr_buf *out, const char magic[4],
                        uint16_t version)
 {
+    memset(enc, 0, sizeof *enc);
     enc->buf = out;
     enc->start = out->len;
     enc->err = FR_OK;
-    uint8_t head[FR_PROC_ENV_HEAD] = {0};
-    memcpy(head, magic, 4);
-    enc_le(head + 4, version, 2);
+    uint8_t head[FR_PROC_ENV_HEAD];
+    enc_head(head, magic, version, 0);
     fr_proc_enc_bytes(enc, head, sizeof head);
+}
+
+void fr_proc_enc_begin_out(struct fr_proc_enc *enc, struct fr_proc_out *out, const char magic[4],
+                           uint16_t version)
+{
+    if (out->mode == FR_PROC_OUT_BUF) {
+        fr_proc_enc_begin(enc, out->buf, magic, version);
+        enc->out = out;
+        return;
+    }
+    memset(enc, 0, sizeof *enc);
+    enc->out = out;
+    enc->err = out->err;
+    uint8_t head[FR_PROC_ENV_HEAD];
+    if (out->mode == FR_PROC_OUT_COUNT) {
+        if (out->n_tape == FR_PROC_OUT_TAPE) {
+            enc->err = enc->err ? enc->err : FR_ETOOBIG;
+            return;
+        }
+        enc->slot = out->n_tape++;
+        out->tape[enc->slot] = 0;
+        enc_head(head, magic, version, 0);
+    } else {
+        if (out->next_tape == out->n_tape || out->depth == FR_PROC_OUT_LEVELS) {
+            enc->err = enc->err ? enc->err : FR_ESTATE;
+            return;
+        }
+        enc->body_len = out->tape[out->next_tape++];
+        enc_head(head, magic, version, enc->body_len);
+        /* The outer envelopes' CRCs take what is staged; this one starts here. */
+        if (enc->err == FR_OK) {
+            enc->err = fr_proc_out_flush(out);
+        }
+        out->crc[out->depth++] = 0;
+    }
+    fr_proc_enc_bytes(enc, head, sizeof head);
+    enc->body_at = out->pos;
+}
+
+uint64_t fr_proc_enc_next_len(const struct fr_proc_enc *enc)
+{
+    const struct fr_proc_out *out = enc->out;
+    if (!out || out->mode != FR_PROC_OUT_STREAM || out->next_tape == out->n_tape) {
+        return 0;
+    }
+    return out->tape[out->next_tape] + FR_PROC_ENV_HEAD + FR_PROC_ENV_TAIL;
 }
 
 void fr_proc_enc_bytes(struct fr_proc_enc *enc, const void *data, size_t len)
 {
-    if (enc->err == FR_OK) {
+    if (enc->err != FR_OK) {
+        return;
+    }
+    if (enc->buf) {
         enc->err = fr_buf_append(enc->buf, data, len);
+    } else {
+        enc->err = out_emit(enc->out, data, len);
     }
 }
-
 void fr_proc_enc_u8(struct fr_proc_enc *enc, uint8_t v)
 {
     fr_proc_enc_bytes(enc, &v, 1);
@@ -80,16 +207,40 @@ void fr_proc_enc_str(struct fr_proc_enc *enc, const char *s, size_t len)
 
 int fr_proc_enc_end(struct fr_proc_enc *enc)
 {
+    if (enc->buf) {
+        if (enc->err == FR_OK) {
+            uint8_t *head = enc->buf->data + enc->start;
+            size_t body = enc->buf->len - enc->start - FR_PROC_ENV_HEAD;
+            enc_le(head + 8, body, 8);
+            uint32_t crc = fr_crc32c(0, head, enc->buf->len - enc->start);
+            fr_proc_enc_u32(enc, crc);
+        }
+        if (enc->err != FR_OK) {
+            enc->buf->len = enc->start;
+        }
+        return enc->err;
+    }
+    struct fr_proc_out *out = enc->out;
+    uint64_t body = out->pos - enc->body_at;
+    if (out->mode == FR_PROC_OUT_COUNT) {
+        if (enc->err == FR_OK) {
+            out->tape[enc->slot] = body;
+        }
+        fr_proc_enc_u32(enc, 0);
+        return enc->err;
+    }
+    if (enc->err == FR_OK && body != enc->body_len) {
+        enc->err = FR_ESTATE;
+    }
     if (enc->err == FR_OK) {
-        uint8_t *head = enc->buf->data + enc->start;
-        size_t body = enc->buf->len - enc->start - FR_PROC_ENV_HEAD;
-        enc_le(head + 8, body, 8);
-        uint32_t crc = fr_crc32c(0, head, enc->buf->len - enc->start);
-        fr_proc_enc_u32(enc, crc);
+        enc->err = fr_proc_out_flush(out);
     }
     if (enc->err != FR_OK) {
-        enc->buf->len = enc->start;
+        out->err = out->err ? out->err : enc->err;
+        return enc->err;
     }
+    uint32_t crc = out->crc[--out->depth];
+    fr_proc_enc_u32(enc, crc);
     return enc->err;
 }
 

@@ -6,15 +6,18 @@
  * Rows without a title are not counted.
  *
  * Panes: each silver row is counted once, in the 1-minute pane
- * [p, p + 1 min) that holds its event time. At emission, a window sums its
- * ten panes into a scratch map and selects the top 20 with a bounded
- * insertion; rows are never rescanned. A window is emitted once, when the
- * watermark reaches its end (s + 10 min <= watermark), and only if it holds
- * a count (a window that holds one always holds its oldest pane, so the
- * emission loop walks panes, not empty minutes). Windows are emitted in
- * start order; next_start is the first window start not yet settled. A pane
- * is dropped once the last window containing it (the one starting at it)
- * is settled, so the retained panes span at most lateness + 10 minutes.
+ * [p, p + 1 min) that holds its event time. At emission, a window merges
+ * its ten panes, each listed in (wiki, title) order, summing the counts of
+ * equal pairs, and selects the top 20 with a bounded insertion; rows are
+ * never rescanned and no map of the window's pairs is built. A pane the
+ * watermark has passed is frozen: packed, in that order (struct
+ * top_pane). A window is emitted once, when the watermark reaches its end
+ * (s + 10 min <= watermark), and only if it holds a count (a window that
+ * holds one always holds its oldest pane, so the emission loop walks
+ * panes, not empty minutes). Windows are emitted in start order;
+ * next_start is the first window start not yet settled. A pane is dropped
+ * once the last window containing it (the one starting at it) is settled,
+ * so the retained panes span at most lateness + 10 minutes.
  *
  * Caps (logical, so they decide the same way after save/load): counters
  * (pane, wiki, title) and their text bytes. A row whose pair is new to its
@@ -62,24 +65,40 @@ struct top_saved {
     uint32_t cap;
 };
 
+/*
+ * A pane is live (entries, text, hash index, saved order) until the
+ * watermark passes its end; then it is frozen into one packed byte string
+ * of its pairs in (wiki, title) order, and the rest is freed. Packed
+ * record (in memory only, never written to disk; LEB128 varints):
+ *
+ *   varint  title_len << 1 | new_wiki
+ *   varint  wiki_len     (only when new_wiki; the first record always is)
+ *   bytes   wiki         (only when new_wiki; else the previous record's)
+ *   bytes   title
+ *   varint  count
+ *
+ * About title + 3 bytes a pair, against 32 (entry) + wiki + title + 4
+ * (order) + the index's slots live.
+ */
 struct top_pane {
     int64_t start;
     struct top_entry *entries;
-    uint32_t n, alloc;
-    uint32_t *index; /* entry + 1; 0 is empty */
+    uint32_t n, alloc; /* n: the pane's pairs, live or frozen */
+    uint32_t *index;   /* entry + 1; 0 is empty */
     uint32_t index_mask;
     char *text;
-    size_t text_len, text_alloc;
-    struct top_saved *saved; /* allocated with the pane */
+    size_t text_len, text_alloc; /* text_len: logical, kept when frozen */
+    struct top_saved *saved;     /* allocated with the pane */
+    uint8_t *packed;             /* frozen: the pairs, packed_len bytes; else NULL */
+    size_t packed_len;
 };
 
-/* One (wiki, title) while a window is combined. */
+/* One (wiki, title) of a window being combined: its text (in one of the
+ * panes) and its count summed over the window's panes. */
 struct top_slot {
-    uint64_t hash;
     uint64_t count;
-    const char *text;
+    const char *wiki, *title;
     uint32_t wiki_len, title_len;
-    uint32_t gen; /* slot is in use when gen == fr_top.gen */
 };
 
 struct fr_top {
@@ -87,10 +106,6 @@ struct fr_top {
     struct top_pane *panes; /* ascending start */
     uint32_t n_panes, alloc;
     int64_t next_start;
-    struct top_slot *scratch;
-    uint32_t scratch_mask, gen;
-    struct top_slot **used; /* slots touched in this window */
-    uint32_t n_used, used_alloc;
     struct fr_top_stats st;
 };
 
@@ -109,10 +124,12 @@ static void top_pane_free(struct fr_top *top, struct top_pane *pane)
     top->st.text_bytes -= pane->text_len;
     top->st.panes--;
     top->st.bytes -= (uint64_t)pane->alloc * sizeof *pane->entries + pane->text_alloc +
-                     (pane->index ? ((uint64_t)pane->index_mask + 1) * sizeof *pane->index : 0);
+                     (pane->index ? ((uint64_t)pane->index_mask + 1) * sizeof *pane->index : 0) +
+                     pane->packed_len;
     free(pane->entries);
     free(pane->index);
     free(pane->text);
+    free(pane->packed);
     if (pane->saved) {
         free(pane->saved->order);
         free(pane->saved);
@@ -166,6 +183,8 @@ static struct top_pane *top_pane_get(struct fr_top *top, int64_t start)
     return pane;
 }
 
+static int top_pane_order(const struct top_pane *pane);
+
 static int top_index_grow(struct fr_top *top, struct top_pane *pane)
 {
     uint32_t nslots = pane->index ? (pane->index_mask + 1) * 2 : 64;
@@ -188,12 +207,98 @@ static int top_index_grow(struct fr_top *top, struct top_pane *pane)
     return FR_OK;
 }
 
+static size_t top_varint(uint8_t *p, uint64_t v)
+{
+    size_t n = 0;
+    do {
+        uint8_t b = (uint8_t)(v & 0x7f);
+        v >>= 7;
+        if (p) {
+            p[n] = (uint8_t)(b | (v ? 0x80 : 0));
+        }
+        n++;
+    } while (v);
+    return n;
+}
+
+/* Pack the pane's pairs in saved order into p (NULL: only count). */
+static size_t top_pack(const struct top_pane *pane, uint8_t *p)
+{
+    size_t n = 0;
+    const struct top_entry *prev = NULL;
+    for (uint32_t j = 0; j < pane->n; j++) {
+        const struct top_entry *e = &pane->entries[pane->saved->order[j]];
+        const char *wiki = pane->text + e->off;
+        int new_wiki = !prev || prev->wiki_len != e->wiki_len ||
+                       memcmp(pane->text + prev->off, wiki, e->wiki_len) != 0;
+        n += top_varint(p ? p + n : NULL, (uint64_t)e->title_len << 1 | (uint64_t)new_wiki);
+        if (new_wiki) {
+            n += top_varint(p ? p + n : NULL, e->wiki_len);
+            if (p) {
+                memcpy(p + n, wiki, e->wiki_len);
+            }
+            n += e->wiki_len;
+        }
+        if (p && e->title_len) {
+            memcpy(p + n, wiki + e->wiki_len, e->title_len);
+        }
+        n += e->title_len;
+        n += top_varint(p ? p + n : NULL, e->count);
+        prev = e;
+    }
+    return n;
+}
+
+/*
+ * A pane the watermark has passed gets no more rows from fr_proc (they
+ * would be late), yet it is kept until the last window holding it is
+ * settled: up to ten minutes more. No row can reach it even when the
+ * operator is used on its own: the window starting nine minutes before
+ * the pane ends where the pane ends, so it is settled once the watermark
+ * passes the pane, and fr_win_top_add drops the row as dropped_closed. So
+ * the pane is frozen: packed (see struct top_pane) and its entries, text,
+ * index and saved order freed. Only memory changes, never a pair, a count
+ * or an order; merging and saving read the packed pairs in the same order.
+ */
+static void top_pane_freeze(struct fr_top *top, struct top_pane *pane)
+{
+    if (pane->packed || pane->n == 0 || top_pane_order(pane) < 0) {
+        return; /* frozen, empty, or out of memory: try at the next advance */
+    }
+    size_t len = top_pack(pane, NULL);
+    uint8_t *packed = malloc(len);
+    if (!packed) {
+        return;
+    }
+    top_pack(pane, packed);
+    top->st.bytes -= (uint64_t)pane->alloc * sizeof *pane->entries + pane->text_alloc +
+                     (pane->index ? ((uint64_t)pane->index_mask + 1) * sizeof *pane->index : 0);
+    top->st.bytes += len;
+    free(pane->entries);
+    free(pane->index);
+    free(pane->text);
+    free(pane->saved->order);
+    pane->entries = NULL;
+    pane->index = NULL;
+    pane->text = NULL;
+    pane->alloc = 0;
+    pane->index_mask = 0;
+    pane->text_alloc = 0;
+    *pane->saved = (struct top_saved){0};
+    pane->packed = packed;
+    pane->packed_len = len;
+}
+
 /* Add count to (wiki, title) in pane: FR_OK, 1 when a cap refused a new
  * pair, FR_ENOMEM. */
 static int top_pane_add(struct fr_top *top, struct top_pane *pane, const char *wiki, uint32_t wlen,
                         const char *title, uint32_t tlen, uint64_t count)
 {
     uint64_t h = top_hash(wiki, wlen, title, tlen);
+    int rc;
+    if (pane->packed) {
+        return FR_ESTATE; /* a frozen pane: never, by the rules (top_pane_freeze) */
+    }
     if (pane->index) {
         for (uint32_t i = (uint32_t)h & pane->index_mask; pane->index[i];
              i = (i + 1) & pane->index_mask) {
@@ -212,7 +317,6 @@ static int top_pane_add(struct fr_top *top, struct top_pane *pane, const char *w
         wlen > FR_PROC_WIKI_MAX) {
         return 1;
     }
-    int rc;
     if (!pane->index || (uint64_t)(pane->n + 1) * 2 > (uint64_t)pane->index_mask + 1) {
         if ((rc = top_index_grow(top, pane)) < 0) {
             return rc;
@@ -269,101 +373,145 @@ static int top_before(const struct top_slot *a, const struct top_slot *b)
     if (a->count != b->count) {
         return a->count > b->count;
     }
-    int c = fr_proc_strcmp(a->text, a->wiki_len, b->text, b->wiki_len);
+    int c = fr_proc_strcmp(a->wiki, a->wiki_len, b->wiki, b->wiki_len);
     if (c) {
         return c < 0;
     }
-    return fr_proc_strcmp(a->text + a->wiki_len, a->title_len, b->text + b->wiki_len,
-                          b->title_len) < 0;
+    return fr_proc_strcmp(a->title, a->title_len, b->title, b->title_len) < 0;
 }
 
-static int top_scratch_reserve(struct fr_top *top, uint64_t entries)
+/* A pane's pairs in (wiki, title) order, one at a time: read from the
+ * packed form of a frozen pane, or through the saved order of a live one
+ * (top_pane_order must be current). */
+struct top_cursor {
+    const struct top_pane *pane;
+    uint32_t at;         /* pairs consumed, the current one included */
+    size_t off;          /* frozen: the next record */
+    struct top_slot cur; /* the current pair */
+};
+
+static uint64_t top_unvarint(const uint8_t *p, size_t *off)
 {
-    uint64_t want = 64;
-    while (want < entries * 2) {
-        want *= 2;
+    uint64_t v = 0;
+    for (int shift = 0;; shift += 7) {
+        uint8_t b = p[(*off)++];
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) {
+            return v;
+        }
     }
-    if (top->scratch && want <= (uint64_t)top->scratch_mask + 1 && entries <= top->used_alloc) {
-        return FR_OK;
-    }
-    if (want > ((uint64_t)1 << 31)) {
-        return FR_ENOMEM;
-    }
-    struct top_slot *scratch = calloc((size_t)want, sizeof *scratch);
-    struct top_slot **used = malloc((size_t)want * sizeof *used);
-    if (!scratch || !used) {
-        free(scratch);
-        free(used);
-        return FR_ENOMEM;
-    }
-    top->st.bytes -= (top->scratch ? ((uint64_t)top->scratch_mask + 1) * sizeof *scratch : 0) +
-                     (uint64_t)top->used_alloc * sizeof *used;
-    top->st.bytes += want * (sizeof *scratch + sizeof *used);
-    free(top->scratch);
-    free(top->used);
-    top->scratch = scratch;
-    top->scratch_mask = (uint32_t)(want - 1);
-    top->used = used;
-    top->used_alloc = (uint32_t)want;
-    top->gen = 0;
-    return FR_OK;
 }
 
-/* Sum the panes [first, last) into the scratch map and leave the best
- * FR_TOP_N slots in best[0..*n), in rank order. */
+/* Move to the next pair: 1, or 0 when the pane has no more. */
+static int top_cursor_next(struct top_cursor *c)
+{
+    const struct top_pane *pane = c->pane;
+    if (c->at == pane->n) {
+        return 0;
+    }
+    if (pane->packed) {
+        uint64_t h = top_unvarint(pane->packed, &c->off);
+        if (h & 1) {
+            c->cur.wiki_len = (uint32_t)top_unvarint(pane->packed, &c->off);
+            c->cur.wiki = (const char *)pane->packed + c->off;
+            c->off += c->cur.wiki_len;
+        }
+        c->cur.title_len = (uint32_t)(h >> 1);
+        c->cur.title = (const char *)pane->packed + c->off;
+        c->off += c->cur.title_len;
+        c->cur.count = top_unvarint(pane->packed, &c->off);
+    } else {
+        const struct top_entry *e = &pane->entries[pane->saved->order[c->at]];
+        c->cur = (struct top_slot){e->count, pane->text + e->off, pane->text + e->off + e->wiki_len,
+                                   e->wiki_len, e->title_len};
+    }
+    c->at++;
+    return 1;
+}
+
+static int top_pair_cmp(const struct top_slot *a, const struct top_slot *b)
+{
+    int c = fr_proc_strcmp(a->wiki, a->wiki_len, b->wiki, b->wiki_len);
+    return c ? c : fr_proc_strcmp(a->title, a->title_len, b->title, b->title_len);
+}
+
+static void top_cursor_sift(struct top_cursor *h, uint32_t n, uint32_t i)
+{
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= n) {
+            return;
+        }
+        if (c + 1 < n && top_pair_cmp(&h[c + 1].cur, &h[c].cur) < 0) {
+            c++;
+        }
+        if (top_pair_cmp(&h[c].cur, &h[i].cur) >= 0) {
+            return;
+        }
+        struct top_cursor t = h[i];
+        h[i] = h[c];
+        h[c] = t;
+        i = c;
+    }
+}
+
+/* Prepare c to read pane from its first pair: 1, or 0 when it has none. */
+static int top_cursor_start(struct top_cursor *c, const struct top_pane *pane)
+{
+    *c = (struct top_cursor){.pane = pane};
+    return top_cursor_next(c);
+}
+
+/*
+ * Sum the panes [first, last) and leave the best FR_TOP_N (wiki, title)
+ * in best[0..*n), in rank order. A merge, not a map: every pane yields its
+ * pairs in (wiki, title) order (a frozen pane as packed, a live one
+ * through its saved order, a cache sorted again only for a pane that
+ * gained entries), and a heap of one cursor per pane (at most ten) yields
+ * each pair once with its count summed over the panes, which a bounded
+ * insertion ranks. So combining needs no memory the size of the window (a
+ * map of every pair in ten panes used to take ~100 bytes a pair, kept
+ * between windows: docs/adr/0023). The result is the same: the pairs and
+ * their sums do not depend on how they are met, and the ranking order is
+ * total. Strings in best point into the panes.
+ */
 static int top_combine(struct fr_top *top, uint32_t first, uint32_t last,
-                       struct top_slot *best[FR_TOP_N], uint32_t *n)
+                       struct top_slot best[FR_TOP_N], uint32_t *n)
 {
-    uint64_t total = 0;
-    for (uint32_t k = first; k < last; k++) {
-        total += top->panes[k].n;
-    }
-    int rc = top_scratch_reserve(top, total);
-    if (rc < 0) {
-        return rc;
-    }
-    if (++top->gen == 0) {
-        for (uint32_t i = 0; i <= top->scratch_mask; i++) {
-            top->scratch[i].gen = 0;
-        }
-        top->gen = 1;
-    }
-    top->n_used = 0;
-    for (uint32_t k = first; k < last; k++) {
-        const struct top_pane *pane = &top->panes[k];
-        for (uint32_t j = 0; j < pane->n; j++) {
-            const struct top_entry *e = &pane->entries[j];
-            const char *text = pane->text + e->off;
-            uint32_t i = (uint32_t)e->hash & top->scratch_mask;
-            for (;; i = (i + 1) & top->scratch_mask) {
-                struct top_slot *s = &top->scratch[i];
-                if (s->gen != top->gen) {
-                    *s = (struct top_slot){e->hash,     e->count,     text,
-                                           e->wiki_len, e->title_len, top->gen};
-                    top->used[top->n_used++] = s;
-                    break;
-                }
-                if (s->hash == e->hash && s->wiki_len == e->wiki_len &&
-                    s->title_len == e->title_len &&
-                    memcmp(s->text, text, (size_t)e->wiki_len + e->title_len) == 0) {
-                    s->count = fr_proc_sat_add(s->count, e->count);
-                    break;
-                }
-            }
-        }
-    }
+    struct top_cursor heap[TOP_PANES_PER_WINDOW];
+    uint32_t hn = 0;
     *n = 0;
-    for (uint32_t u = 0; u < top->n_used; u++) {
-        struct top_slot *s = top->used[u];
-        if (*n == FR_TOP_N && !top_before(s, best[FR_TOP_N - 1])) {
+    for (uint32_t k = first; k < last && hn < TOP_PANES_PER_WINDOW; k++) {
+        const struct top_pane *pane = &top->panes[k];
+        int rc = top_pane_order(pane);
+        if (rc < 0) {
+            return rc;
+        }
+        hn += (uint32_t)top_cursor_start(&heap[hn], pane);
+    }
+    for (uint32_t i = hn / 2; i-- > 0;) {
+        top_cursor_sift(heap, hn, i);
+    }
+    while (hn > 0) {
+        struct top_slot cur = heap[0].cur;
+        cur.count = 0;
+        /* Every cursor at this pair: add its count and move it on. */
+        while (hn > 0 && top_pair_cmp(&heap[0].cur, &cur) == 0) {
+            cur.count = fr_proc_sat_add(cur.count, heap[0].cur.count);
+            if (!top_cursor_next(&heap[0])) {
+                heap[0] = heap[--hn];
+            }
+            top_cursor_sift(heap, hn, 0);
+        }
+        if (*n == FR_TOP_N && !top_before(&cur, &best[FR_TOP_N - 1])) {
             continue;
         }
         uint32_t i = *n < FR_TOP_N ? (*n)++ : FR_TOP_N - 1;
-        while (i > 0 && top_before(s, best[i - 1])) {
+        while (i > 0 && top_before(&cur, &best[i - 1])) {
             best[i] = best[i - 1];
             i--;
         }
-        best[i] = s;
+        best[i] = cur;
     }
     return FR_OK;
 }
@@ -414,8 +562,6 @@ void fr_win_top_destroy(struct fr_top *top)
         top_pane_free(top, &top->panes[i]);
     }
     free(top->panes);
-    free(top->scratch);
-    free(top->used);
     free(top);
 }
 
@@ -468,7 +614,7 @@ int fr_win_top_advance(struct fr_top *top, int64_t watermark_us, fr_top_emit_fn 
             break;
         }
         uint32_t first, last, n;
-        struct top_slot *best[FR_TOP_N];
+        struct top_slot best[FR_TOP_N];
         top_window_panes(top, lo, &first, &last);
         int rc = top_combine(top, first, last, best, &n);
         if (rc < 0) {
@@ -476,12 +622,12 @@ int fr_win_top_advance(struct fr_top *top, int64_t watermark_us, fr_top_emit_fn 
         }
         top->st.windows++;
         for (uint32_t r = 0; r < n; r++) {
-            const struct top_slot *b = best[r];
+            const struct top_slot *b = &best[r];
             struct fr_top_row row = {.window_start_us = lo,
                                      .window_end_us = lo + FR_TOP_WINDOW_US,
                                      .rank = r + 1,
-                                     .wiki = {b->text, b->wiki_len},
-                                     .title = {b->text + b->wiki_len, b->title_len},
+                                     .wiki = {b->wiki, b->wiki_len},
+                                     .title = {b->title, b->title_len},
                                      .count = b->count};
             top->st.rows++;
             rc = emit ? emit(arg, &row) : 0;
@@ -505,6 +651,11 @@ int fr_win_top_advance(struct fr_top *top, int64_t watermark_us, fr_top_emit_fn 
         done++;
     }
     top_drop_front(top, done);
+    for (uint32_t k = 0; k < top->n_panes; k++) {
+        if (top->panes[k].start + FR_PROC_MINUTE_US <= watermark_us) {
+            top_pane_freeze(top, &top->panes[k]);
+        }
+    }
     return FR_OK;
 }
 
@@ -524,9 +675,9 @@ void fr_win_top_view(struct fr_top *top, struct fr_proc_view *view)
     int64_t s = end - FR_TOP_WINDOW_US;
     view->top_start_us = s;
     view->top_end_us = end;
-    /* Uses the scratch map, which is not part of the state. */
+    /* May sort a pane's saved order, a cache that is not part of the state. */
     uint32_t first, last, n;
-    struct top_slot *best[FR_TOP_N];
+    struct top_slot best[FR_TOP_N];
     top_window_panes(top, s, &first, &last);
     if (top_combine(top, first, last, best, &n) < 0) {
         view->truncated = 1;
@@ -534,15 +685,14 @@ void fr_win_top_view(struct fr_top *top, struct fr_proc_view *view)
     }
     for (uint32_t r = 0; r < n; r++) {
         struct fr_top_row *row = &view->top[view->n_top];
-        const char *w = fr_proc_view_text(view, best[r]->text, best[r]->wiki_len);
-        const char *t =
-            fr_proc_view_text(view, best[r]->text + best[r]->wiki_len, best[r]->title_len);
+        const char *w = fr_proc_view_text(view, best[r].wiki, best[r].wiki_len);
+        const char *t = fr_proc_view_text(view, best[r].title, best[r].title_len);
         if (!w || !t) {
             view->truncated = 1;
             return;
         }
         *row = (struct fr_top_row){
-            s, end, r + 1, {w, best[r]->wiki_len}, {t, best[r]->title_len}, best[r]->count};
+            s, end, r + 1, {w, best[r].wiki_len}, {t, best[r].title_len}, best[r].count};
         view->n_top++;
     }
 }
@@ -572,7 +722,7 @@ static int top_cmp_ref(const void *x, const void *y)
 static int top_pane_order(const struct top_pane *pane)
 {
     struct top_saved *sv = pane->saved;
-    if (sv->order && sv->n == pane->n) {
+    if (pane->packed || (sv->order && sv->n == pane->n)) {
         return FR_OK;
     }
     if (pane->n > sv->cap) {
@@ -603,8 +753,15 @@ static int top_pane_order(const struct top_pane *pane)
 
 int fr_win_top_save(const struct fr_top *top, struct fr_buf *out)
 {
+    struct fr_proc_out o;
+    fr_proc_out_buf(&o, out);
+    return fr_win_top_save_out(top, &o);
+}
+
+int fr_win_top_save_out(const struct fr_top *top, struct fr_proc_out *out)
+{
     struct fr_proc_enc enc;
-    fr_proc_enc_begin(&enc, out, TOP_MAGIC, TOP_VERSION);
+    fr_proc_enc_begin_out(&enc, out, TOP_MAGIC, TOP_VERSION);
     fr_proc_enc_i64(&enc, top->next_start);
     fr_proc_enc_u64(&enc, top->st.windows);
     fr_proc_enc_u64(&enc, top->st.rows);
@@ -620,11 +777,11 @@ int fr_win_top_save(const struct fr_top *top, struct fr_buf *out)
         }
         fr_proc_enc_i64(&enc, pane->start);
         fr_proc_enc_u32(&enc, pane->n);
-        for (uint32_t j = 0; j < pane->n; j++) {
-            const struct top_entry *e = &pane->entries[pane->saved->order[j]];
-            fr_proc_enc_str(&enc, pane->text + e->off, e->wiki_len);
-            fr_proc_enc_str(&enc, pane->text + e->off + e->wiki_len, e->title_len);
-            fr_proc_enc_u64(&enc, e->count);
+        struct top_cursor c;
+        for (int more = top_cursor_start(&c, pane); more; more = top_cursor_next(&c)) {
+            fr_proc_enc_str(&enc, c.cur.wiki, c.cur.wiki_len);
+            fr_proc_enc_str(&enc, c.cur.title, c.cur.title_len);
+            fr_proc_enc_u64(&enc, c.cur.count);
         }
     }
     return fr_proc_enc_end(&enc);

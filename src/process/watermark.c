@@ -162,8 +162,15 @@ int fr_proc_wm_set_idle(struct fr_proc_wm *wm, int32_t partition, int idle)
 
 int fr_proc_wm_save(const struct fr_proc_wm *wm, struct fr_buf *out)
 {
+    struct fr_proc_out o;
+    fr_proc_out_buf(&o, out);
+    return fr_proc_wm_save_out(wm, &o);
+}
+
+int fr_proc_wm_save_out(const struct fr_proc_wm *wm, struct fr_proc_out *out)
+{
     struct fr_proc_enc enc;
-    fr_proc_enc_begin(&enc, out, WM_MAGIC, WM_VERSION);
+    fr_proc_enc_begin_out(&enc, out, WM_MAGIC, WM_VERSION);
     fr_proc_enc_i64(&enc, wm->lateness_us);
     fr_proc_enc_i64(&enc, wm->wm);
     uint32_t n = 0;

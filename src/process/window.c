@@ -491,10 +491,17 @@ static int win_cmp_name(const void *x, const void *y)
 
 int fr_win_save(const struct fr_win *win, struct fr_buf *out)
 {
+    struct fr_proc_out o;
+    fr_proc_out_buf(&o, out);
+    return fr_win_save_out(win, &o);
+}
+
+int fr_win_save_out(const struct fr_win *win, struct fr_proc_out *out)
+{
     struct fr_proc_enc enc;
     struct win_group **sorted = NULL;
     struct win_name *names = NULL;
-    fr_proc_enc_begin(&enc, out, WIN_MAGIC, WIN_VERSION);
+    fr_proc_enc_begin_out(&enc, out, WIN_MAGIC, WIN_VERSION);
     fr_proc_enc_i64(&enc, win->closed_us);
     fr_proc_enc_u64(&enc, win->st.rows);
     fr_proc_enc_u64(&enc, win->st.dropped_groups);

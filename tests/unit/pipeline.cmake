@@ -3,3 +3,7 @@
 # copies, records bigger than a batch, source errors, stops).
 fr_add_test(NAME unit_pipeline_ahead SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_pipeline_ahead.c
             LIBS fr_pipeline LABELS unit TIMEOUT 120)
+# The checkpoint file: streamed and buffered saves against the byte table,
+# refused versions and damage, a write failing half way (file-size limit).
+fr_add_test(NAME unit_pipeline_checkpoint SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_pipeline_checkpoint.c
+            LIBS fr_pipeline LABELS unit TIMEOUT 120)

@@ -3,7 +3,8 @@
  * dedup set (src/process/dedup.c) and the checkpoint envelope
  * (src/process/state.c): the exact comparison rules, forced eviction at the
  * cap, the set against a plain array over random keys (after rax-test),
- * growth and shrink, and save/load: byte-identical re-saves, and damaged
+ * growth and shrink, and save/load: byte-identical re-saves, the streamed
+ * save against the buffered one (bytes, chunk bounds, writer errors), and damaged
  * or hostile blobs (bit flips, truncation, re-checksummed garbage) that
  * must be refused without crashing or changing the state.
  */
@@ -256,22 +257,89 @@ static void test_dedup_forced_eviction(void)
     fr_dedup_destroy(dd);
 }
 
-/* The set against a plain array: random inserts, duplicates, expiry. */
+/* The model's live keys in saved order: (time, insert sequence). */
+struct model_key {
+    int64_t t;
+    uint64_t seq;
+    uint64_t id;
+};
+
+static int model_key_cmp(const void *x, const void *y)
+{
+    const struct model_key *a = x, *b = y;
+    if (a->t != b->t) {
+        return a->t < b->t ? -1 : 1;
+    }
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* Save dd and check the listed keys against the model: exactly the live
+ * keys, ascending by (time, sequence), with their times and sequences. */
+static void check_saved_keys(const struct fr_dedup *dd, size_t n, const uint64_t *ids,
+                             const int64_t *times, const uint64_t *seqs, const int *live,
+                             uint64_t seq_next)
+{
+    static struct model_key want[20000];
+    size_t w = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (live[i]) {
+            want[w++] = (struct model_key){times[i], seqs[i], ids[i]};
+        }
+    }
+    qsort(want, w, sizeof want[0], model_key_cmp);
+    struct fr_buf b;
+    fr_buf_init(&b, 1 << 24);
+    CHECK_EQ_INT(fr_dedup_save(dd, &b), FR_OK);
+    /* envelope head 16, five u64, u32 count, entries of 32, CRC 4 */
+    CHECK_EQ_INT(b.len, 16 + 40 + 4 + 32 * w + 4);
+    uint64_t next, count = 0;
+    memcpy(&next, b.data + 16, 8);
+    CHECK_EQ_INT(next, seq_next);
+    memcpy(&count, b.data + 56, 4);
+    CHECK_EQ_INT(count, w);
+    for (size_t i = 0; i < w && b.len == 16 + 40 + 4 + 32 * w + 4; i++) {
+        const uint8_t *e = b.data + 60 + 32 * i;
+        uint8_t k[16];
+        key_of(want[i].id, k);
+        int64_t t;
+        uint64_t seq;
+        memcpy(&t, e + 16, 8);
+        memcpy(&seq, e + 24, 8);
+        if (memcmp(e, k, 16) != 0 || t != want[i].t || seq != want[i].seq) {
+            CHECK(!"saved key differs from the model");
+            break;
+        }
+    }
+    fr_buf_free(&b);
+}
+
+/* The set against a plain array: random inserts, duplicates, expiry; every
+ * so often a save (which reorders the heap in place) is checked against
+ * the model's keys sorted by the test, and the set must go on behaving
+ * the same after it. */
 static void test_dedup_vs_array(void)
 {
     enum { N = 20000 };
     static uint64_t ids[N];
     static int64_t times[N];
+    static uint64_t seqs[N];
     static int live[N];
     size_t n = 0;
+    uint64_t seq = 0;
     struct fr_dedup *dd = dedup_new(1 << 20);
     int64_t wm = 0;
     uint8_t k[16];
+    int saves = 0;
     for (int step = 0; step < 60000; step++) {
         uint64_t r = rnd() % 100;
+        if (step % 2500 == 1249) {
+            check_saved_keys(dd, n, ids, times, seqs, live, seq);
+            saves++;
+        }
         if (r < 60 && n < N) {
             ids[n] = rnd();
             times[n] = wm + (int64_t)(rnd() % 1000);
+            seqs[n] = seq++;
             key_of(ids[n], k);
             CHECK_EQ_INT(fr_dedup_insert(dd, k, times[n]), 1);
             live[n++] = 1;
@@ -283,6 +351,7 @@ static void test_dedup_vs_array(void)
             if (!want) {
                 CHECK_EQ_INT(fr_dedup_insert(dd, k, wm + 5000), 1);
                 times[i] = wm + 5000;
+                seqs[i] = seq++;
                 live[i] = 1;
             } else {
                 CHECK_EQ_INT(fr_dedup_insert(dd, k, wm), 0);
@@ -297,6 +366,8 @@ static void test_dedup_vs_array(void)
             }
         }
     }
+    check_saved_keys(dd, n, ids, times, seqs, live, seq);
+    CHECK(saves >= 20);
     size_t want = 0;
     for (size_t i = 0; i < n; i++) {
         key_of(ids[i], k);
@@ -377,6 +448,126 @@ static void test_dedup_save_load(void)
 
 /* Hostile checkpoints: random mutations with a valid CRC never crash a
  * loader, and a state that loads saves again. */
+/* A writer that keeps what it is sent, checks the protocol (begin once,
+ * first, with the exact length; chunks of 1..FR_PROC_STREAM_CHUNK bytes)
+ * and can fail at its n-th call (begin is call 1). */
+struct keep_writer {
+    struct fr_buf got;
+    uint64_t announced;
+    int begins, calls, fail_at, bad_chunk;
+    size_t max_chunk;
+};
+
+static int keep_begin(void *arg, uint64_t len)
+{
+    struct keep_writer *kw = arg;
+    kw->calls++;
+    kw->begins++;
+    kw->announced = len;
+    if (kw->got.len != 0) {
+        kw->bad_chunk = 1;
+    }
+    return kw->calls == kw->fail_at ? FR_EIO : FR_OK;
+}
+
+static int keep_write(void *arg, const void *bytes, size_t n)
+{
+    struct keep_writer *kw = arg;
+    kw->calls++;
+    if (kw->begins != 1 || n == 0 || n > FR_PROC_STREAM_CHUNK) {
+        kw->bad_chunk = 1;
+    }
+    kw->max_chunk = n > kw->max_chunk ? n : kw->max_chunk;
+    if (kw->calls == kw->fail_at) {
+        return FR_ENOSPC;
+    }
+    return fr_buf_append(&kw->got, bytes, n);
+}
+
+static void feed_records(struct fr_proc *proc, int from, int to)
+{
+    char ev[512];
+    for (int i = from; i < to; i++) {
+        /* ~2 % duplicates, a few late ones, 9 wikis, titles and users */
+        int id = i % 50 == 7 ? i - 3 : i;
+        int sec = i / 40 - (i % 97 == 5 ? 200 : 0);
+        snprintf(ev, sizeof ev,
+                 "{\"meta\":{\"id\":\"%08x-0000-4000-8000-%012x\",\"dt\":"
+                 "\"2026-07-10T16:%02d:%02dZ\"},\"wiki\":\"w%d\",\"type\":\"%s\",\"title\":"
+                 "\"Page %d\",\"user\":\"user %d\",\"bot\":%s}",
+                 id, id * 7, (sec < 0 ? 0 : sec) / 60 % 60, (sec < 0 ? 0 : sec) % 60, i % 9,
+                 i % 3 ? "edit" : "new", i % 211, i % 37, i % 5 ? "false" : "true");
+        struct fr_proc_pos pos = {0, i, INT64_C(1783699200000) + 3600000};
+        struct fr_proc_result res;
+        CHECK_EQ_INT(fr_proc_record(proc, &pos, ev, strlen(ev), NULL, NULL, &res), FR_OK);
+    }
+}
+
+/* fr_proc_save_stream sends exactly fr_proc_save's bytes, in bounded
+ * chunks, at every size of state (empty, under one chunk, many chunks);
+ * a writer's error stops it and is returned. */
+static void test_save_stream(void)
+{
+    struct fr_proc_opts opts;
+    fr_proc_opts_default(&opts);
+    struct fr_proc *proc = NULL;
+    CHECK_EQ_INT(fr_proc_create(&opts, &proc), FR_OK);
+    struct fr_buf want;
+    fr_buf_init(&want, 1 << 26);
+    int sizes[] = {0, 30, 2000, 12000};
+    int done = 0;
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        feed_records(proc, done, sizes[s]);
+        done = sizes[s];
+        fr_buf_reset(&want);
+        CHECK_EQ_INT(fr_proc_save(proc, &want), FR_OK);
+        struct keep_writer kw = {0};
+        fr_buf_init(&kw.got, 1 << 26);
+        struct fr_proc_writer w = {keep_begin, keep_write, &kw};
+        CHECK_EQ_INT(fr_proc_save_stream(proc, &w), FR_OK);
+        CHECK_EQ_INT(kw.begins, 1);
+        CHECK(!kw.bad_chunk);
+        CHECK_EQ_INT(kw.announced, want.len);
+        CHECK_EQ_INT(kw.got.len, want.len);
+        if (kw.got.len == want.len) {
+            CHECK_MEM(kw.got.data, want.data, want.len);
+        }
+        if (sizes[s] == 12000) {
+            CHECK(want.len > 4 * FR_PROC_STREAM_CHUNK);
+            CHECK_EQ_INT(kw.max_chunk, FR_PROC_STREAM_CHUNK);
+            /* Fail at every call in turn: the error comes back each time. */
+            int calls = kw.calls;
+            for (int f = 1; f <= calls; f++) {
+                struct keep_writer bad = {.fail_at = f};
+                fr_buf_init(&bad.got, 1 << 26);
+                struct fr_proc_writer bw = {keep_begin, keep_write, &bad};
+                CHECK_EQ_INT(fr_proc_save_stream(proc, &bw), f == 1 ? FR_EIO : FR_ENOSPC);
+                CHECK_EQ_INT(bad.calls, f);
+                fr_buf_free(&bad.got);
+            }
+        }
+        /* The stream loads back to the same state. */
+        struct fr_proc *copy = NULL;
+        CHECK_EQ_INT(fr_proc_create(&opts, &copy), FR_OK);
+        CHECK_EQ_INT(fr_proc_load(copy, kw.got.data, kw.got.len), FR_OK);
+        struct fr_buf again;
+        fr_buf_init(&again, 1 << 26);
+        CHECK_EQ_INT(fr_proc_save(copy, &again), FR_OK);
+        CHECK_EQ_INT(again.len, want.len);
+        if (again.len == want.len) {
+            CHECK_MEM(again.data, want.data, want.len);
+        }
+        fr_buf_free(&again);
+        fr_proc_destroy(copy);
+        fr_buf_free(&kw.got);
+    }
+    struct fr_proc_stats st;
+    fr_proc_stats(proc, &st);
+    CHECK(st.duplicates > 0 && st.late > 0 && st.dedup.keys > 1000);
+    fr_buf_free(&want);
+    fr_proc_destroy(proc);
+}
+
 static void test_hostile_blobs(void)
 {
     struct fr_proc_opts opts;
@@ -480,6 +671,7 @@ int main(void)
     RUN(test_dedup_forced_eviction);
     RUN(test_dedup_vs_array);
     RUN(test_dedup_save_load);
+    RUN(test_save_stream);
     RUN(test_hostile_blobs);
     RUN(test_envelope);
     return check_report();

@@ -5,7 +5,8 @@
  * gold_top_pages (src/process/topk.c: ranks, the three tie-breakers, the
  * 20-row limit, sliding windows from panes, skipped empty windows, caps),
  * their provisional views and save/load, including hostile re-checksummed
- * blobs.
+ * blobs; and gold_top_pages against a plain recomputation over random,
+ * out-of-order rows (frozen panes, dropped rows, save/load, views).
  */
 #include "check.h"
 
@@ -423,6 +424,170 @@ static void test_top_sliding(void)
     fr_win_top_destroy(top);
 }
 
+/* ---- gold_top_pages against a plain recomputation ---------------------- */
+
+static uint64_t rng = 99;
+static uint64_t rnd(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+enum { MODEL_ROWS = 6000 };
+struct model_row {
+    int64_t t;
+    char wiki[8], title[16];
+    int counted;
+};
+static struct model_row mrows[MODEL_ROWS];
+
+struct model_pair {
+    const char *wiki, *title;
+    uint64_t count;
+};
+
+static int model_rank_cmp(const void *x, const void *y)
+{
+    const struct model_pair *a = x, *b = y;
+    if (a->count != b->count) {
+        return a->count > b->count ? -1 : 1;
+    }
+    int c = strcmp(a->wiki, b->wiki);
+    return c ? c : strcmp(a->title, b->title);
+}
+
+/* The window [s, s + 10 min) over the counted rows: every pair's count by
+ * a linear scan, sorted, the first 20 printed as on_top prints them. */
+static void model_window(int64_t s, size_t nrows, char *out, size_t *len, size_t cap)
+{
+    static struct model_pair pairs[MODEL_ROWS];
+    size_t np = 0;
+    for (size_t i = 0; i < nrows; i++) {
+        const struct model_row *r = &mrows[i];
+        if (!r->counted || r->t < s || r->t >= s + 10 * MIN) {
+            continue;
+        }
+        size_t k = 0;
+        while (k < np && (strcmp(pairs[k].wiki, r->wiki) || strcmp(pairs[k].title, r->title))) {
+            k++;
+        }
+        if (k == np) {
+            pairs[np++] = (struct model_pair){r->wiki, r->title, 0};
+        }
+        pairs[k].count++;
+    }
+    qsort(pairs, np, sizeof pairs[0], model_rank_cmp);
+    for (size_t k = 0; k < np && k < 20; k++) {
+        *len += (size_t)snprintf(out + *len, cap - *len, "%lld #%zu %s|%s %llu\n",
+                                 (long long)((s - T0) / MIN), k + 1, pairs[k].wiki,
+                                 pairs[k].title, (unsigned long long)pairs[k].count);
+    }
+}
+
+static int64_t floor_min(int64_t t)
+{
+    return t - (((t - T0) % MIN) + MIN) % MIN;
+}
+
+/*
+ * Random rows over 20 minutes, out of order by up to 4 minutes (so rows
+ * arrive for panes the watermark has passed, which the operator has frozen
+ * and whose oldest window is settled: dropped), a watermark 2 minutes behind the
+ * newest row advanced every 150 rows, a save and load into a fresh
+ * operator every 1,000 rows, the provisional view now and then: every
+ * window emitted must equal the recomputation over the rows counted, and
+ * a row is counted exactly when no window holding its minute was settled.
+ */
+static void test_top_vs_model(void)
+{
+    static char want[1 << 18], have[1 << 18];
+    static struct fr_proc_view view;
+    struct fr_top *top = top_new(1 << 20, 1 << 26);
+    int64_t max_t = T0, settled = INT64_MIN; /* last window start emitted */
+    size_t wlen = 0;
+    got_len = 0;
+    uint64_t views = 0;
+    for (size_t i = 0; i < MODEL_ROWS; i++) {
+        struct model_row *r = &mrows[i];
+        int64_t base = T0 + (int64_t)(i * 20 * (uint64_t)MIN / MODEL_ROWS);
+        r->t = base - (int64_t)(rnd() % (4 * (uint64_t)MIN));
+        if (r->t < T0) {
+            r->t = T0 + (int64_t)(rnd() % 1000);
+        }
+        snprintf(r->wiki, sizeof r->wiki, "w%d", (int)(rnd() % 3));
+        /* a skewed title distribution: a few hot pages, a long tail */
+        uint64_t t = rnd() % 8 ? rnd() % 12 : rnd() % 400;
+        snprintf(r->title, sizeof r->title, "Page %d", (int)t);
+        int64_t pane = floor_min(r->t);
+        r->counted = settled == INT64_MIN || pane - 9 * MIN > settled;
+        struct fr_row row = mk(r->t, r->wiki, rnd() % 2 ? FR_TYPE_EDIT : FR_TYPE_NEW, r->title,
+                               NULL);
+        CHECK_EQ_INT(fr_win_top_add(top, &row), FR_OK);
+        if (r->t > max_t) {
+            max_t = r->t;
+        }
+        if (i % 150 == 149 || i == MODEL_ROWS - 1) {
+            int64_t wm = i == MODEL_ROWS - 1 ? max_t + 20 * MIN : max_t - 2 * MIN;
+            int64_t s_max = floor_min(wm - 10 * MIN);
+            /* Emitted windows: starts after the last one settled, holding a row. */
+            int64_t s = settled == INT64_MIN ? T0 - 9 * MIN : settled + MIN;
+            for (; s <= s_max; s += MIN) {
+                model_window(s, i + 1, want, &wlen, sizeof want);
+            }
+            if (settled == INT64_MIN || s_max > settled) {
+                settled = s_max;
+            }
+            CHECK_EQ_INT(fr_win_top_advance(top, wm, on_top, NULL), FR_OK);
+            CHECK(got_len < sizeof got - 4096 && wlen < sizeof want - 4096);
+            if (got_len != wlen || memcmp(got, want, wlen) != 0) {
+                fprintf(stderr, "  at row %zu:\n--- operator\n%.*s--- model\n%.*s", i,
+                        (int)got_len, got, (int)wlen, want);
+                CHECK(!"top pages differ from the recomputation");
+                break;
+            }
+            got_len = wlen = 0;
+        }
+        if (i % 400 == 200) {
+            /* The view: the newest pane's window, provisional. */
+            fr_win_top_view(top, &view);
+            size_t vl = 0;
+            model_window(view.top_start_us, i + 1, want, &vl, sizeof want);
+            size_t hl = 0;
+            for (size_t k = 0; k < view.n_top; k++) {
+                const struct fr_top_row *v = &view.top[k];
+                hl += (size_t)snprintf(have + hl, sizeof have - hl, "%lld #%u %.*s|%.*s %llu\n",
+                                       (long long)((v->window_start_us - T0) / MIN), v->rank,
+                                       (int)v->wiki.len, v->wiki.s, (int)v->title.len,
+                                       v->title.s, (unsigned long long)v->count);
+            }
+            CHECK(view.n_top == 20);
+            CHECK_EQ_INT(hl, vl);
+            if (hl == vl) {
+                CHECK_MEM(have, want, vl);
+            }
+            views++;
+        }
+        if (i % 1000 == 999) {
+            struct fr_buf b;
+            fr_buf_init(&b, 1 << 26);
+            CHECK_EQ_INT(fr_win_top_save(top, &b), FR_OK);
+            struct fr_top *copy = top_new(1 << 20, 1 << 26);
+            CHECK_EQ_INT(fr_win_top_load(copy, b.data, b.len), FR_OK);
+            fr_buf_free(&b);
+            fr_win_top_destroy(top);
+            top = copy;
+        }
+    }
+    struct fr_top_stats st;
+    fr_win_top_stats(top, &st);
+    CHECK_EQ_INT(st.panes, 0);
+    CHECK(st.windows > 20 && st.dropped_closed > 0);
+    CHECK(views >= 10);
+    fr_win_top_destroy(top);
+}
+
 static void test_top_caps_view_save(void)
 {
     struct fr_top *top = top_new(3, 1 << 20);
@@ -544,6 +709,7 @@ int main(void)
     RUN(test_minute_caps);
     RUN(test_top_ranks_and_ties);
     RUN(test_top_sliding);
+    RUN(test_top_vs_model);
     RUN(test_top_caps_view_save);
     RUN(test_hostile_window_blobs);
     return check_report();
