@@ -83,6 +83,7 @@ struct proc_run {
     int shard;          /* the shard's partition, -1: every partition */
     int64_t idle_ms;    /* the shard's partition has had nothing new since (mono ms) */
     int64_t idle_end;   /* its log end then */
+    int join_checked;   /* a new shard looked for gold's frontier (plan_epoch) */
     char dir[4096]; /* checkpoint directory */
     struct fr_lake lake;        /* the catalog and where data files go */
     struct fr_ice_catalog *cat; /* lake.cat */
@@ -303,6 +304,31 @@ static int discover_partitions(struct proc_run *run)
                                   FR_CK_MAX_PARTS);
 }
 
+/* The finalizer's frontier: the watermark its newest epoch committed to
+ * gold_edits_per_minute (*frontier FR_PROC_WM_NONE when there is none). */
+static int gold_frontier(struct proc_run *run, int64_t *frontier)
+{
+    *frontier = FR_PROC_WM_NONE;
+    char pipe[FR_PIPE_ID_MAX + 8];
+    snprintf(pipe, sizeof pipe, "%s%s", run->conf->general_pipeline_id, FR_PIPE_FINAL_SUFFIX);
+    struct fr_ice_table *t = NULL;
+    int rc = fr_lake_table(&run->lake, fr_tbl_name(FR_TBL_GOLD_EPM), &t);
+    int64_t epoch, snap;
+    if (rc == FR_OK && fr_ice_last_epoch(t, pipe, &epoch, &snap) == FR_OK) {
+        uint32_t n = 0;
+        const struct fr_ice_snapshot *snaps = fr_ice_table_snapshots(t, &n);
+        for (uint32_t i = 0; i < n; i++) {
+            for (uint32_t k = 0; snaps[i].snapshot_id == snap && k < snaps[i].nsummary; k++) {
+                if (strcmp(snaps[i].summary[k].key, FR_SUMMARY_WATERMARK) == 0) {
+                    *frontier = strtoll(snaps[i].summary[k].value, NULL, 10);
+                }
+            }
+        }
+    }
+    fr_ice_table_free(t);
+    return rc == FR_ENOTFOUND ? FR_OK : rc;
+}
+
 /*
  * Whether the shard's partition has been idle for process.idle_timeout_s:
  * everything in it consumed and its end unchanged that long (wall time on
@@ -400,7 +426,20 @@ static int plan_epoch(struct proc_run *run, struct fr_ck_range *range)
         /* Answered lookups are worth an epoch of their own (no records)
          * when nothing else comes: their rows and the windows they settle
          * should not wait for the stream. */
-        if (run->shard >= 0 && shard_idle(run, avail, ends[run->shard])) {
+        /* A shard that joins a running pipeline (a partition added to the
+         * topic: no epoch of its own anywhere) first commits an empty epoch
+         * raising its watermark to gold's frontier, so that its events in
+         * windows already emitted are late, not silver (idle_epoch). */
+        int64_t joined = FR_PROC_WM_NONE;
+        if (run->shard >= 0 && run->ck.epoch == -1 && run->lake_epoch == -1 &&
+            !run->join_checked) {
+            run->join_checked = 1;
+            if (gold_frontier(run, &joined) < 0) {
+                joined = FR_PROC_WM_NONE; /* unreadable: planned without it, as before */
+            }
+        }
+        if (run->shard >= 0 &&
+            (joined != FR_PROC_WM_NONE || shard_idle(run, avail, ends[run->shard]))) {
             /* An idle epoch: no records, the shard's watermark raised
              * (run_epoch) so that it stops holding the gold frontier. */
             memset(range, 0, sizeof *range);
@@ -891,11 +930,19 @@ static int enrich_epoch(struct proc_run *run, int64_t epoch)
 }
 
 /* A shard's idle epoch (no records; shard_idle): raise the watermark to
- * the wall clock minus the lateness, or, for an epoch already in the lake,
- * to the watermark it committed, so a replay ends in the same state. */
+ * the wall clock minus the lateness (a new shard's first epoch: to gold's
+ * frontier), or, for an epoch already in the lake, to the watermark it
+ * committed, so a replay ends in the same state. */
 static int idle_epoch(struct proc_run *run, int64_t epoch)
 {
     int64_t wm = fr_wall_ms() * 1000 - run->conf->process_lateness_s * 1000000;
+    /* A new shard's first epoch: gold's frontier (plan_epoch), read again
+     * here so that a replayed plan commits what holds now. */
+    int64_t frontier;
+    if (run->write && epoch == 0 && run->lake_epoch == -1 &&
+        gold_frontier(run, &frontier) == FR_OK && frontier != FR_PROC_WM_NONE) {
+        wm = frontier;
+    }
     if (!run->write) {
         struct fr_ck_range r;
         int rc = lake_range(run, epoch, &r, &wm);
