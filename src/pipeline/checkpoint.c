@@ -36,6 +36,7 @@
 #include "process/process.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +51,48 @@
 #define WAL_ROTATE_BYTES (1 << 20)
 
 _Static_assert(sizeof(int64_t) == 8, "8-byte offsets");
+
+void fr_ck_range_text(const struct fr_ck_range *range, const char *prefix, int only, char *out,
+                      size_t outlen)
+{
+    size_t at = 0;
+    out[0] = 0;
+    for (uint32_t p = 0; p < range->nparts && at < outlen; p++) {
+        if (only >= 0 && p != (uint32_t)only) {
+            continue;
+        }
+        int n = snprintf(out + at, outlen - at, "%s%s/%u:%" PRId64 "-%" PRId64, at ? "," : "",
+                         prefix, p, range->start[p], range->end[p]);
+        if (n < 0) {
+            break;
+        }
+        at += (size_t)n;
+    }
+}
+
+int fr_ck_range_parse(const char *text, const char *prefix, int64_t epoch,
+                      struct fr_ck_range *range)
+{
+    memset(range, 0, sizeof *range);
+    range->epoch = epoch;
+    size_t pl = strlen(prefix);
+    for (const char *q = text; *q;) {
+        unsigned part;
+        long long a, b;
+        int used = 0;
+        if (strncmp(q, prefix, pl) != 0 || q[pl] != '/' ||
+            sscanf(q + pl + 1, "%u:%lld-%lld%n", &part, &a, &b, &used) != 3 ||
+            part >= FR_CK_MAX_PARTS || a < 0 || b < a) {
+            return FR_ECORRUPT;
+        }
+        range->start[part] = a;
+        range->end[part] = b;
+        range->nparts = part + 1 > range->nparts ? part + 1 : range->nparts;
+        q += pl + 1 + (size_t)used;
+        q += *q == ',';
+    }
+    return FR_OK;
+}
 
 int fr_ck_dir(const char *data_dir, const char *pipeline, char *out, size_t outlen)
 {

@@ -15,6 +15,7 @@
 
 #include "core/buf.h"
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define FR_CK_MAX_PARTS 64
@@ -32,6 +33,16 @@ struct fr_ck {
     int64_t next[FR_CK_MAX_PARTS];
     struct fr_buf state; /* fr_proc_save bytes; owned */
 };
+
+/* A range as text, "<prefix>/0:100-200,<prefix>/1:7-9" (the epoch
+ * markers' freshet.source-offsets): every partition below nparts, or only
+ * partition only when only >= 0. */
+void fr_ck_range_text(const struct fr_ck_range *range, const char *prefix, int only, char *out,
+                      size_t outlen);
+/* Parse that text into *range (epoch set to epoch, partitions not named
+ * stay empty): FR_OK, or FR_ECORRUPT for text that is not one. */
+int fr_ck_range_parse(const char *text, const char *prefix, int64_t epoch,
+                      struct fr_ck_range *range);
 
 /* Directory <data_dir>/process/<pipeline> (created). */
 int fr_ck_dir(const char *data_dir, const char *pipeline, char *out, size_t outlen);

@@ -117,6 +117,18 @@ static int edit_cmp(const void *a, const void *b)
 
 typedef int (*lk_batch_fn)(struct lk *lk, const struct fr_pq_batch *b);
 
+/* fr_lake_batch_fn over an lk_batch_fn. */
+struct lk_scan_arg {
+    struct lk *lk;
+    lk_batch_fn fn;
+};
+
+static int lk_scan_batch(void *arg, const struct fr_pq_batch *b)
+{
+    struct lk_scan_arg *sa = arg;
+    return sa->fn(sa->lk, b);
+}
+
 /* Every row of table tbl's live files, columns by name (types checked). */
 static int lk_scan(struct lk *lk, enum fr_tbl tbl, const char *const *names,
                    const enum fr_pq_type *types, uint32_t ncols, lk_batch_fn fn)
@@ -137,41 +149,18 @@ static int lk_scan(struct lk *lk, enum fr_tbl tbl, const char *const *names,
         fr_error("dlq", "%s: %s %s", fr_tbl_name(tbl), fr_strerror(rc), fr_ice_errmsg());
         return rc;
     }
+    struct fr_lake_col cols[16];
+    for (uint32_t c = 0; c < ncols && c < 16; c++) {
+        cols[c] = (struct fr_lake_col){names[c], types[c]};
+    }
+    struct lk_scan_arg sa = {lk, fn};
+    char err[512];
     for (size_t i = 0; rc == FR_OK && i < list.nfiles; i++) {
-        const char *path = list.files[i].local_path;
-        struct fr_pq_reader *r = NULL;
-        struct fr_pq_scan *scan = NULL;
-        struct fr_pq_in in;
-        rc = fr_lake_pq_in(lk->lake, path, &in);
-        if (rc == FR_OK) {
-            rc = fr_pq_reader_open(&in, NULL, &r);
+        rc = fr_lake_scan_file(lk->lake, list.files[i].local_path, NULL, cols, ncols, lk_scan_batch,
+                               &sa, err, sizeof err);
+        if (rc < 0) {
+            fr_error("dlq", "%s", err[0] ? err : fr_strerror(rc));
         }
-        uint32_t idx[16];
-        for (uint32_t c = 0; rc == FR_OK && c < ncols; c++) {
-            int ci = fr_pq_reader_column(r, names[c]);
-            if (ci < 0 || fr_pq_reader_schema(r)->columns[ci].type != types[c]) {
-                fr_error("dlq", "%s: no column %s of type %s", path, names[c],
-                         fr_pq_type_name(types[c]));
-                rc = FR_ECORRUPT;
-                break;
-            }
-            idx[c] = (uint32_t)ci;
-        }
-        struct fr_pq_scan_opts so = {idx, ncols, NULL, 0};
-        if (rc == FR_OK) {
-            rc = fr_pq_scan_open(r, &so, &scan);
-        }
-        const struct fr_pq_batch *b;
-        while (rc == FR_OK && (rc = fr_pq_scan_next(scan, &b)) == FR_OK) {
-            rc = fn(lk, b);
-        }
-        if (rc == FR_EEOF) {
-            rc = FR_OK;
-        } else if (rc < 0) {
-            fr_error("dlq", "%s: %s %s", path, fr_strerror(rc), fr_pq_errmsg());
-        }
-        fr_pq_scan_free(scan);
-        fr_pq_reader_free(r);
     }
     fr_ice_file_list_free(&list);
     return rc;

@@ -129,8 +129,8 @@ static int epoch_writes(const struct proc_run *run, int t)
 static int sink_minute(void *arg, const struct fr_win_row *row)
 {
     struct proc_run *run = arg;
-    if (run->shard >= 0) {
-        return FR_OK;
+    if (!epoch_writes(run, FR_TBL_GOLD_EPM)) {
+        return FR_OK; /* a shard */
     }
     run->n.gold_epm++;
     return run->write ? fr_tw_gold_epm(&run->tw[FR_TBL_GOLD_EPM], row) : FR_OK;
@@ -139,8 +139,8 @@ static int sink_minute(void *arg, const struct fr_win_row *row)
 static int sink_top(void *arg, const struct fr_top_row *row)
 {
     struct proc_run *run = arg;
-    if (run->shard >= 0) {
-        return FR_OK;
+    if (!epoch_writes(run, FR_TBL_GOLD_TOP)) {
+        return FR_OK; /* a shard */
     }
     run->n.gold_top++;
     return run->write ? fr_tw_gold_top(&run->tw[FR_TBL_GOLD_TOP], row) : FR_OK;
@@ -315,15 +315,9 @@ static int gold_frontier(struct proc_run *run, int64_t *frontier)
     int rc = fr_lake_table(&run->lake, fr_tbl_name(FR_TBL_GOLD_EPM), &t);
     int64_t epoch, snap;
     if (rc == FR_OK && fr_ice_last_epoch(t, pipe, &epoch, &snap) == FR_OK) {
-        uint32_t n = 0;
-        const struct fr_ice_snapshot *snaps = fr_ice_table_snapshots(t, &n);
-        for (uint32_t i = 0; i < n; i++) {
-            for (uint32_t k = 0; snaps[i].snapshot_id == snap && k < snaps[i].nsummary; k++) {
-                if (strcmp(snaps[i].summary[k].key, FR_SUMMARY_WATERMARK) == 0) {
-                    *frontier = strtoll(snaps[i].summary[k].value, NULL, 10);
-                }
-            }
-        }
+        const struct fr_ice_snapshot *m = fr_maint_marker(t, pipe, epoch);
+        const char *w = m ? fr_maint_summary(m, FR_SUMMARY_WATERMARK) : NULL;
+        *frontier = w ? strtoll(w, NULL, 10) : FR_PROC_WM_NONE;
     }
     fr_ice_table_free(t);
     return rc == FR_ENOTFOUND ? FR_OK : rc;
@@ -512,25 +506,6 @@ static int plan_epoch(struct proc_run *run, struct fr_ck_range *range)
         } else {
             fr_sleep_ms(nap);
         }
-    }
-}
-
-/* "recentchange/0:100-200,recentchange/1:7-9" */
-static void range_text(const struct proc_run *run, const struct fr_ck_range *range, char *out,
-                       size_t outlen)
-{
-    size_t at = 0;
-    out[0] = 0;
-    for (uint32_t p = 0; p < range->nparts && at < outlen; p++) {
-        if (run->shard >= 0 && p != (uint32_t)run->shard) {
-            continue;
-        }
-        int n = snprintf(out + at, outlen - at, "%s%s/%u:%" PRId64 "-%" PRId64, at ? "," : "",
-                         TOPIC, p, range->start[p], range->end[p]);
-        if (n < 0) {
-            break;
-        }
-        at += (size_t)n;
     }
 }
 
@@ -731,7 +706,7 @@ static int commit_epoch_rest(struct proc_run *run, const struct fr_ice_commit_in
 static int commit_epoch(struct proc_run *run, const struct fr_ck_range *range)
 {
     char offsets[2048];
-    range_text(run, range, offsets, sizeof offsets);
+    fr_ck_range_text(range, TOPIC, run->shard, offsets, sizeof offsets);
     /* The watermark after the epoch: gold holds exactly the windows that
      * end at or before it (verify recomputes them from silver). */
     struct fr_proc_stats st;
@@ -825,58 +800,16 @@ static int lake_range(struct proc_run *run, int64_t epoch, struct fr_ck_range *r
     if (rc < 0) {
         return rc;
     }
-    uint32_t nsnap = 0;
-    const struct fr_ice_snapshot *snaps = fr_ice_table_snapshots(bronze, &nsnap);
-    char want[32];
-    snprintf(want, sizeof want, "%" PRId64, epoch);
-    int found = 0;
-    for (uint32_t i = 0; i < nsnap && !found; i++) {
-        const char *pipe = NULL, *ep = NULL, *offsets = NULL, *mark = NULL;
-        for (uint32_t k = 0; k < snaps[i].nsummary; k++) {
-            const struct fr_ice_kv *kv = &snaps[i].summary[k];
-            if (strcmp(kv->key, FR_SUMMARY_WATERMARK) == 0) {
-                mark = kv->value;
-            } else if (strcmp(kv->key, FR_ICE_SUMMARY_PIPELINE) == 0) {
-                pipe = kv->value;
-            } else if (strcmp(kv->key, FR_ICE_SUMMARY_EPOCH) == 0) {
-                ep = kv->value;
-            } else if (strcmp(kv->key, FR_ICE_SUMMARY_OFFSETS) == 0) {
-                offsets = kv->value;
-            }
-        }
-        if (!pipe || !ep || !offsets || strcmp(pipe, run->pipe) != 0 ||
-            strcmp(ep, want) != 0) {
-            continue;
-        }
-        if (wm) {
-            *wm = mark ? strtoll(mark, NULL, 10) : FR_PROC_WM_NONE;
-        }
-        /* "recentchange/0:100-200,recentchange/1:7-9" */
-        memset(range, 0, sizeof *range);
-        range->epoch = epoch;
-        const char *p = offsets;
-        while (*p) {
-            unsigned part;
-            long long start, end;
-            int used = 0;
-            if (sscanf(p, TOPIC "/%u:%lld-%lld%n", &part, &start, &end, &used) != 3 ||
-                part >= FR_CK_MAX_PARTS) {
-                fr_ice_table_free(bronze);
-                fr_error("process", "epoch %" PRId64 ": unreadable source offsets \"%s\"", epoch,
-                         offsets);
-                return FR_ECORRUPT;
-            }
-            range->start[part] = start;
-            range->end[part] = end;
-            if (part + 1 > range->nparts) {
-                range->nparts = part + 1;
-            }
-            p += used;
-            if (*p == ',') {
-                p++;
-            }
-        }
-        found = 1;
+    const struct fr_ice_snapshot *m = fr_maint_marker(bronze, run->pipe, epoch);
+    const char *offsets = m ? fr_maint_summary(m, FR_ICE_SUMMARY_OFFSETS) : NULL;
+    int found = offsets != NULL;
+    if (found && wm) {
+        const char *mark = fr_maint_summary(m, FR_SUMMARY_WATERMARK);
+        *wm = mark ? strtoll(mark, NULL, 10) : FR_PROC_WM_NONE;
+    }
+    if (found && fr_ck_range_parse(offsets, TOPIC, epoch, range) < 0) {
+        fr_error("process", "epoch %" PRId64 ": unreadable source offsets \"%s\"", epoch, offsets);
+        found = FR_ECORRUPT;
     }
     fr_ice_table_free(bronze);
     return found;

@@ -200,19 +200,9 @@ static int fn_load(struct fin *f, const uint8_t *b, size_t len)
 
 /* ------------------------------------------------------------ summaries */
 
-static const char *summary_get(const struct fr_ice_snapshot *s, const char *key)
-{
-    for (uint32_t i = 0; i < s->nsummary; i++) {
-        if (strcmp(s->summary[i].key, key) == 0) {
-            return s->summary[i].value;
-        }
-    }
-    return NULL;
-}
-
 static int64_t summary_i64(const struct fr_ice_snapshot *s, const char *key, int64_t dflt)
 {
-    const char *v = summary_get(s, key);
+    const char *v = fr_maint_summary(s, key);
     if (!v || !*v) {
         return dflt;
     }
@@ -226,7 +216,7 @@ static int64_t summary_i64(const struct fr_ice_snapshot *s, const char *key, int
 static int shard_marker(const struct fin *f, const struct fr_ice_snapshot *s, uint32_t *part,
                         int64_t *epoch)
 {
-    const char *pipe = summary_get(s, FR_ICE_SUMMARY_PIPELINE);
+    const char *pipe = fr_maint_summary(s, FR_ICE_SUMMARY_PIPELINE);
     size_t pl = strlen(f->shard_prefix);
     if (!pipe || strncmp(pipe, f->shard_prefix, pl) != 0) {
         return 0;
@@ -241,23 +231,8 @@ static int shard_marker(const struct fin *f, const struct fr_ice_snapshot *s, ui
     return *epoch >= 0;
 }
 
-/* "shard/0:4-9,shard/1:3-3" */
-static void range_text(const struct fr_ck_range *r, char *out, size_t outlen)
-{
-    size_t at = 0;
-    out[0] = 0;
-    for (uint32_t p = 0; p < r->nparts && at < outlen; p++) {
-        int n = snprintf(out + at, outlen - at, "%sshard/%u:%" PRId64 "-%" PRId64, p ? "," : "",
-                         p, r->start[p], r->end[p]);
-        if (n < 0) {
-            break;
-        }
-        at += (size_t)n;
-    }
-}
-
-/* Epoch's marker in gold_edits_per_minute: its range and frontier. 1
- * found, 0 not committed, < 0 error. */
+/* Epoch's marker in gold_edits_per_minute: its range ("shard/0:4-9,...")
+ * and frontier. 1 found, 0 not committed, < 0 error. */
 static int lake_epoch_range(struct fin *f, int64_t epoch, struct fr_ck_range *r, int64_t *frontier)
 {
     struct fr_ice_table *t = NULL;
@@ -265,37 +240,16 @@ static int lake_epoch_range(struct fin *f, int64_t epoch, struct fr_ck_range *r,
     if (rc < 0) {
         return rc;
     }
-    uint32_t nsnap = 0;
-    const struct fr_ice_snapshot *snaps = fr_ice_table_snapshots(t, &nsnap);
-    int found = 0;
-    for (uint32_t i = 0; i < nsnap && !found; i++) {
-        const char *pipe = summary_get(&snaps[i], FR_ICE_SUMMARY_PIPELINE);
-        const char *off = summary_get(&snaps[i], FR_ICE_SUMMARY_OFFSETS);
-        if (!pipe || strcmp(pipe, f->pipe) != 0 || !off ||
-            summary_i64(&snaps[i], FR_ICE_SUMMARY_EPOCH, -1) != epoch) {
-            continue;
+    const struct fr_ice_snapshot *m = fr_maint_marker(t, f->pipe, epoch);
+    const char *off = m ? fr_maint_summary(m, FR_ICE_SUMMARY_OFFSETS) : NULL;
+    int found = off != NULL;
+    if (found) {
+        *frontier = summary_i64(m, FR_SUMMARY_WATERMARK, FR_PROC_WM_NONE);
+        if (fr_ck_range_parse(off, FR_PIPE_FINAL_RANGE, epoch, r) < 0) {
+            fr_error("finalize", "epoch %" PRId64 ": unreadable source offsets \"%s\"", epoch,
+                     off);
+            found = FR_ECORRUPT;
         }
-        memset(r, 0, sizeof *r);
-        r->epoch = epoch;
-        *frontier = summary_i64(&snaps[i], FR_SUMMARY_WATERMARK, FR_PROC_WM_NONE);
-        for (const char *q = off; *q;) {
-            unsigned part;
-            long long a, b;
-            int used = 0;
-            if (sscanf(q, "shard/%u:%lld-%lld%n", &part, &a, &b, &used) != 3 ||
-                part >= FR_CK_MAX_PARTS || a < 0 || b < a) {
-                fr_ice_table_free(t);
-                fr_error("finalize", "epoch %" PRId64 ": unreadable source offsets \"%s\"",
-                         epoch, off);
-                return FR_ECORRUPT;
-            }
-            r->start[part] = a;
-            r->end[part] = b;
-            r->nparts = part + 1 > r->nparts ? part + 1 : r->nparts;
-            q += used;
-            q += *q == ',';
-        }
-        found = 1;
     }
     fr_ice_table_free(t);
     return found;
@@ -634,7 +588,7 @@ static int64_t next_frontier(struct fin *f, const struct fr_ck_range *r)
 static int commit(struct fin *f, const struct fr_ck_range *r)
 {
     char offsets[4096], wm[32], rows[32];
-    range_text(r, offsets, sizeof offsets);
+    fr_ck_range_text(r, FR_PIPE_FINAL_RANGE, -1, offsets, sizeof offsets);
     snprintf(wm, sizeof wm, "%" PRId64, f->frontier);
     snprintf(rows, sizeof rows, "%" PRIu64, f->silver_rows);
     struct fr_ice_kv props[] = {{FR_SUMMARY_WATERMARK, wm}, {FR_SUMMARY_RECORDS, rows}};
@@ -680,7 +634,10 @@ static int commit(struct fin *f, const struct fr_ck_range *r)
     return rc;
 }
 
-static int run_epoch(struct fin *f, const struct fr_ck_range *r, int committed)
+/* One epoch over range r, whose shard epochs collect has gathered;
+ * committed: it is already in gold, so it is replayed to the frontier it
+ * committed (recorded) with nothing written. */
+static int run_epoch(struct fin *f, const struct fr_ck_range *r, int committed, int64_t recorded)
 {
     int64_t t0 = fr_mono_ms();
     f->write = !committed;
@@ -690,16 +647,7 @@ static int run_epoch(struct fin *f, const struct fr_ck_range *r, int committed)
                    (size_t)f->conf->process_row_group_bytes);
         f->tw[k].lake = &f->lake;
     }
-    int64_t recorded = FR_PROC_WM_NONE;
-    int rc = FR_OK;
-    if (committed) {
-        struct fr_ck_range again;
-        rc = lake_epoch_range(f, r->epoch, &again, &recorded);
-        rc = rc == 0 ? FR_ENOTFOUND : rc < 0 ? rc : FR_OK;
-    }
-    if (rc == FR_OK) {
-        rc = read_silver(f, r);
-    }
+    int rc = read_silver(f, r);
     if (rc == FR_OK) {
         int64_t frontier = next_frontier(f, r);
         /* a replay settles exactly what the committed epoch settled */
@@ -891,10 +839,11 @@ int fr_final_run(struct fr_conf *conf, int once)
     int have_plan = fr_ck_wal_last(f->dir, &planned) == FR_OK && planned.epoch == f->ck.epoch + 1;
     while (!final_stop) {
         struct fr_ck_range r, lr;
-        int64_t ignored;
-        int committed = 0;
-        rc = f->ck.epoch + 1 <= f->lake_epoch ? lake_epoch_range(f, f->ck.epoch + 1, &lr, &ignored)
-                                              : 0;
+        int64_t recorded = FR_PROC_WM_NONE;
+        int committed = 0, planned_now = 0;
+        rc = f->ck.epoch + 1 <= f->lake_epoch
+                 ? lake_epoch_range(f, f->ck.epoch + 1, &lr, &recorded)
+                 : 0;
         if (rc < 0) {
             goto cleanup;
         }
@@ -920,16 +869,16 @@ int fr_final_run(struct fr_conf *conf, int once)
                 fr_error("finalize", "offsets WAL: %s", fr_strerror(rc));
                 goto cleanup;
             }
+            planned_now = 1;
         }
         have_plan = 0;
-        /* The facts of exactly the range's shard epochs (a plan's range is
-         * what collect just found; a replayed one must be found again). */
+        /* A range just planned comes with its shard epochs' facts (collect
+         * gathered exactly those); a replayed one's are gathered again. */
         struct fr_ck_range got;
-        rc = collect(f, &r, INT64_MAX, &got);
-        if (rc < 0) {
+        if (!planned_now && (rc = collect(f, &r, INT64_MAX, &got)) < 0) {
             goto cleanup;
         }
-        rc = run_epoch(f, &r, committed);
+        rc = run_epoch(f, &r, committed, recorded);
         if (rc < 0) {
             goto cleanup;
         }

@@ -12,6 +12,7 @@
 #include "core/fsutil.h"
 #include "iceberg/rest.h"
 #include "objstore/s3_io.h"
+#include "pipeline/maint.h"
 #include "pipeline/tables.h"
 
 #include <inttypes.h>
@@ -184,23 +185,9 @@ static int landed_as_ours(const struct fr_lake *lake, const char *table,
     if (rc < 0) {
         return rc;
     }
-    uint32_t nsnap = 0;
-    const struct fr_ice_snapshot *snaps = fr_ice_table_snapshots(t, &nsnap);
-    char want[32];
-    snprintf(want, sizeof want, "%" PRId64, info->epoch);
-    int ours = 0;
-    for (uint32_t i = 0; i < nsnap; i++) {
-        const char *pipe = NULL, *ep = NULL, *off = NULL;
-        for (uint32_t k = 0; k < snaps[i].nsummary; k++) {
-            const struct fr_ice_kv *kv = &snaps[i].summary[k];
-            pipe = strcmp(kv->key, FR_ICE_SUMMARY_PIPELINE) == 0 ? kv->value : pipe;
-            ep = strcmp(kv->key, FR_ICE_SUMMARY_EPOCH) == 0 ? kv->value : ep;
-            off = strcmp(kv->key, FR_ICE_SUMMARY_OFFSETS) == 0 ? kv->value : off;
-        }
-        if (pipe && ep && strcmp(pipe, info->pipeline_id) == 0 && strcmp(ep, want) == 0) {
-            ours = off && info->source_offsets && strcmp(off, info->source_offsets) == 0;
-        }
-    }
+    const struct fr_ice_snapshot *m = fr_maint_marker(t, info->pipeline_id, info->epoch);
+    const char *off = m ? fr_maint_summary(m, FR_ICE_SUMMARY_OFFSETS) : NULL;
+    int ours = off && info->source_offsets && strcmp(off, info->source_offsets) == 0;
     fr_ice_table_free(t);
     return ours;
 }

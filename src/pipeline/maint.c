@@ -119,6 +119,23 @@ const char *fr_maint_summary(const struct fr_ice_snapshot *s, const char *key)
     return NULL;
 }
 
+const struct fr_ice_snapshot *fr_maint_marker(const struct fr_ice_table *table,
+                                              const char *pipeline, int64_t epoch)
+{
+    char want[32];
+    snprintf(want, sizeof want, "%" PRId64, epoch);
+    uint32_t n = 0;
+    const struct fr_ice_snapshot *snaps = fr_ice_table_snapshots(table, &n);
+    for (uint32_t i = n; i-- > 0;) { /* newest first */
+        const char *p = fr_maint_summary(&snaps[i], FR_ICE_SUMMARY_PIPELINE);
+        const char *e = fr_maint_summary(&snaps[i], FR_ICE_SUMMARY_EPOCH);
+        if (p && e && strcmp(p, pipeline) == 0 && strcmp(e, want) == 0) {
+            return &snaps[i];
+        }
+    }
+    return NULL;
+}
+
 int fr_maint_has_marker(struct fr_ice_catalog *cat, enum fr_tbl tbl, const char *key,
                         const char *value)
 {

@@ -78,6 +78,11 @@ int fr_maint_lock(struct fr_conf *conf, const char *cmd, char *dir, size_t dirle
 
 /* The value of key in snapshot s's summary, or NULL. */
 const char *fr_maint_summary(const struct fr_ice_snapshot *s, const char *key);
+/* The snapshot of table carrying pipeline's marker for epoch (its
+ * freshet.pipeline-id and freshet.epoch), NULL when none; it lives as long
+ * as table. */
+const struct fr_ice_snapshot *fr_maint_marker(const struct fr_ice_table *table,
+                                              const char *pipeline, int64_t epoch);
 /* 1 when a retained snapshot of table tbl carries key = value, 0 when
  * none does (or the table does not exist), or an error. */
 int fr_maint_has_marker(struct fr_ice_catalog *cat, enum fr_tbl tbl, const char *key,

@@ -13,6 +13,9 @@
 #define FR_PIPE_ID_MAX 160
 /* The finalizer's pipeline id: "<general.pipeline_id>" FR_PIPE_FINAL_SUFFIX. */
 #define FR_PIPE_FINAL_SUFFIX "-gold"
+/* The finalizer's markers record ranges of shard epochs with this prefix:
+ * freshet.source-offsets "shard/0:4-9,shard/1:3-3" (fr_ck_range_text). */
+#define FR_PIPE_FINAL_RANGE "shard"
 
 int fr_cmd_process(struct fr_conf *conf, int argc, char **argv);
 

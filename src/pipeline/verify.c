@@ -534,22 +534,17 @@ static int final_marker(const struct vf *vf, const struct fr_ice_snapshot *s)
  * ...", ends exclusive) is inside the cut. */
 static int final_in_cut(const struct vf *vf, const struct fr_ice_snapshot *s)
 {
-    const char *q = summary_get(s, FR_ICE_SUMMARY_OFFSETS);
-    while (q && *q) {
-        unsigned part;
-        long long a, b;
-        int used = 0;
-        if (sscanf(q, "shard/%u:%lld-%lld%n", &part, &a, &b, &used) != 3 ||
-            part >= FR_CK_MAX_PARTS) {
-            return 0;
-        }
-        if (b > a && b - 1 > vf->shard_epoch[part]) {
-            return 0;
-        }
-        q += used;
-        q += *q == ',';
+    const char *text = summary_get(s, FR_ICE_SUMMARY_OFFSETS);
+    struct fr_ck_range r;
+    if (!text || fr_ck_range_parse(text, FR_PIPE_FINAL_RANGE, 0, &r) < 0) {
+        return 0;
     }
-    return q != NULL;
+    for (uint32_t p = 0; p < r.nparts; p++) {
+        if (r.end[p] > r.start[p] && r.end[p] - 1 > vf->shard_epoch[p]) {
+            return 0;
+        }
+    }
+    return 1;
 }
 
 /* The lineage of a table's current snapshot, newest first (one backward
@@ -880,6 +875,19 @@ struct vf_col {
 
 typedef int (*vf_batch_fn)(struct vf *vf, const struct fr_pq_batch *b, void *arg);
 
+/* fr_lake_batch_fn over a vf_batch_fn. */
+struct vf_scan_arg {
+    struct vf *vf;
+    vf_batch_fn fn;
+    void *arg;
+};
+
+static int vf_scan_batch(void *arg, const struct fr_pq_batch *b)
+{
+    struct vf_scan_arg *sa = arg;
+    return sa->fn(sa->vf, b, sa->arg);
+}
+
 /* Call fn with every batch of the columns cols of table t at the cut. */
 static int vf_scan(struct vf *vf, enum fr_tbl t, const struct vf_col *cols, uint32_t ncols,
                    vf_batch_fn fn, void *arg)
@@ -896,47 +904,21 @@ static int vf_scan(struct vf *vf, enum fr_tbl t, const struct vf_col *cols, uint
     if (rc < 0) {
         return vf_errf(vf, rc, "%s", fr_ice_errmsg());
     }
-    struct fr_pq_reader *r = NULL;
-    struct fr_pq_scan *scan = NULL;
+    struct fr_lake_col lcols[16];
+    for (uint32_t c = 0; c < ncols; c++) {
+        lcols[c] = (struct fr_lake_col){cols[c].name, cols[c].type};
+    }
+    struct vf_scan_arg sa = {vf, fn, arg};
+    char err[512];
     for (size_t i = 0; rc == FR_OK && i < list.nfiles; i++) {
         const char *path = list.files[i].local_path;
-        struct fr_pq_in in;
-        rc = fr_lake_pq_in(&vf->lake, path, &in);
-        if (rc == FR_OK) {
-            rc = fr_pq_reader_open(&in, &vf->ropts, &r);
-        }
-        if (rc < 0) {
-            vf_errf(vf, rc, "%s: %s", path, fr_pq_errmsg());
-            break;
-        }
-        uint32_t idx[16];
-        const struct fr_pq_schema *schema = fr_pq_reader_schema(r);
-        for (uint32_t c = 0; rc == FR_OK && c < ncols; c++) {
-            int ci = fr_pq_reader_column(r, cols[c].name);
-            if (ci < 0 || schema->columns[ci].type != cols[c].type) {
-                rc = vf_errf(vf, FR_ECORRUPT, "%s: no column %s of type %s", path, cols[c].name,
-                             fr_pq_type_name(cols[c].type));
-                break;
-            }
-            idx[c] = (uint32_t)ci;
-        }
-        struct fr_pq_scan_opts so = {idx, ncols, NULL, 0};
-        if (rc == FR_OK && (rc = fr_pq_scan_open(r, &so, &scan)) < 0) {
-            vf_errf(vf, rc, "%s: %s", path, fr_pq_errmsg());
-        }
-        const struct fr_pq_batch *b;
-        while (rc == FR_OK && (rc = fr_pq_scan_next(scan, &b)) == FR_OK) {
-            rc = fn(vf, b, arg);
-        }
-        if (rc == FR_EEOF) {
-            rc = FR_OK;
+        rc = fr_lake_scan_file(&vf->lake, path, &vf->ropts, lcols, ncols, vf_scan_batch, &sa, err,
+                               sizeof err);
+        if (rc < 0 && err[0]) {
+            vf_errf(vf, rc, "%s", err); /* the file or its columns */
         } else if (rc < 0 && !vf->mem.overflow) {
-            vf_errf(vf, rc, "%s: %s", path, fr_pq_errmsg());
+            vf_errf(vf, rc, "%s: %s", path, fr_pq_errmsg()); /* fn's, unless a full pass */
         }
-        fr_pq_scan_free(scan);
-        scan = NULL;
-        fr_pq_reader_free(r);
-        r = NULL;
     }
     fr_ice_file_list_free(&list);
     return rc;
