@@ -29,7 +29,7 @@
 
 struct fr_s3_io {
     struct fr_s3 *s3;
-    pthread_mutex_t lock; /* serialises Parquet inputs' read_at */
+    pthread_mutex_t lock; /* serialises the Parquet inputs' and outputs' requests */
     char *prefix; /* "" or "a/b" (no slashes at the ends) */
     char *root;   /* local warehouse directory, no trailing slash */
 };
@@ -385,14 +385,42 @@ void fr_s3_warehouse_close(struct fr_s3_warehouse *wh)
 
 /* ------------------------------------------------------ parquet output -- */
 
+/* A Parquet output: an upload on the io's client. Writers on different
+ * threads (bronze's on the decode-ahead thread, the others on the epoch
+ * loop's) share the client, which serves one thread at a time, so every
+ * call that may send a request holds io->lock. */
+struct s3_out {
+    struct fr_s3_io *io;
+    struct fr_s3_upload *up;
+};
+
 static int out_write(void *ctx, const void *data, size_t len)
 {
-    return fr_s3_upload_write(ctx, data, len);
+    struct s3_out *o = ctx;
+    pthread_mutex_lock(&o->io->lock);
+    int rc = fr_s3_upload_write(o->up, data, len);
+    pthread_mutex_unlock(&o->io->lock);
+    return rc;
 }
 
-static int out_close(void *ctx) { return fr_s3_upload_commit(ctx, NULL); }
+static int out_close(void *ctx)
+{
+    struct s3_out *o = ctx;
+    pthread_mutex_lock(&o->io->lock);
+    int rc = fr_s3_upload_commit(o->up, NULL);
+    pthread_mutex_unlock(&o->io->lock);
+    free(o);
+    return rc;
+}
 
-static void out_abort(void *ctx) { fr_s3_upload_abort(ctx); }
+static void out_abort(void *ctx)
+{
+    struct s3_out *o = ctx;
+    pthread_mutex_lock(&o->io->lock);
+    fr_s3_upload_abort(o->up);
+    pthread_mutex_unlock(&o->io->lock);
+    free(o);
+}
 
 static const struct fr_pq_out_ops s3_pq_out_ops = {
     .write = out_write,
@@ -403,16 +431,23 @@ static const struct fr_pq_out_ops s3_pq_out_ops = {
 int fr_s3_io_pq_out(struct fr_s3_io *io, const char *path, struct fr_pq_out *out)
 {
     char key[S3_IO_KEY_MAX];
-    struct fr_s3_upload *up = NULL;
+    struct s3_out *o = calloc(1, sizeof *o);
+    if (!o) {
+        return FR_ENOMEM;
+    }
+    o->io = io;
     int rc = fr_s3_io_key(io, path, key, sizeof key);
     if (rc == FR_OK) {
-        rc = fr_s3_upload_begin(io->s3, key, true, &up);
+        pthread_mutex_lock(&io->lock);
+        rc = fr_s3_upload_begin(io->s3, key, true, &o->up);
+        pthread_mutex_unlock(&io->lock);
     }
     if (rc < 0) {
+        free(o);
         return rc;
     }
     out->ops = &s3_pq_out_ops;
-    out->ctx = up;
+    out->ctx = o;
     return FR_OK;
 }
 

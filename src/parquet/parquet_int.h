@@ -460,6 +460,11 @@ int pq_pool_acquire(struct pq_pool *pool, struct fr_buf **body);
  * uncomp). dst and uncomp belong to the worker until pq_pool_drain. */
 void pq_pool_submit(struct pq_pool *pool, const struct pq_page *pg, struct fr_buf *dst,
                     uint64_t *uncomp);
+/* pq_pool_submit for the job acquired last, compressing len bytes at src
+ * (which the caller leaves untouched until pq_pool_drain) instead of the
+ * job's body: a chunk's dictionary page, without copying it. */
+void pq_pool_submit_src(struct pq_pool *pool, const struct pq_page *pg, const uint8_t *src,
+                        size_t len, struct fr_buf *dst, uint64_t *uncomp);
 /* Wait until every queued job is done; FR_OK or the worker's first error. */
 int pq_pool_drain(struct pq_pool *pool);
 /* Compressed bytes appended by the worker since the pool began. */

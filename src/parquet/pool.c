@@ -32,6 +32,8 @@
 
 struct pq_job {
     struct fr_buf body;
+    const uint8_t *src; /* NULL: compress body; else src_len bytes the writer keeps */
+    size_t src_len;
     struct pq_page pg;
     struct fr_buf *dst;
     uint64_t *uncomp;
@@ -72,9 +74,10 @@ static void *pool_main(void *arg)
         int rc = FR_OK;
         if (!failed) {
             size_t before = j->dst->len;
+            const uint8_t *src = j->src ? j->src : j->body.data;
+            size_t len = j->src ? j->src_len : j->body.len;
             rc = pq_emit_page(p->codec, p->codec_id, &p->comp, &j->pg,
-                              j->body.data ? j->body.data : (const uint8_t *)"", j->body.len,
-                              j->dst, j->uncomp);
+                              src ? src : (const uint8_t *)"", len, j->dst, j->uncomp);
             if (rc == FR_OK) {
                 atomic_fetch_add_explicit(&p->appended, j->dst->len - before,
                                           memory_order_relaxed);
@@ -167,8 +170,16 @@ int pq_pool_acquire(struct pq_pool *p, struct fr_buf **body)
 void pq_pool_submit(struct pq_pool *p, const struct pq_page *pg, struct fr_buf *dst,
                     uint64_t *uncomp)
 {
+    pq_pool_submit_src(p, pg, NULL, 0, dst, uncomp);
+}
+
+void pq_pool_submit_src(struct pq_pool *p, const struct pq_page *pg, const uint8_t *src,
+                        size_t len, struct fr_buf *dst, uint64_t *uncomp)
+{
     pthread_mutex_lock(&p->mu);
     struct pq_job *j = &p->jobs[p->head % PQ_POOL_JOBS];
+    j->src = src;
+    j->src_len = len;
     j->pg = *pg;
     j->dst = dst;
     j->uncomp = uncomp;

@@ -119,6 +119,9 @@ struct pq_wcol {
     /* current chunk */
     struct fr_buf chunk; /* data page headers + bodies */
     uint64_t chunk_uncomp;
+    struct fr_buf dict_page; /* with the compression thread: the chunk's dictionary
+                                page, header + body, until the row group is out */
+    uint64_t dict_uncomp;
     uint32_t encodings;
     uint64_t nulls, nans;
     bool has_minmax;
@@ -286,7 +289,16 @@ static int flush_page(struct fr_pq_writer *w, struct pq_wcol *c)
                 return rc;
             }
         }
-        if (c->optional || w->pool) {
+        if (w->pool && !c->optional) {
+            /* No levels: the job takes the values' buffer, the column the
+             * job's (emptied below), instead of copying the page. */
+            struct fr_buf vals = c->plain;
+            c->plain.data = body->data;
+            c->plain.alloc = body->alloc;
+            body->data = vals.data;
+            body->len = vals.len;
+            body->alloc = vals.alloc;
+        } else if (c->optional || w->pool) {
             rc = fr_buf_append(body, c->plain.data, c->plain.len);
             if (rc < 0) {
                 return rc;
@@ -692,6 +704,14 @@ static int grow_row_groups(struct fr_pq_writer *w)
     return FR_OK;
 }
 
+static struct pq_page dict_page_header(const struct pq_wcol *c)
+{
+    return (struct pq_page){.type = PQ_PAGE_DICTIONARY,
+                            .has_dict = true,
+                            .num_values = (int32_t)c->dict.n,
+                            .encoding = PQ_ENC_PLAIN};
+}
+
 static int flush_row_group(struct fr_pq_writer *w)
 {
     if (w->nrgs >= PQ_MAX_ROW_GROUPS) {
@@ -720,6 +740,23 @@ static int flush_row_group(struct fr_pq_writer *w)
             return rc;
         }
     }
+    /* Dictionary pages go first in their chunks, so they are compressed
+     * (on the compression thread when there is one) before anything is
+     * written. */
+    for (uint32_t i = 0; w->pool && i < w->ncols; i++) {
+        struct pq_wcol *c = &w->cols[i];
+        fr_buf_reset(&c->dict_page);
+        c->dict_uncomp = 0;
+        if (c->dict_used) {
+            struct fr_buf *unused;
+            if ((rc = pq_pool_acquire(w->pool, &unused)) < 0) {
+                return rc;
+            }
+            struct pq_page pg = dict_page_header(c);
+            pq_pool_submit_src(w->pool, &pg, c->dict.vals.data, c->dict.vals.len, &c->dict_page,
+                               &c->dict_uncomp);
+        }
+    }
     if (w->pool && (rc = pq_pool_drain(w->pool)) < 0) {
         return rc;
     }
@@ -727,22 +764,27 @@ static int flush_row_group(struct fr_pq_writer *w)
         struct pq_wcol *c = &w->cols[i];
         struct pq_chunk *ch = &rg->chunks[i];
         uint64_t start = w->offset, uncomp = 0;
-        fr_buf_reset(&w->dictbuf);
+        struct fr_buf *dictbuf = w->pool ? &c->dict_page : &w->dictbuf;
+        if (!w->pool) {
+            fr_buf_reset(&w->dictbuf);
+        }
         if (c->dict_used) {
-            struct pq_page pg = {.type = PQ_PAGE_DICTIONARY,
-                                 .has_dict = true,
-                                 .num_values = (int32_t)c->dict.n,
-                                 .encoding = PQ_ENC_PLAIN};
-            const uint8_t *body = c->dict.vals.data ? c->dict.vals.data : (const uint8_t *)"";
-            rc = emit_page(w, &pg, body, c->dict.vals.len, &w->dictbuf, &uncomp);
-            if (rc < 0) {
-                return rc;
+            if (w->pool) {
+                uncomp = c->dict_uncomp;
+            } else {
+                struct pq_page pg = dict_page_header(c);
+                const uint8_t *body =
+                    c->dict.vals.data ? c->dict.vals.data : (const uint8_t *)"";
+                rc = emit_page(w, &pg, body, c->dict.vals.len, &w->dictbuf, &uncomp);
+                if (rc < 0) {
+                    return rc;
+                }
             }
             c->encodings |= 1u << PQ_ENC_PLAIN;
             ch->has_dict_offset = true;
             ch->dict_page_offset = (int64_t)start;
         }
-        if ((rc = out_write(w, w->dictbuf.data, w->dictbuf.len)) < 0 ||
+        if ((rc = out_write(w, dictbuf->data, dictbuf->len)) < 0 ||
             (rc = out_write(w, c->chunk.data, c->chunk.len)) < 0) {
             return rc;
         }
@@ -754,8 +796,8 @@ static int flush_row_group(struct fr_pq_writer *w)
         ch->codec = (int32_t)w->opts.codec;
         ch->num_values = (int64_t)c->count;
         ch->total_uncompressed = (int64_t)(uncomp + c->chunk_uncomp);
-        ch->total_compressed = (int64_t)(w->dictbuf.len + c->chunk.len);
-        ch->data_page_offset = (int64_t)(start + w->dictbuf.len);
+        ch->total_compressed = (int64_t)(dictbuf->len + c->chunk.len);
+        ch->data_page_offset = (int64_t)(start + dictbuf->len);
         ch->has_meta = true;
         if ((rc = chunk_stats(w, c, ch, &mem[i])) < 0) {
             return rc;
@@ -789,6 +831,11 @@ static size_t rg_estimate(const struct fr_pq_writer *w)
 
 /* ------------------------------------------------------------------ open */
 
+static size_t comp_bound(size_t n)
+{
+    return n + n / 4 + 64 * KIB;
+}
+
 static void col_init(struct pq_wcol *c, const struct fr_pq_column *def, uint32_t index,
                      const struct fr_pq_opts *o, size_t chunk_cap)
 {
@@ -813,16 +860,12 @@ static void col_init(struct pq_wcol *c, const struct fr_pq_column *def, uint32_t
     c->dict_never = index < 64 && ((o->plain_columns >> index) & 1u);
     fr_buf_init(&c->plain, 2 * o->page_bytes + o->max_value_bytes + 64);
     fr_buf_init(&c->chunk, chunk_cap);
+    fr_buf_init(&c->dict_page, comp_bound(o->dict_max_bytes) + PQ_PAGE_HEADER_MAX);
     fr_buf_init(&c->smin, o->max_value_bytes);
     fr_buf_init(&c->smax, o->max_value_bytes);
     fr_buf_init(&c->file.smin, o->stats_max_bytes + 8);
     fr_buf_init(&c->file.smax, o->stats_max_bytes + 8);
     pq_dict_init(&c->dict, c->width, o->dict_max_bytes);
-}
-
-static size_t comp_bound(size_t n)
-{
-    return n + n / 4 + 64 * KIB;
 }
 
 int fr_pq_writer_open(const struct fr_pq_schema *schema, const struct fr_pq_opts *opts,
@@ -1411,7 +1454,8 @@ size_t pq_writer_mem(const struct fr_pq_writer *w)
     size_t n = sizeof *w + w->body.alloc + w->comp.alloc + w->dictbuf.alloc + w->footer.alloc;
     for (uint32_t i = 0; i < w->ncols; i++) {
         const struct pq_wcol *c = &w->cols[i];
-        n += sizeof *c + c->plain.alloc + c->chunk.alloc + c->smin.alloc + c->smax.alloc +
+        n += sizeof *c + c->plain.alloc + c->chunk.alloc + c->dict_page.alloc + c->smin.alloc +
+             c->smax.alloc +
              c->file.smin.alloc + c->file.smax.alloc + c->dict.vals.alloc +
              (c->dict.slots ? ((size_t)c->dict.mask + 1) * (c->width ? 8 : 16) : 0) +
              (size_t)c->dict.offs_cap * sizeof *c->dict.offs +
@@ -1438,6 +1482,7 @@ void fr_pq_writer_free(struct fr_pq_writer *w)
         free(c->idx);
         fr_buf_free(&c->plain);
         fr_buf_free(&c->chunk);
+        fr_buf_free(&c->dict_page);
         fr_buf_free(&c->smin);
         fr_buf_free(&c->smax);
         fr_buf_free(&c->file.smin);

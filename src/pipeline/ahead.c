@@ -60,6 +60,7 @@ struct fr_ahead {
     uint64_t prod_seq, cons_seq;
     int done, err, stop;
     fr_ahead_source_fn source;
+    fr_ahead_item_fn each; /* or NULL */
     void *arg;
 };
 
@@ -197,6 +198,13 @@ static int ahead_fill(struct fr_ahead *ahead, struct ahead_slot *slot, struct fr
             item->detail = d;
             used += dlen + 1;
         }
+        if (ahead->each) {
+            int rc = ahead->each(ahead->arg, item);
+            if (rc < 0) {
+                slot->pub.n--; /* every record handed out went through each */
+                return rc;
+            }
+        }
     }
     return 1;
 }
@@ -243,12 +251,14 @@ static void *ahead_main(void *arg)
 
 /* ---------------------------------------------------------------- consumer */
 
-int fr_ahead_start(struct fr_ahead *ahead, fr_ahead_source_fn source, void *arg)
+int fr_ahead_start(struct fr_ahead *ahead, fr_ahead_source_fn source, fr_ahead_item_fn each,
+                   void *arg)
 {
     if (ahead->running) {
         return FR_ESTATE;
     }
     ahead->source = source;
+    ahead->each = each;
     ahead->arg = arg;
     ahead->prod_seq = ahead->cons_seq = 0;
     ahead->done = ahead->err = ahead->stop = 0;

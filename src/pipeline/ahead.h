@@ -20,7 +20,7 @@
  * between epochs.
  *
  * Threads: fr_ahead_start, _next, _release, _stop and _destroy are called
- * by one thread (the consumer). The source callback runs on the ahead
+ * by one thread (the consumer). The source and item callbacks run on the ahead
  * thread between fr_ahead_start and the end of the epoch (its last call
  * returned 0 or an error, or fr_ahead_stop returned); it must not share
  * unsynchronised state with the consumer meanwhile.
@@ -58,6 +58,13 @@ struct fr_ahead_batch {
  * epoch, or a negative fr_err code, which ends the epoch too. */
 typedef int (*fr_ahead_source_fn)(void *arg, struct fr_log_rec *rec, int32_t *partition);
 
+/* Work that needs only the decoded record, done on the ahead thread right
+ * after the gate, in source order (the epoch loop writes bronze here: it
+ * depends on the gate's verdict alone, not on the operators). FR_OK, or a
+ * negative fr_err code, which ends the epoch: the batches before that
+ * record are still handed out, then fr_ahead_next returns the error. */
+typedef int (*fr_ahead_item_fn)(void *arg, const struct fr_ahead_item *item);
+
 struct fr_ahead;
 
 /* A decoder with its own gate (options gopts, the processor's). FR_ENOMEM. */
@@ -65,9 +72,11 @@ int fr_ahead_create(const struct fr_gate_opts *gopts, struct fr_ahead **out);
 /* Accepts NULL. Stops a running epoch first. */
 void fr_ahead_destroy(struct fr_ahead *ahead);
 /* Start an epoch: the ahead thread calls source(arg, ...) until it returns
- * 0 or an error. FR_ESTATE while the previous epoch is not stopped; FR_EAGAIN
+ * 0 or an error, and each(arg, item) (when not NULL) for every record it
+ * decoded. FR_ESTATE while the previous epoch is not stopped; FR_EAGAIN
  * when the thread cannot be created. */
-int fr_ahead_start(struct fr_ahead *ahead, fr_ahead_source_fn source, void *arg);
+int fr_ahead_start(struct fr_ahead *ahead, fr_ahead_source_fn source, fr_ahead_item_fn each,
+                   void *arg);
 /* The next batch in order (1), 0 once the source ended and every batch was
  * handed out, or the source's error after the batches before it. Waits for
  * the ahead thread. The batch must be released before the next call. */

@@ -102,6 +102,7 @@ struct proc_run {
     /* the epoch in flight, indexed by enum fr_tbl (see epoch_writes) */
     struct fr_tw tw[FR_TBL_EVERY];
     int write;          /* 0 while replaying an epoch that is already in the lake */
+    int bronze_ahead;   /* bronze rows are written on the decode-ahead thread */
     int once;           /* --once: no waiting; stop when the log is drained */
     int64_t lake_epoch; /* the newest epoch in the lake at start, -1: none */
     struct epoch_counts n;
@@ -151,6 +152,12 @@ static const struct fr_proc_sink proc_sink = {sink_minute, sink_top};
 /* -------------------------------------------------------------- records */
 
 /* Write what the operators made of one record to the epoch's tables. */
+static int bronze_row(struct proc_run *run, const struct fr_row *row, const char *raw,
+                      size_t raw_len)
+{
+    return run->bronze_ahead ? FR_OK : fr_tw_bronze(&run->tw[FR_TBL_BRONZE], row, raw, raw_len);
+}
+
 static int process_result(struct proc_run *run, const struct fr_proc_pos *pos, const char *raw,
                           size_t raw_len, const char *detail, const struct fr_proc_result *res)
 {
@@ -168,21 +175,21 @@ static int process_result(struct proc_run *run, const struct fr_proc_pos *pos, c
         if (!run->write) {
             return FR_OK;
         }
-        rc = fr_tw_bronze(&run->tw[FR_TBL_BRONZE], res->row, raw, raw_len);
+        rc = bronze_row(run, res->row, raw, raw_len);
         return rc < 0 ? rc
                       : fr_tw_late(&run->tw[FR_TBL_LATE], res->row, res->watermark_us,
                                    res->lateness_us);
     case FR_PROC_DUPLICATE:
         run->n.bronze++;
         run->n.duplicates++;
-        return run->write ? fr_tw_bronze(&run->tw[FR_TBL_BRONZE], res->row, raw, raw_len) : FR_OK;
+        return run->write ? bronze_row(run, res->row, raw, raw_len) : FR_OK;
     case FR_PROC_SILVER:
         run->n.bronze++;
         run->n.silver++;
         if (!run->write) {
             return FR_OK;
         }
-        rc = fr_tw_bronze(&run->tw[FR_TBL_BRONZE], res->row, raw, raw_len);
+        rc = bronze_row(run, res->row, raw, raw_len);
         if (rc >= 0) {
             rc = fr_tw_silver(&run->tw[FR_TBL_SILVER], res->row);
         }
@@ -634,6 +641,25 @@ static int64_t range_records(const struct fr_ck_range *range)
     return total;
 }
 
+/* fr_ahead_item_fn, on the decode-ahead thread: an accepted record's
+ * bronze row. Only this thread touches the bronze writer until
+ * fr_ahead_stop has returned; its errors are described here, where
+ * fr_pq_errmsg (per thread) holds the detail. */
+static int ahead_bronze(void *arg, const struct fr_ahead_item *item)
+{
+    struct range_src *src = arg;
+    if (item->reason != FR_GATE_OK) {
+        return FR_OK;
+    }
+    struct fr_tw *tw = &src->run->tw[FR_TBL_BRONZE];
+    int rc = fr_tw_bronze(tw, &item->row, item->raw, item->raw_len);
+    if (rc < 0) {
+        fr_error("process", "epoch %" PRId64 ": writing %s: %s (%s) %s", src->range->epoch,
+                 fr_tbl_name(FR_TBL_BRONZE), fr_strerror(rc), fr_err_name(rc), fr_pq_errmsg());
+    }
+    return rc;
+}
+
 /* A catching-up epoch: decoded ahead on a second thread, silver compressed
  * on its own. One rule for both. */
 static int epoch_is_large(const struct proc_run *run, const struct fr_ck_range *range)
@@ -663,8 +689,13 @@ static int read_range(struct proc_run *run, const struct fr_ck_range *range)
         }
         return rc;
     }
-    rc = fr_ahead_start(run->ahead, range_next, &src);
+    /* Bronze takes every record the gate accepts, whatever the operators
+     * make of it, so its rows are written on the decode-ahead thread, in
+     * the same order, while this one runs the operators (ADR 0026). */
+    run->bronze_ahead = run->write;
+    rc = fr_ahead_start(run->ahead, range_next, run->write ? ahead_bronze : NULL, &src);
     if (rc < 0) {
+        run->bronze_ahead = 0;
         fr_error("process", "cannot start the decode-ahead thread: %s", fr_strerror(rc));
         return rc;
     }
@@ -683,6 +714,7 @@ static int read_range(struct proc_run *run, const struct fr_ck_range *range)
         }
     }
     fr_ahead_stop(run->ahead);
+    run->bronze_ahead = 0;
     return rc < 0 ? rc : FR_OK;
 }
 

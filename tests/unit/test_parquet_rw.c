@@ -1178,34 +1178,50 @@ static void test_property_random_schemas(void)
         o.dict_max_bytes = rnd() % 3 == 0 ? 0 : rnd() % 20000;
         o.compress_workers = (unsigned)(rnd() % 2);
         struct fr_pq_schema schema = {defs, ncols};
-        struct mem_out mo;
+        /* Passes 1 and 2 write the rows again in one row group (where the
+         * compression thread's queued pages cannot move a cut), without
+         * and with the compression thread: the bytes must be the same. */
+        struct mem_out mo, other[2];
         mem_init(&mo);
-        struct fr_pq_out out = mem_out(&mo);
-        struct fr_pq_writer *w;
-        CHECK_EQ_INT(fr_pq_writer_open(&schema, &o, &out, &w), FR_OK);
-        for (uint32_t r = 0; r < rows; r++) {
-            for (uint32_t c = 0; c < ncols; c++) {
-                struct model_col *m = &mc[c];
-                int rc;
-                if (m->nulls[r]) {
-                    rc = fr_pq_write_null(w, c);
-                } else {
-                    switch (m->def.type) {
-                    case FR_PQ_BOOL: rc = fr_pq_write_bool(w, c, m->ints[r] != 0); break;
-                    case FR_PQ_INT32: case FR_PQ_DATE:
-                        rc = fr_pq_write_int32(w, c, (int32_t)m->ints[r]);
-                        break;
-                    case FR_PQ_DOUBLE: rc = fr_pq_write_double(w, c, m->dbl[r]); break;
-                    case FR_PQ_STRING: rc = fr_pq_write_str(w, c, m->strs[r], m->lens[r]); break;
-                    default: rc = fr_pq_write_int64(w, c, m->ints[r]); break;
-                    }
-                }
-                CHECK_EQ_INT(rc, FR_OK);
+        mem_init(&other[0]);
+        mem_init(&other[1]);
+        for (int pass = 0; pass < 3; pass++) {
+            struct fr_pq_out out = mem_out(pass ? &other[pass - 1] : &mo);
+            if (pass) {
+                o.compress_workers = (unsigned)(pass - 1);
+                o.row_group_bytes = (size_t)1 << 30;
             }
-            CHECK_EQ_INT(fr_pq_row_end(w), FR_OK);
+            struct fr_pq_writer *w;
+            CHECK_EQ_INT(fr_pq_writer_open(&schema, &o, &out, &w), FR_OK);
+            for (uint32_t r = 0; r < rows; r++) {
+                for (uint32_t c = 0; c < ncols; c++) {
+                    struct model_col *m = &mc[c];
+                    int rc;
+                    if (m->nulls[r]) {
+                        rc = fr_pq_write_null(w, c);
+                    } else {
+                        switch (m->def.type) {
+                        case FR_PQ_BOOL: rc = fr_pq_write_bool(w, c, m->ints[r] != 0); break;
+                        case FR_PQ_INT32: case FR_PQ_DATE:
+                            rc = fr_pq_write_int32(w, c, (int32_t)m->ints[r]);
+                            break;
+                        case FR_PQ_DOUBLE: rc = fr_pq_write_double(w, c, m->dbl[r]); break;
+                        case FR_PQ_STRING: rc = fr_pq_write_str(w, c, m->strs[r], m->lens[r]); break;
+                        default: rc = fr_pq_write_int64(w, c, m->ints[r]); break;
+                        }
+                    }
+                    CHECK_EQ_INT(rc, FR_OK);
+                }
+                CHECK_EQ_INT(fr_pq_row_end(w), FR_OK);
+            }
+            CHECK_EQ_INT(fr_pq_writer_close(w, NULL), FR_OK);
+            fr_pq_writer_free(w);
         }
-        CHECK_EQ_INT(fr_pq_writer_close(w, NULL), FR_OK);
-        fr_pq_writer_free(w);
+        CHECK_EQ_INT(other[0].buf.len, other[1].buf.len);
+        CHECK(other[0].buf.len == other[1].buf.len &&
+              memcmp(other[0].buf.data, other[1].buf.data, other[0].buf.len) == 0);
+        fr_buf_free(&other[0].buf);
+        fr_buf_free(&other[1].buf);
         struct fr_pq_read_opts ro;
         fr_pq_read_opts_default(&ro);
         ro.batch_rows = 1 + (uint32_t)(rnd() % 2000);

@@ -13,6 +13,7 @@
 #include "pipeline/ahead.h"
 #include "process/process.h"
 
+#include <pthread.h>
 #include <stdint.h>
 
 struct src {
@@ -20,6 +21,7 @@ struct src {
     size_t *lens;
     size_t n, at;
     size_t fail_at; /* return FR_EIO instead of record fail_at; SIZE_MAX: never */
+    struct each_log *each; /* test_item_callback's record of the item callback */
 };
 
 static int src_next(void *arg, struct fr_log_rec *rec, int32_t *partition)
@@ -157,7 +159,7 @@ static int run_epoch(struct fr_ahead *ahead, struct fr_gate *gate, struct src *s
 {
     s->at = 0;
     *seen = 0;
-    int rc = fr_ahead_start(ahead, src_next, s);
+    int rc = fr_ahead_start(ahead, src_next, NULL, s);
     if (rc != FR_OK) {
         return rc;
     }
@@ -265,8 +267,82 @@ static void test_source_error_and_stop(void)
     CHECK_EQ_INT(seen, 0);
     /* Destroy while an epoch runs (never drained): stops it first. */
     s.at = 0;
-    CHECK_EQ_INT(fr_ahead_start(ahead, src_next, &s), FR_OK);
-    CHECK_EQ_INT(fr_ahead_start(ahead, src_next, &s), FR_ESTATE);
+    CHECK_EQ_INT(fr_ahead_start(ahead, src_next, NULL, &s), FR_OK);
+    CHECK_EQ_INT(fr_ahead_start(ahead, src_next, NULL, &s), FR_ESTATE);
+    fr_ahead_destroy(ahead);
+    fr_gate_destroy(gate);
+    src_free(&s);
+}
+
+/* The item callback: what it saw, and where it fails. */
+struct each_log {
+    int64_t *offsets;
+    enum fr_gate_reason *reasons;
+    size_t n, cap;
+    size_t fail_at; /* FR_ENOSPC for the item with this offset; SIZE_MAX: never */
+    pthread_t thread;
+    int other_thread; /* every call came from a thread other than the test's */
+};
+
+static int each_item(void *arg, const struct fr_ahead_item *item)
+{
+    struct src *s = arg;
+    struct each_log *e = s->each;
+    e->other_thread &= !pthread_equal(pthread_self(), e->thread);
+    if ((size_t)item->pos.offset == e->fail_at) {
+        return FR_ENOSPC;
+    }
+    if (e->n < e->cap) {
+        e->offsets[e->n] = item->pos.offset;
+        e->reasons[e->n] = item->reason;
+    }
+    e->n++;
+    return FR_OK;
+}
+
+static void test_item_callback(void)
+{
+    struct fr_gate_opts gopts = {.max_event_bytes = 1 << 20, .max_future_ms = INT64_C(86400000) * 366};
+    struct src s = {.fail_at = SIZE_MAX};
+    build(&s, 3000);
+    struct fr_gate *gate = NULL;
+    struct fr_ahead *ahead = NULL;
+    CHECK_EQ_INT(fr_gate_create(&gopts, &gate), FR_OK);
+    CHECK_EQ_INT(fr_ahead_create(&gopts, &ahead), FR_OK);
+    struct each_log e = {.cap = s.n, .fail_at = SIZE_MAX, .thread = pthread_self(),
+                         .other_thread = 1};
+    e.offsets = calloc(s.n, sizeof *e.offsets);
+    e.reasons = calloc(s.n, sizeof *e.reasons);
+    s.each = &e;
+    for (int round = 0; round < 2; round++) {
+        /* Round 0: every record, in order, with the gate's verdict, before
+         * its batch is handed out. Round 1: the callback fails at a record
+         * in the second batch: the records before it come out, then the
+         * error. */
+        e.n = 0;
+        e.fail_at = round ? AHEAD_BATCH_ITEMS + 17 : SIZE_MAX;
+        s.at = 0;
+        CHECK_EQ_INT(fr_ahead_start(ahead, src_next, each_item, &s), FR_OK);
+        size_t seen = 0, bad = 0;
+        int rc;
+        const struct fr_ahead_batch *batch = NULL;
+        while ((rc = fr_ahead_next(ahead, &batch)) == 1) {
+            for (uint32_t i = 0; i < batch->n; i++, seen++) {
+                const struct fr_ahead_item *it = &batch->items[i];
+                bad += seen >= e.n || it->pos.offset != (int64_t)seen ||
+                       e.offsets[seen] != it->pos.offset || e.reasons[seen] != it->reason;
+            }
+            fr_ahead_release(ahead, batch);
+        }
+        fr_ahead_stop(ahead);
+        CHECK_EQ_INT(rc, round ? FR_ENOSPC : 0);
+        CHECK_EQ_INT(seen, round ? AHEAD_BATCH_ITEMS + 17 : s.n);
+        CHECK_EQ_INT(e.n, seen);
+        CHECK_EQ_INT(bad, 0);
+    }
+    CHECK(e.other_thread);
+    free(e.offsets);
+    free(e.reasons);
     fr_ahead_destroy(ahead);
     fr_gate_destroy(gate);
     src_free(&s);
@@ -276,5 +352,6 @@ int main(void)
 {
     RUN(test_equal_to_inline);
     RUN(test_source_error_and_stop);
+    RUN(test_item_callback);
     return check_report();
 }
