@@ -193,12 +193,20 @@ static const struct gate_field_def gate_fields[GF_COUNT] = {
 
 #define GATE_KEY_MAX 18  /* longest key in the table */
 #define GATE_KEY_SLOTS 6 /* fields of one object sharing a key length */
+#define GATE_KEY_WORDS 3 /* 8-byte words that hold GATE_KEY_MAX bytes */
+static_assert(GATE_KEY_MAX <= 8 * GATE_KEY_WORDS, "keys fit their words");
 
 struct fr_gate {
     struct fr_gate_opts opts;
     char *arena; /* max_event_bytes, reused by every decode */
     /* lookup[obj][key length] = up to GATE_KEY_SLOTS field ids + 1, 0 ends */
     uint8_t lookup[GO_COUNT][GATE_KEY_MAX + 1][GATE_KEY_SLOTS];
+    /* each field's key as 8-byte words (memcpy'd), zero past its length,
+     * so a member name is matched with three compares, not a memcmp */
+    uint64_t key_words[GF_COUNT][GATE_KEY_WORDS];
+    /* len_mask[n]: the words' bits that hold a name's first n bytes
+     * (little-endian loads) */
+    uint64_t len_mask[GATE_KEY_MAX + 1][GATE_KEY_WORDS];
 };
 
 int fr_gate_create(const struct fr_gate_opts *opts, struct fr_gate **out)
@@ -232,6 +240,13 @@ int fr_gate_create(const struct fr_gate_opts *opts, struct fr_gate **out)
             return FR_ESTATE;
         }
         slot[i] = (uint8_t)(f + 1);
+        memcpy(gate->key_words[f], def->key, def->key_len); /* calloc'ed: zero after */
+    }
+    for (size_t n = 0; n <= GATE_KEY_MAX; n++) {
+        for (size_t i = 0; i < GATE_KEY_WORDS; i++) {
+            size_t have = n > 8 * i ? n - 8 * i : 0; /* bytes of the name in word i */
+            gate->len_mask[n][i] = have >= 8 ? UINT64_MAX : (UINT64_C(1) << (8 * have)) - 1;
+        }
     }
     *out = gate;
     return FR_OK;
@@ -714,26 +729,68 @@ static const char *gate_skip(struct gate_ctx *ctx, const char *p, int depth)
     }
 }
 
-/* Field id for the member name [k, k + n) of object obj, or -1. */
-static int gate_lookup(const struct fr_gate *gate, int obj, const char *k, size_t n, int esc)
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define GATE_LITTLE_ENDIAN 1 /* the masks below keep a word's first bytes */
+#else
+#define GATE_LITTLE_ENDIAN 0
+#endif
+
+static inline uint64_t gate_load64(const char *p)
 {
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+static int gate_lookup(const struct fr_gate *gate, int obj, const char *k, size_t n,
+                       const char *end);
+
+/* gate_lookup for a name with escapes: decoded first. */
+static __attribute__((noinline)) int gate_lookup_escaped(const struct fr_gate *gate, int obj,
+                                                         const char *k, size_t n)
+{
+    /* An escaped name decodes to at most its raw length; names in the
+     * table are <= GATE_KEY_MAX bytes, i.e. <= 12 raw bytes per byte. */
     char tmp[GATE_KEY_MAX * 12 + 1];
-    if (esc) {
-        /* An escaped name decodes to at most its raw length; names in the
-         * table are <= GATE_KEY_MAX bytes, i.e. <= 12 raw bytes per byte. */
-        if (n > sizeof tmp - 1) {
-            return -1;
-        }
-        n = gate_unescape(k, k + n, tmp);
-        k = tmp;
+    if (n > sizeof tmp - 1) {
+        return -1;
     }
+    n = gate_unescape(k, k + n, tmp);
+    return gate_lookup(gate, obj, tmp, n, tmp + n);
+}
+
+/* Field id for the member name [k, k + n) (no escapes) of object obj, or
+ * -1. end: the end of the readable bytes at k (the record's). */
+static int gate_lookup(const struct fr_gate *gate, int obj, const char *k, size_t n,
+                       const char *end)
+{
     if (n == 0 || n > GATE_KEY_MAX) {
         return -1;
     }
     const uint8_t *slot = gate->lookup[obj][n];
+    if (!slot[0]) {
+        return -1;
+    }
+    /* The name as words loaded like key_words, zero past n: straight from
+     * the record when 24 bytes are there (the quote, the colon and the
+     * value follow a name, so they nearly always are) and the host is
+     * little-endian, else through a zeroed copy. */
+    uint64_t w0, w1, w2;
+    if (GATE_LITTLE_ENDIAN && end - k >= 8 * GATE_KEY_WORDS) {
+        const uint64_t *m = gate->len_mask[n];
+        w0 = gate_load64(k) & m[0];
+        w1 = gate_load64(k + 8) & m[1];
+        w2 = gate_load64(k + 16) & m[2];
+    } else {
+        char pad[8 * GATE_KEY_WORDS] = {0};
+        memcpy(pad, k, n);
+        w0 = gate_load64(pad);
+        w1 = gate_load64(pad + 8);
+        w2 = gate_load64(pad + 16);
+    }
     for (int i = 0; slot[i]; i++) {
-        const struct gate_field_def *def = &gate_fields[slot[i] - 1];
-        if (def->key[0] == k[0] && memcmp(def->key, k, n) == 0) {
+        const uint64_t *kw = gate->key_words[slot[i] - 1];
+        if (w0 == kw[0] && w1 == kw[1] && w2 == kw[2]) {
             return slot[i] - 1;
         }
     }
@@ -1001,7 +1058,8 @@ static const char *gate_object(struct gate_ctx *ctx, const char *p, int depth, i
         if (!q) {
             return NULL;
         }
-        int field = gate_lookup(ctx->gate, obj, k, (size_t)(q - k), esc);
+        int field = esc ? gate_lookup_escaped(ctx->gate, obj, k, (size_t)(q - k))
+                        : gate_lookup(ctx->gate, obj, k, (size_t)(q - k), end);
         p = gate_ws(q + 1, end);
         if (p >= end || *p != ':') {
             return gate_fail(ctx, p);
