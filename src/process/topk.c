@@ -58,10 +58,12 @@
  * this size. Longer ones are stored whole and read in place. */
 #define TOP_FC_MAX 255u
 
+/* 24 bytes; the arrays of a live pane grow by half (not double), so a
+ * pane holds at most a third more than it uses. */
 struct top_entry {
-    uint64_t hash;
     uint64_t count;
-    uint32_t off; /* wiki then title in the pane's text */
+    uint32_t off;  /* wiki then title in the pane's text */
+    uint32_t hash; /* top_hash, low 32 bits: index slot and probe filter */
     uint32_t wiki_len, title_len;
 };
 
@@ -85,18 +87,19 @@ struct top_saved {
  * against the previous record's when both are at most TOP_FC_MAX bytes and
  * the wiki is the same):
  *
- *   varint  title_len << 1 | new_wiki
+ *   varint  title_len << 2 | one << 1 | new_wiki
  *   varint  wiki_len     (only when new_wiki; the first record always is)
  *   bytes   wiki         (only when new_wiki; else the previous record's)
  *   varint  shared       (only when title_len <= TOP_FC_MAX: leading bytes
  *                         equal to the previous title's; 0 when new_wiki
  *                         or the previous title is longer than TOP_FC_MAX)
  *   bytes   title[shared .. title_len)
- *   varint  count
+ *   varint  count        (only when not one: one is the count 1, which
+ *                         most pairs of a minute have)
  *
- * About 17 bytes a pair for the synthetic stream's ~20-byte titles (24
- * without the front coding), against 32 (entry) + wiki + title + 4 (order)
- * + the index's slots live (docs/adr/0024).
+ * About 16 bytes a pair for the synthetic stream's ~20-byte titles (24
+ * with neither the front coding nor the count flag), against 24 (entry) +
+ * wiki + title + 4 (order) + the index's 8-16 live (docs/adr/0024).
  */
 struct top_pane {
     int64_t start;
@@ -109,6 +112,8 @@ struct top_pane {
     struct top_saved *saved;     /* allocated with the pane */
     uint8_t *packed;             /* frozen: the pairs, packed_len bytes; else NULL */
     size_t packed_len;
+    /* Times thawed: the early-freeze grace doubles with each (top_frozen_early). */
+    uint32_t thaws;
 };
 
 /* One (wiki, title) of a window being combined: its text (in one of the
@@ -117,6 +122,7 @@ struct top_slot {
     uint64_t count;
     const char *wiki, *title;
     uint32_t wiki_len, title_len;
+    uint64_t wk[2], tk[2]; /* merging: the strings' first 16 bytes (top_key) */
 };
 
 struct fr_top {
@@ -129,6 +135,23 @@ struct fr_top {
     int64_t newest_us;
     struct fr_top_stats st;
 };
+
+/* The first 16 bytes of s, big-endian, zero-padded. Where two keys differ
+ * they order as the strings do (bytewise, shorter first): the first byte
+ * that differs is either in both strings, or a 0 of padding against a byte
+ * that is not 0, where the shorter is a prefix of the longer. */
+static void top_key(const char *s, uint32_t len, uint64_t k[2])
+{
+    uint8_t b[16] = {0};
+    memcpy(b, s, len < 16 ? len : 16);
+    for (int h = 0; h < 2; h++) {
+        uint64_t v = 0;
+        for (int i = 0; i < 8; i++) {
+            v = v << 8 | b[8 * h + i];
+        }
+        k[h] = v;
+    }
+}
 
 static uint64_t top_hash(const char *wiki, uint32_t wlen, const char *title, uint32_t tlen)
 {
@@ -273,7 +296,9 @@ static size_t top_pack(const struct top_pane *pane, uint8_t *p)
             shared = top_shared(pane->text + prev->off + prev->wiki_len, prev->title_len, title,
                                 e->title_len);
         }
-        n += top_varint(p ? p + n : NULL, (uint64_t)e->title_len << 1 | (uint64_t)new_wiki);
+        uint64_t one = e->count == 1;
+        n += top_varint(p ? p + n : NULL,
+                        (uint64_t)e->title_len << 2 | one << 1 | (uint64_t)new_wiki);
         if (new_wiki) {
             n += top_varint(p ? p + n : NULL, e->wiki_len);
             if (p) {
@@ -288,7 +313,9 @@ static size_t top_pack(const struct top_pane *pane, uint8_t *p)
             memcpy(p + n, title + shared, e->title_len - shared);
         }
         n += e->title_len - shared;
-        n += top_varint(p ? p + n : NULL, e->count);
+        if (!one) {
+            n += top_varint(p ? p + n : NULL, e->count);
+        }
         prev = e;
     }
     return n;
@@ -313,12 +340,18 @@ static void top_pane_freeze(struct fr_top *top, struct top_pane *pane)
     if (pane->packed || pane->n == 0 || top_pane_order(pane) < 0) {
         return; /* frozen, empty, or out of memory: try at the next advance */
     }
-    size_t len = top_pack(pane, NULL);
-    uint8_t *packed = malloc(len);
+    /* One pass into a bound (a record takes its wiki, title and at most 22
+     * bytes of varints),
+     * then shrunk to what it took. */
+    uint8_t *packed = malloc(pane->text_len + (size_t)pane->n * 25);
     if (!packed) {
         return;
     }
-    top_pack(pane, packed);
+    size_t len = top_pack(pane, packed);
+    uint8_t *fit = realloc(packed, len);
+    if (fit) {
+        packed = fit;
+    }
     top->st.bytes -= (uint64_t)pane->alloc * sizeof *pane->entries + pane->text_alloc +
                      (pane->index ? ((uint64_t)pane->index_mask + 1) * sizeof *pane->index : 0);
     top->st.bytes += len;
@@ -337,6 +370,24 @@ static void top_pane_freeze(struct fr_top *top, struct top_pane *pane)
     pane->packed_len = len;
 }
 
+/*
+ * Whether a pane the watermark has not passed is frozen already: once a
+ * row TOP_FREEZE_GRACE_US << thaws newer than its end has been counted.
+ * fr_proc advances at every record that raises the watermark, so without
+ * the doubling a stream out of order by more than the grace would thaw
+ * and freeze a pane at every such row; with it a pane is thawed at most
+ * log2(lateness / grace) + 1 times (5 at the default 2 minutes) before the
+ * watermark freezes it for good.
+ */
+static int top_frozen_early(const struct fr_top *top, const struct top_pane *pane)
+{
+    int64_t end = pane->start + FR_PROC_MINUTE_US;
+    if (top->newest_us == INT64_MIN || pane->thaws > 30) {
+        return 0;
+    }
+    return end <= top->newest_us - (TOP_FREEZE_GRACE_US << pane->thaws);
+}
+
 /* Add count to (wiki, title) in pane: FR_OK, 1 when a cap refused a new
  * pair, FR_ENOMEM. */
 static int top_pane_add(struct fr_top *top, struct top_pane *pane, const char *wiki, uint32_t wlen,
@@ -351,7 +402,7 @@ static int top_pane_add(struct fr_top *top, struct top_pane *pane, const char *w
         for (uint32_t i = (uint32_t)h & pane->index_mask; pane->index[i];
              i = (i + 1) & pane->index_mask) {
             struct top_entry *e = &pane->entries[pane->index[i] - 1];
-            if (e->hash == h && e->wiki_len == wlen && e->title_len == tlen &&
+            if (e->hash == (uint32_t)h && e->wiki_len == wlen && e->title_len == tlen &&
                 memcmp(pane->text + e->off, wiki, wlen) == 0 &&
                 memcmp(pane->text + e->off + wlen, title, tlen) == 0) {
                 e->count = fr_proc_sat_add(e->count, count);
@@ -371,7 +422,7 @@ static int top_pane_add(struct fr_top *top, struct top_pane *pane, const char *w
         }
     }
     if (pane->n == pane->alloc) {
-        uint32_t n = pane->alloc ? pane->alloc * 2 : 32;
+        uint32_t n = pane->alloc ? pane->alloc + pane->alloc / 2 : 32;
         struct top_entry *entries = realloc(pane->entries, (size_t)n * sizeof *entries);
         if (!entries) {
             return FR_ENOMEM;
@@ -384,7 +435,7 @@ static int top_pane_add(struct fr_top *top, struct top_pane *pane, const char *w
     if (!pane->text || pane->text_len + need > pane->text_alloc) {
         size_t n = pane->text_alloc ? pane->text_alloc : 1024;
         while (n < pane->text_len + need) {
-            n *= 2;
+            n += n / 2;
         }
         char *text = realloc(pane->text, n);
         if (!text) {
@@ -395,7 +446,7 @@ static int top_pane_add(struct fr_top *top, struct top_pane *pane, const char *w
         pane->text_alloc = n;
     }
     struct top_entry *e = &pane->entries[pane->n];
-    *e = (struct top_entry){h, count, (uint32_t)pane->text_len, wlen, tlen};
+    *e = (struct top_entry){count, (uint32_t)pane->text_len, (uint32_t)h, wlen, tlen};
     memcpy(pane->text + pane->text_len, wiki, wlen);
     if (tlen) {
         memcpy(pane->text + pane->text_len + wlen, title, tlen);
@@ -416,16 +467,15 @@ static int top_pane_add(struct fr_top *top, struct top_pane *pane, const char *w
 /* ------------------------------------------------------------------------ */
 
 /* Order for ranks: count descending, wiki, title ascending. */
+static int top_pair_cmp(const struct top_slot *a, const struct top_slot *b);
+
+/* Both need their keys (top_pair_cmp). */
 static int top_before(const struct top_slot *a, const struct top_slot *b)
 {
     if (a->count != b->count) {
         return a->count > b->count;
     }
-    int c = fr_proc_strcmp(a->wiki, a->wiki_len, b->wiki, b->wiki_len);
-    if (c) {
-        return c < 0;
-    }
-    return fr_proc_strcmp(a->title, a->title_len, b->title, b->title_len) < 0;
+    return top_pair_cmp(a, b) < 0;
 }
 
 /* A pane's pairs in (wiki, title) order, one at a time: read from the
@@ -437,6 +487,7 @@ struct top_cursor {
     const struct top_pane *pane;
     uint32_t at;         /* pairs consumed, the current one included */
     size_t off;          /* frozen: the next record */
+    int keys;            /* fill cur's wk and tk (for merging) */
     struct top_slot cur; /* the current pair */
     char buf[TOP_FC_MAX];
 };
@@ -467,8 +518,11 @@ static int top_cursor_next(struct top_cursor *c)
             c->cur.wiki_len = (uint32_t)top_unvarint(p, &c->off);
             c->cur.wiki = (const char *)p + c->off;
             c->off += c->cur.wiki_len;
+            if (c->keys) {
+                top_key(c->cur.wiki, c->cur.wiki_len, c->cur.wk);
+            }
         }
-        uint32_t tlen = (uint32_t)(h >> 1);
+        uint32_t tlen = (uint32_t)(h >> 2);
         c->cur.title_len = tlen;
         if (tlen <= TOP_FC_MAX) {
             /* buf[0 .. shared) still holds the previous title's bytes */
@@ -482,20 +536,49 @@ static int top_cursor_next(struct top_cursor *c)
             c->cur.title = (const char *)p + c->off;
             c->off += tlen;
         }
-        c->cur.count = top_unvarint(p, &c->off);
+        c->cur.count = h & 2 ? 1 : top_unvarint(p, &c->off);
     } else {
         const struct top_entry *e = &pane->entries[pane->saved->order[c->at]];
-        c->cur = (struct top_slot){e->count, pane->text + e->off, pane->text + e->off + e->wiki_len,
-                                   e->wiki_len, e->title_len};
+        c->cur.count = e->count;
+        c->cur.wiki = pane->text + e->off;
+        c->cur.title = pane->text + e->off + e->wiki_len;
+        c->cur.wiki_len = e->wiki_len;
+        c->cur.title_len = e->title_len;
+        if (c->keys) {
+            top_key(c->cur.wiki, c->cur.wiki_len, c->cur.wk);
+        }
+    }
+    if (c->keys) {
+        top_key(c->cur.title, c->cur.title_len, c->cur.tk);
     }
     c->at++;
     return 1;
 }
 
+/* (wiki, title) order, bytewise; the keys decide without touching the
+ * strings unless their first 16 bytes are equal. Both need their keys. */
 static int top_pair_cmp(const struct top_slot *a, const struct top_slot *b)
 {
-    int c = fr_proc_strcmp(a->wiki, a->wiki_len, b->wiki, b->wiki_len);
-    return c ? c : fr_proc_strcmp(a->title, a->title_len, b->title, b->title_len);
+    for (int h = 0; h < 2; h++) {
+        if (a->wk[h] != b->wk[h]) {
+            return a->wk[h] < b->wk[h] ? -1 : 1;
+        }
+    }
+    if (a->wiki_len != b->wiki_len || a->wiki_len > 16) {
+        int c = fr_proc_strcmp(a->wiki, a->wiki_len, b->wiki, b->wiki_len);
+        if (c) {
+            return c;
+        }
+    }
+    for (int h = 0; h < 2; h++) {
+        if (a->tk[h] != b->tk[h]) {
+            return a->tk[h] < b->tk[h] ? -1 : 1;
+        }
+    }
+    if (a->title_len == b->title_len && a->title_len <= 16) {
+        return 0;
+    }
+    return fr_proc_strcmp(a->title, a->title_len, b->title, b->title_len);
 }
 
 static void top_cursor_sift(struct top_cursor **h, uint32_t n, uint32_t i)
@@ -518,10 +601,12 @@ static void top_cursor_sift(struct top_cursor **h, uint32_t n, uint32_t i)
     }
 }
 
-/* Prepare c to read pane from its first pair: 1, or 0 when it has none. */
-static int top_cursor_start(struct top_cursor *c, const struct top_pane *pane)
+/* Prepare c to read pane from its first pair, with keys or not: 1, or 0
+ * when it has none. */
+static int top_cursor_start(struct top_cursor *c, const struct top_pane *pane, int keys)
 {
     c->pane = pane;
+    c->keys = keys;
     c->at = 0;
     c->off = 0;
     c->cur = (struct top_slot){0};
@@ -551,10 +636,12 @@ static int top_pane_thaw(struct fr_top *top, struct top_pane *pane)
     }
     size_t at = 0;
     uint32_t j = 0;
-    for (int more = top_cursor_start(c, pane); more; more = top_cursor_next(c), j++) {
+    for (int more = top_cursor_start(c, pane, 0); more; more = top_cursor_next(c), j++) {
         const struct top_slot *q = &c->cur;
-        entries[j] = (struct top_entry){top_hash(q->wiki, q->wiki_len, q->title, q->title_len),
-                                        q->count, (uint32_t)at, q->wiki_len, q->title_len};
+        entries[j] = (struct top_entry){
+            q->count, (uint32_t)at,
+            (uint32_t)top_hash(q->wiki, q->wiki_len, q->title, q->title_len), q->wiki_len,
+            q->title_len};
         memcpy(text + at, q->wiki, q->wiki_len);
         if (q->title_len) {
             memcpy(text + at + q->wiki_len, q->title, q->title_len);
@@ -570,6 +657,7 @@ static int top_pane_thaw(struct fr_top *top, struct top_pane *pane)
     top->st.bytes -= pane->packed_len;
     top->st.bytes += (uint64_t)n * sizeof *entries + tlen + (uint64_t)nslots * sizeof *index;
     top->st.thaws++;
+    pane->thaws++;
     free(pane->packed);
     pane->packed = NULL;
     pane->packed_len = 0;
@@ -639,7 +727,7 @@ static int top_combine(struct fr_top *top, uint32_t first, uint32_t last,
         if (rc < 0) {
             return rc;
         }
-        if (top_cursor_start(&curs[hn], pane)) {
+        if (top_cursor_start(&curs[hn], pane, 1)) {
             heap[hn] = &curs[hn];
             hn++;
         }
@@ -821,10 +909,10 @@ int fr_win_top_advance(struct fr_top *top, int64_t watermark_us, fr_top_emit_fn 
     }
     top_drop_front(top, done);
     for (uint32_t k = 0; k < top->n_panes; k++) {
-        int64_t end = top->panes[k].start + FR_PROC_MINUTE_US;
-        if (end <= watermark_us ||
-            (top->newest_us != INT64_MIN && end <= top->newest_us - TOP_FREEZE_GRACE_US)) {
-            top_pane_freeze(top, &top->panes[k]);
+        struct top_pane *pane = &top->panes[k];
+        if (!pane->packed && (pane->start + FR_PROC_MINUTE_US <= watermark_us ||
+                              top_frozen_early(top, pane))) {
+            top_pane_freeze(top, pane);
         }
     }
     return FR_OK;
@@ -950,7 +1038,7 @@ int fr_win_top_save_out(const struct fr_top *top, struct fr_proc_out *out)
         fr_proc_enc_i64(&enc, pane->start);
         fr_proc_enc_u32(&enc, pane->n);
         struct top_cursor c;
-        for (int more = top_cursor_start(&c, pane); more; more = top_cursor_next(&c)) {
+        for (int more = top_cursor_start(&c, pane, 0); more; more = top_cursor_next(&c)) {
             fr_proc_enc_str(&enc, c.cur.wiki, c.cur.wiki_len);
             fr_proc_enc_str(&enc, c.cur.title, c.cur.title_len);
             fr_proc_enc_u64(&enc, c.cur.count);
