@@ -978,7 +978,10 @@ static int top_cmp_ref(const void *x, const void *y)
 }
 
 /* The pane's entries in saved order (by wiki, then title) in
- * pane->saved->order, sorted again only when entries were added since. */
+ * pane->saved->order. Entries are only appended, so the order of the first
+ * sv->n stays valid: only those added since are sorted (for a live pane,
+ * an epoch's new pairs), then merged in from the back, in place. Memory:
+ * 24 bytes a new entry, for the call. */
 static int top_pane_order(const struct top_pane *pane)
 {
     struct top_saved *sv = pane->saved;
@@ -993,18 +996,31 @@ static int top_pane_order(const struct top_pane *pane)
         sv->order = order;
         sv->cap = pane->alloc;
     }
-    struct top_ref *refs = malloc((size_t)pane->n * sizeof *refs + 1);
+    uint32_t old = sv->n, k = pane->n - old;
+    struct top_ref *refs = malloc((size_t)k * sizeof *refs + 1);
     if (!refs) {
         return FR_ENOMEM;
     }
-    for (uint32_t j = 0; j < pane->n; j++) {
-        const struct top_entry *e = &pane->entries[j];
+    for (uint32_t j = 0; j < k; j++) {
+        const struct top_entry *e = &pane->entries[old + j];
         /* count carries the entry's index through the sort */
-        refs[j] = (struct top_ref){pane->text + e->off, e->wiki_len, e->title_len, j};
+        refs[j] = (struct top_ref){pane->text + e->off, e->wiki_len, e->title_len, old + j};
     }
-    qsort(refs, pane->n, sizeof *refs, top_cmp_ref);
-    for (uint32_t j = 0; j < pane->n; j++) {
-        sv->order[j] = (uint32_t)refs[j].count;
+    qsort(refs, k, sizeof *refs, top_cmp_ref);
+    /* Merge order[0 .. old) and refs[0 .. k) into order[0 .. old + k),
+     * largest first; pairs in a pane are distinct, so never a tie. */
+    uint32_t i = old, j = k, w = pane->n;
+    while (j > 0) {
+        const struct top_entry *e = i > 0 ? &pane->entries[sv->order[i - 1]] : NULL;
+        struct top_ref r = {0};
+        if (e) {
+            r = (struct top_ref){pane->text + e->off, e->wiki_len, e->title_len, 0};
+        }
+        if (e && top_cmp_ref(&r, &refs[j - 1]) > 0) {
+            sv->order[--w] = sv->order[--i];
+        } else {
+            sv->order[--w] = (uint32_t)refs[--j].count;
+        }
     }
     free(refs);
     sv->n = pane->n;
