@@ -11,19 +11,19 @@
  * equal pairs, and selects the top 20 with a bounded insertion; rows are
  * never rescanned and no map of the window's pairs is built. A pane is
  * frozen (packed, in that order: struct top_pane) once the watermark has
- * passed it, or earlier, once rows TOP_FREEZE_GRACE_US newer than its end
- * have been counted: in a live stream only the newest pane is then still
+ * passed it, or earlier, once a row TOP_FREEZE_GRACE_US newer than its end
+ * has been counted: in a live stream only the newest pane is then still
  * filling. A row that reaches an early-frozen pane (out of order by more
- * than the grace, yet on time) thaws it back (counted in thaws); the next
- * advance freezes it again. Freezing and thawing change memory only, never
- * a pair, a count or an order. A window is emitted once, when the watermark
- * reaches its end
- * (s + 10 min <= watermark), and only if it holds a count (a window that
- * holds one always holds its oldest pane, so the emission loop walks
- * panes, not empty minutes). Windows are emitted in start order;
- * next_start is the first window start not yet settled. A pane is dropped
- * once the last window containing it (the one starting at it) is settled,
- * so the retained panes span at most lateness + 10 minutes.
+ * than the grace, yet on time) thaws it (counted in thaws), and its grace
+ * doubles (top_frozen_early). Freezing and thawing change memory only,
+ * never a pair, a count or an order. A window is emitted once, when the
+ * watermark reaches its end (s + 10 min <= watermark), and only if it
+ * holds a count (a window that holds one always holds its oldest pane, so
+ * the emission loop walks panes, not empty minutes). Windows are emitted
+ * in start order; next_start is the first window start not yet settled. A
+ * pane is dropped once the last window containing it (the one starting at
+ * it) is settled, so the retained panes span at most lateness + 10
+ * minutes.
  *
  * Caps (logical, so they decide the same way after save/load): counters
  * (pane, wiki, title) and their text bytes. A row whose pair is new to its
@@ -638,10 +638,10 @@ static int top_pane_thaw(struct fr_top *top, struct top_pane *pane)
     uint32_t j = 0;
     for (int more = top_cursor_start(c, pane, 0); more; more = top_cursor_next(c), j++) {
         const struct top_slot *q = &c->cur;
-        entries[j] = (struct top_entry){
-            q->count, (uint32_t)at,
-            (uint32_t)top_hash(q->wiki, q->wiki_len, q->title, q->title_len), q->wiki_len,
-            q->title_len};
+        entries[j] =
+            (struct top_entry){q->count, (uint32_t)at,
+                               (uint32_t)top_hash(q->wiki, q->wiki_len, q->title, q->title_len),
+                               q->wiki_len, q->title_len};
         memcpy(text + at, q->wiki, q->wiki_len);
         if (q->title_len) {
             memcpy(text + at + q->wiki_len, q->title, q->title_len);
@@ -910,8 +910,8 @@ int fr_win_top_advance(struct fr_top *top, int64_t watermark_us, fr_top_emit_fn 
     top_drop_front(top, done);
     for (uint32_t k = 0; k < top->n_panes; k++) {
         struct top_pane *pane = &top->panes[k];
-        if (!pane->packed && (pane->start + FR_PROC_MINUTE_US <= watermark_us ||
-                              top_frozen_early(top, pane))) {
+        if (!pane->packed &&
+            (pane->start + FR_PROC_MINUTE_US <= watermark_us || top_frozen_early(top, pane))) {
             top_pane_freeze(top, pane);
         }
     }
@@ -951,8 +951,7 @@ void fr_win_top_view(struct fr_top *top, struct fr_proc_view *view)
             view->truncated = 1;
             return;
         }
-        *row = (struct fr_top_row){
-            s, end, r + 1, {w, b->wiki_len}, {t, b->title_len}, b->count};
+        *row = (struct fr_top_row){s, end, r + 1, {w, b->wiki_len}, {t, b->title_len}, b->count};
         view->n_top++;
     }
 }
