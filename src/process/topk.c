@@ -422,7 +422,8 @@ static int top_pane_add(struct fr_top *top, struct top_pane *pane, const char *w
         }
     }
     if (pane->n == pane->alloc) {
-        uint32_t n = pane->alloc ? pane->alloc + pane->alloc / 2 : 32;
+        /* from 32; a thawed pane's may be smaller (exact), even 1 */
+        uint32_t n = pane->alloc < 32 ? 32 : pane->alloc + pane->alloc / 2;
         struct top_entry *entries = realloc(pane->entries, (size_t)n * sizeof *entries);
         if (!entries) {
             return FR_ENOMEM;
@@ -433,7 +434,7 @@ static int top_pane_add(struct fr_top *top, struct top_pane *pane, const char *w
     }
     /* Allocate even for empty strings: text + off is never NULL arithmetic. */
     if (!pane->text || pane->text_len + need > pane->text_alloc) {
-        size_t n = pane->text_alloc ? pane->text_alloc : 1024;
+        size_t n = pane->text_alloc < 1024 ? 1024 : pane->text_alloc;
         while (n < pane->text_len + need) {
             n += n / 2;
         }

@@ -865,6 +865,39 @@ static void test_top_key_order(void)
     fr_win_top_destroy(top);
 }
 
+/* A thawed pane's arrays are exact: one with a single empty pair (1 entry,
+ * 1 byte of text) must grow again. Against a never-frozen operator. */
+static void test_top_thaw_tiny(void)
+{
+    struct fr_top *a = top_new(1000, 1 << 20), *b = top_new(1000, 1 << 20);
+    struct fr_top *both[2] = {a, b};
+    for (int k = 0; k < 2; k++) {
+        CHECK_EQ_INT(fr_win_top_advance(both[k], T0 - 30 * MIN, NULL, NULL), FR_OK);
+        add_n(both[k], T0, "", "", 2, FR_TYPE_EDIT);
+        add_n(both[k], T0 + 2 * MIN, "w", "newest", 1, FR_TYPE_EDIT);
+    }
+    CHECK_EQ_INT(fr_win_top_advance(a, T0 - 30 * MIN, NULL, NULL), FR_OK); /* freezes pane 0 */
+    char title[64];
+    for (int i = 0; i < 100; i++) {
+        snprintf(title, sizeof title, "a fairly long title number %03d, to outgrow 1 KiB", i);
+        add_n(a, T0 + 1, "wiki", title, 1 + i % 3, FR_TYPE_EDIT);
+        add_n(b, T0 + 1, "wiki", title, 1 + i % 3, FR_TYPE_EDIT);
+    }
+    struct fr_top_stats st;
+    fr_win_top_stats(a, &st);
+    CHECK_EQ_INT(st.thaws, 1);
+    struct fr_buf ba, bb;
+    fr_buf_init(&ba, 1 << 20);
+    fr_buf_init(&bb, 1 << 20);
+    CHECK_EQ_INT(fr_win_top_save(a, &ba), FR_OK);
+    CHECK_EQ_INT(fr_win_top_save(b, &bb), FR_OK);
+    CHECK(ba.len == bb.len && memcmp(ba.data, bb.data, ba.len) == 0);
+    fr_buf_free(&ba);
+    fr_buf_free(&bb);
+    fr_win_top_destroy(a);
+    fr_win_top_destroy(b);
+}
+
 /*
  * A checkpoint of the version-1 layout, written out by hand from the byte
  * table in topk.c (not by the code under test): it loads, saves back byte
@@ -1102,6 +1135,7 @@ int main(void)
     RUN(test_top_caps_view_save);
     RUN(test_top_frozen_forms);
     RUN(test_top_key_order);
+    RUN(test_top_thaw_tiny);
     RUN(test_top_old_blob);
     RUN(test_hostile_window_blobs);
     return check_report();
