@@ -340,9 +340,8 @@ static void top_pane_freeze(struct fr_top *top, struct top_pane *pane)
     if (pane->packed || pane->n == 0 || top_pane_order(pane) < 0) {
         return; /* frozen, empty, or out of memory: try at the next advance */
     }
-    /* One pass into a bound (a record takes its wiki, title and at most 22
-     * bytes of varints),
-     * then shrunk to what it took. */
+    /* One pass into a bound (a record takes at most its wiki, its title
+     * and 18 bytes of varints), then shrunk to what it took. */
     uint8_t *packed = malloc(pane->text_len + (size_t)pane->n * 25);
     if (!packed) {
         return;
