@@ -375,6 +375,7 @@ struct fr_top_stats {
     uint64_t rows;                       /* rows emitted */
     uint64_t dropped_keys;               /* edits not counted: entry or text cap */
     uint64_t dropped_closed;             /* edits for panes no open window needs */
+    uint64_t thaws;                      /* early-frozen panes thawed by a row */
 };
 
 struct fr_top;

@@ -9,15 +9,21 @@
  * [p, p + 1 min) that holds its event time. At emission, a window merges
  * its ten panes, each listed in (wiki, title) order, summing the counts of
  * equal pairs, and selects the top 20 with a bounded insertion; rows are
- * never rescanned and no map of the window's pairs is built. A pane the
- * watermark has passed is frozen: packed, in that order (struct
- * top_pane). A window is emitted once, when the watermark reaches its end
- * (s + 10 min <= watermark), and only if it holds a count (a window that
- * holds one always holds its oldest pane, so the emission loop walks
- * panes, not empty minutes). Windows are emitted in start order;
- * next_start is the first window start not yet settled. A pane is dropped
- * once the last window containing it (the one starting at it) is settled,
- * so the retained panes span at most lateness + 10 minutes.
+ * never rescanned and no map of the window's pairs is built. A pane is
+ * frozen (packed, in that order: struct top_pane) once the watermark has
+ * passed it, or earlier, once a row TOP_FREEZE_GRACE_US newer than its end
+ * has been counted: in a live stream only the newest pane is then still
+ * filling. A row that reaches an early-frozen pane (out of order by more
+ * than the grace, yet on time) thaws it (counted in thaws), and its grace
+ * doubles (top_frozen_early). Freezing and thawing change memory only,
+ * never a pair, a count or an order. A window is emitted once, when the
+ * watermark reaches its end (s + 10 min <= watermark), and only if it
+ * holds a count (a window that holds one always holds its oldest pane, so
+ * the emission loop walks panes, not empty minutes). Windows are emitted
+ * in start order; next_start is the first window start not yet settled. A
+ * pane is dropped once the last window containing it (the one starting at
+ * it) is settled, so the retained panes span at most lateness + 10
+ * minutes.
  *
  * Caps (logical, so they decide the same way after save/load): counters
  * (pane, wiki, title) and their text bytes. A row whose pair is new to its
@@ -45,11 +51,19 @@
 #define TOP_VERSION 1
 #define TOP_TITLE_MAX (1u << 20)
 #define TOP_PANES_PER_WINDOW (FR_TOP_WINDOW_US / FR_PROC_MINUTE_US)
+/* A pane is frozen early once a row this much newer than its end is counted. */
+#define TOP_FREEZE_GRACE_US ((int64_t)10 * 1000000)
+/* Titles up to this many bytes are front-coded in a frozen pane (share a
+ * prefix with the previous title); a cursor rebuilds them in a buffer of
+ * this size. Longer ones are stored whole and read in place. */
+#define TOP_FC_MAX 255u
 
+/* 24 bytes; the arrays of a live pane grow by half (not double), so a
+ * pane holds at most a third more than it uses. */
 struct top_entry {
-    uint64_t hash;
     uint64_t count;
-    uint32_t off; /* wiki then title in the pane's text */
+    uint32_t off;  /* wiki then title in the pane's text */
+    uint32_t hash; /* top_hash, low 32 bits: index slot and probe filter */
     uint32_t wiki_len, title_len;
 };
 
@@ -66,19 +80,26 @@ struct top_saved {
 };
 
 /*
- * A pane is live (entries, text, hash index, saved order) until the
- * watermark passes its end; then it is frozen into one packed byte string
- * of its pairs in (wiki, title) order, and the rest is freed. Packed
- * record (in memory only, never written to disk; LEB128 varints):
+ * A pane is live (entries, text, hash index, saved order) while it can
+ * still gain rows; then it is frozen into one packed byte string of its
+ * pairs in (wiki, title) order, and the rest is freed. Packed record (in
+ * memory only, never written to disk; LEB128 varints; a title front-coded
+ * against the previous record's when both are at most TOP_FC_MAX bytes and
+ * the wiki is the same):
  *
- *   varint  title_len << 1 | new_wiki
+ *   varint  title_len << 2 | one << 1 | new_wiki
  *   varint  wiki_len     (only when new_wiki; the first record always is)
  *   bytes   wiki         (only when new_wiki; else the previous record's)
- *   bytes   title
- *   varint  count
+ *   varint  shared       (only when title_len <= TOP_FC_MAX: leading bytes
+ *                         equal to the previous title's; 0 when new_wiki
+ *                         or the previous title is longer than TOP_FC_MAX)
+ *   bytes   title[shared .. title_len)
+ *   varint  count        (only when not one: one is the count 1, which
+ *                         most pairs of a minute have)
  *
- * About title + 3 bytes a pair, against 32 (entry) + wiki + title + 4
- * (order) + the index's slots live.
+ * About 16 bytes a pair for the synthetic stream's ~20-byte titles (24
+ * with neither the front coding nor the count flag), against 24 (entry) +
+ * wiki + title + 4 (order) + the index's 8-16 live (docs/adr/0024).
  */
 struct top_pane {
     int64_t start;
@@ -91,6 +112,8 @@ struct top_pane {
     struct top_saved *saved;     /* allocated with the pane */
     uint8_t *packed;             /* frozen: the pairs, packed_len bytes; else NULL */
     size_t packed_len;
+    /* Times thawed: the early-freeze grace doubles with each (top_frozen_early). */
+    uint32_t thaws;
 };
 
 /* One (wiki, title) of a window being combined: its text (in one of the
@@ -99,6 +122,7 @@ struct top_slot {
     uint64_t count;
     const char *wiki, *title;
     uint32_t wiki_len, title_len;
+    uint64_t wk[2], tk[2]; /* merging: the strings' first 16 bytes (top_key) */
 };
 
 struct fr_top {
@@ -106,8 +130,28 @@ struct fr_top {
     struct top_pane *panes; /* ascending start */
     uint32_t n_panes, alloc;
     int64_t next_start;
+    /* The newest event time counted (INT64_MIN: none since create or load).
+     * Not state: it only decides when a pane is frozen early. */
+    int64_t newest_us;
     struct fr_top_stats st;
 };
+
+/* The first 16 bytes of s, big-endian, zero-padded. Where two keys differ
+ * they order as the strings do (bytewise, shorter first): the first byte
+ * that differs is either in both strings, or a 0 of padding against a byte
+ * that is not 0, where the shorter is a prefix of the longer. */
+static void top_key(const char *s, uint32_t len, uint64_t k[2])
+{
+    uint8_t b[16] = {0};
+    memcpy(b, s, len < 16 ? len : 16);
+    for (int h = 0; h < 2; h++) {
+        uint64_t v = 0;
+        for (int i = 0; i < 8; i++) {
+            v = v << 8 | b[8 * h + i];
+        }
+        k[h] = v;
+    }
+}
 
 static uint64_t top_hash(const char *wiki, uint32_t wlen, const char *title, uint32_t tlen)
 {
@@ -184,6 +228,7 @@ static struct top_pane *top_pane_get(struct fr_top *top, int64_t start)
 }
 
 static int top_pane_order(const struct top_pane *pane);
+static int top_pane_thaw(struct fr_top *top, struct top_pane *pane);
 
 static int top_index_grow(struct fr_top *top, struct top_pane *pane)
 {
@@ -221,6 +266,20 @@ static size_t top_varint(uint8_t *p, uint64_t v)
     return n;
 }
 
+/* Leading bytes of title (tlen) equal to the previous title ptitle
+ * (plen) that the front coding may share: 0 unless both fit TOP_FC_MAX. */
+static uint32_t top_shared(const char *ptitle, uint32_t plen, const char *title, uint32_t tlen)
+{
+    uint32_t k = 0;
+    if (plen > TOP_FC_MAX || tlen > TOP_FC_MAX) {
+        return 0;
+    }
+    while (k < plen && k < tlen && ptitle[k] == title[k]) {
+        k++;
+    }
+    return k;
+}
+
 /* Pack the pane's pairs in saved order into p (NULL: only count). */
 static size_t top_pack(const struct top_pane *pane, uint8_t *p)
 {
@@ -229,9 +288,17 @@ static size_t top_pack(const struct top_pane *pane, uint8_t *p)
     for (uint32_t j = 0; j < pane->n; j++) {
         const struct top_entry *e = &pane->entries[pane->saved->order[j]];
         const char *wiki = pane->text + e->off;
+        const char *title = wiki + e->wiki_len;
         int new_wiki = !prev || prev->wiki_len != e->wiki_len ||
                        memcmp(pane->text + prev->off, wiki, e->wiki_len) != 0;
-        n += top_varint(p ? p + n : NULL, (uint64_t)e->title_len << 1 | (uint64_t)new_wiki);
+        uint32_t shared = 0;
+        if (!new_wiki) {
+            shared = top_shared(pane->text + prev->off + prev->wiki_len, prev->title_len, title,
+                                e->title_len);
+        }
+        uint64_t one = e->count == 1;
+        n += top_varint(p ? p + n : NULL,
+                        (uint64_t)e->title_len << 2 | one << 1 | (uint64_t)new_wiki);
         if (new_wiki) {
             n += top_varint(p ? p + n : NULL, e->wiki_len);
             if (p) {
@@ -239,11 +306,16 @@ static size_t top_pack(const struct top_pane *pane, uint8_t *p)
             }
             n += e->wiki_len;
         }
-        if (p && e->title_len) {
-            memcpy(p + n, wiki + e->wiki_len, e->title_len);
+        if (e->title_len <= TOP_FC_MAX) {
+            n += top_varint(p ? p + n : NULL, shared);
         }
-        n += e->title_len;
-        n += top_varint(p ? p + n : NULL, e->count);
+        if (p && e->title_len > shared) {
+            memcpy(p + n, title + shared, e->title_len - shared);
+        }
+        n += e->title_len - shared;
+        if (!one) {
+            n += top_varint(p ? p + n : NULL, e->count);
+        }
         prev = e;
     }
     return n;
@@ -255,22 +327,30 @@ static size_t top_pack(const struct top_pane *pane, uint8_t *p)
  * settled: up to ten minutes more. No row can reach it even when the
  * operator is used on its own: the window starting nine minutes before
  * the pane ends where the pane ends, so it is settled once the watermark
- * passes the pane, and fr_win_top_add drops the row as dropped_closed. So
- * the pane is frozen: packed (see struct top_pane) and its entries, text,
- * index and saved order freed. Only memory changes, never a pair, a count
- * or an order; merging and saving read the packed pairs in the same order.
+ * passes the pane, and fr_win_top_add drops the row as dropped_closed. A
+ * pane TOP_FREEZE_GRACE_US older than the newest row counted is frozen
+ * too, before the watermark passes it: it rarely gets another row, and one
+ * that comes thaws it (top_pane_thaw). So the pane is frozen: packed (see
+ * struct top_pane) and its entries, text, index and saved order freed.
+ * Only memory changes, never a pair, a count or an order; merging and
+ * saving read the packed pairs in the same order.
  */
 static void top_pane_freeze(struct fr_top *top, struct top_pane *pane)
 {
     if (pane->packed || pane->n == 0 || top_pane_order(pane) < 0) {
         return; /* frozen, empty, or out of memory: try at the next advance */
     }
-    size_t len = top_pack(pane, NULL);
-    uint8_t *packed = malloc(len);
+    /* One pass into a bound (a record takes at most its wiki, its title
+     * and 18 bytes of varints), then shrunk to what it took. */
+    uint8_t *packed = malloc(pane->text_len + (size_t)pane->n * 25);
     if (!packed) {
         return;
     }
-    top_pack(pane, packed);
+    size_t len = top_pack(pane, packed);
+    uint8_t *fit = realloc(packed, len);
+    if (fit) {
+        packed = fit;
+    }
     top->st.bytes -= (uint64_t)pane->alloc * sizeof *pane->entries + pane->text_alloc +
                      (pane->index ? ((uint64_t)pane->index_mask + 1) * sizeof *pane->index : 0);
     top->st.bytes += len;
@@ -289,6 +369,24 @@ static void top_pane_freeze(struct fr_top *top, struct top_pane *pane)
     pane->packed_len = len;
 }
 
+/*
+ * Whether a pane the watermark has not passed is frozen already: once a
+ * row TOP_FREEZE_GRACE_US << thaws newer than its end has been counted.
+ * fr_proc advances at every record that raises the watermark, so without
+ * the doubling a stream out of order by more than the grace would thaw
+ * and freeze a pane at every such row; with it a pane is thawed at most
+ * log2(lateness / grace) + 1 times (5 at the default 2 minutes) before the
+ * watermark freezes it for good.
+ */
+static int top_frozen_early(const struct fr_top *top, const struct top_pane *pane)
+{
+    int64_t end = pane->start + FR_PROC_MINUTE_US;
+    if (top->newest_us == INT64_MIN || pane->thaws > 30) {
+        return 0;
+    }
+    return end <= top->newest_us - (TOP_FREEZE_GRACE_US << pane->thaws);
+}
+
 /* Add count to (wiki, title) in pane: FR_OK, 1 when a cap refused a new
  * pair, FR_ENOMEM. */
 static int top_pane_add(struct fr_top *top, struct top_pane *pane, const char *wiki, uint32_t wlen,
@@ -296,14 +394,14 @@ static int top_pane_add(struct fr_top *top, struct top_pane *pane, const char *w
 {
     uint64_t h = top_hash(wiki, wlen, title, tlen);
     int rc;
-    if (pane->packed) {
-        return FR_ESTATE; /* a frozen pane: never, by the rules (top_pane_freeze) */
+    if (pane->packed && (rc = top_pane_thaw(top, pane)) < 0) {
+        return rc; /* still frozen, unchanged */
     }
     if (pane->index) {
         for (uint32_t i = (uint32_t)h & pane->index_mask; pane->index[i];
              i = (i + 1) & pane->index_mask) {
             struct top_entry *e = &pane->entries[pane->index[i] - 1];
-            if (e->hash == h && e->wiki_len == wlen && e->title_len == tlen &&
+            if (e->hash == (uint32_t)h && e->wiki_len == wlen && e->title_len == tlen &&
                 memcmp(pane->text + e->off, wiki, wlen) == 0 &&
                 memcmp(pane->text + e->off + wlen, title, tlen) == 0) {
                 e->count = fr_proc_sat_add(e->count, count);
@@ -323,7 +421,8 @@ static int top_pane_add(struct fr_top *top, struct top_pane *pane, const char *w
         }
     }
     if (pane->n == pane->alloc) {
-        uint32_t n = pane->alloc ? pane->alloc * 2 : 32;
+        /* from 32; a thawed pane's may be smaller (exact), even 1 */
+        uint32_t n = pane->alloc < 32 ? 32 : pane->alloc + pane->alloc / 2;
         struct top_entry *entries = realloc(pane->entries, (size_t)n * sizeof *entries);
         if (!entries) {
             return FR_ENOMEM;
@@ -334,9 +433,9 @@ static int top_pane_add(struct fr_top *top, struct top_pane *pane, const char *w
     }
     /* Allocate even for empty strings: text + off is never NULL arithmetic. */
     if (!pane->text || pane->text_len + need > pane->text_alloc) {
-        size_t n = pane->text_alloc ? pane->text_alloc : 1024;
+        size_t n = pane->text_alloc < 1024 ? 1024 : pane->text_alloc;
         while (n < pane->text_len + need) {
-            n *= 2;
+            n += n / 2;
         }
         char *text = realloc(pane->text, n);
         if (!text) {
@@ -347,7 +446,7 @@ static int top_pane_add(struct fr_top *top, struct top_pane *pane, const char *w
         pane->text_alloc = n;
     }
     struct top_entry *e = &pane->entries[pane->n];
-    *e = (struct top_entry){h, count, (uint32_t)pane->text_len, wlen, tlen};
+    *e = (struct top_entry){count, (uint32_t)pane->text_len, (uint32_t)h, wlen, tlen};
     memcpy(pane->text + pane->text_len, wiki, wlen);
     if (tlen) {
         memcpy(pane->text + pane->text_len + wlen, title, tlen);
@@ -368,26 +467,29 @@ static int top_pane_add(struct fr_top *top, struct top_pane *pane, const char *w
 /* ------------------------------------------------------------------------ */
 
 /* Order for ranks: count descending, wiki, title ascending. */
+static int top_pair_cmp(const struct top_slot *a, const struct top_slot *b);
+
+/* Both need their keys (top_pair_cmp). */
 static int top_before(const struct top_slot *a, const struct top_slot *b)
 {
     if (a->count != b->count) {
         return a->count > b->count;
     }
-    int c = fr_proc_strcmp(a->wiki, a->wiki_len, b->wiki, b->wiki_len);
-    if (c) {
-        return c < 0;
-    }
-    return fr_proc_strcmp(a->title, a->title_len, b->title, b->title_len) < 0;
+    return top_pair_cmp(a, b) < 0;
 }
 
 /* A pane's pairs in (wiki, title) order, one at a time: read from the
  * packed form of a frozen pane, or through the saved order of a live one
- * (top_pane_order must be current). */
+ * (top_pane_order must be current). A front-coded title is rebuilt in buf,
+ * so cur.title may point into the cursor: valid until it moves, and a
+ * cursor is not moved by copying (the merge heap holds pointers). */
 struct top_cursor {
     const struct top_pane *pane;
     uint32_t at;         /* pairs consumed, the current one included */
     size_t off;          /* frozen: the next record */
+    int keys;            /* fill cur's wk and tk (for merging) */
     struct top_slot cur; /* the current pair */
+    char buf[TOP_FC_MAX];
 };
 
 static uint64_t top_unvarint(const uint8_t *p, size_t *off)
@@ -410,56 +512,191 @@ static int top_cursor_next(struct top_cursor *c)
         return 0;
     }
     if (pane->packed) {
-        uint64_t h = top_unvarint(pane->packed, &c->off);
+        const uint8_t *p = pane->packed;
+        uint64_t h = top_unvarint(p, &c->off);
         if (h & 1) {
-            c->cur.wiki_len = (uint32_t)top_unvarint(pane->packed, &c->off);
-            c->cur.wiki = (const char *)pane->packed + c->off;
+            c->cur.wiki_len = (uint32_t)top_unvarint(p, &c->off);
+            c->cur.wiki = (const char *)p + c->off;
             c->off += c->cur.wiki_len;
+            if (c->keys) {
+                top_key(c->cur.wiki, c->cur.wiki_len, c->cur.wk);
+            }
         }
-        c->cur.title_len = (uint32_t)(h >> 1);
-        c->cur.title = (const char *)pane->packed + c->off;
-        c->off += c->cur.title_len;
-        c->cur.count = top_unvarint(pane->packed, &c->off);
+        uint32_t tlen = (uint32_t)(h >> 2);
+        c->cur.title_len = tlen;
+        if (tlen <= TOP_FC_MAX) {
+            /* buf[0 .. shared) still holds the previous title's bytes */
+            uint32_t shared = (uint32_t)top_unvarint(p, &c->off);
+            if (tlen > shared) {
+                memcpy(c->buf + shared, p + c->off, tlen - shared);
+            }
+            c->off += tlen - shared;
+            c->cur.title = c->buf;
+        } else {
+            c->cur.title = (const char *)p + c->off;
+            c->off += tlen;
+        }
+        c->cur.count = h & 2 ? 1 : top_unvarint(p, &c->off);
     } else {
         const struct top_entry *e = &pane->entries[pane->saved->order[c->at]];
-        c->cur = (struct top_slot){e->count, pane->text + e->off, pane->text + e->off + e->wiki_len,
-                                   e->wiki_len, e->title_len};
+        c->cur.count = e->count;
+        c->cur.wiki = pane->text + e->off;
+        c->cur.title = pane->text + e->off + e->wiki_len;
+        c->cur.wiki_len = e->wiki_len;
+        c->cur.title_len = e->title_len;
+        if (c->keys) {
+            top_key(c->cur.wiki, c->cur.wiki_len, c->cur.wk);
+        }
+    }
+    if (c->keys) {
+        top_key(c->cur.title, c->cur.title_len, c->cur.tk);
     }
     c->at++;
     return 1;
 }
 
+/* (wiki, title) order, bytewise; the keys decide without touching the
+ * strings unless their first 16 bytes are equal. Both need their keys. */
 static int top_pair_cmp(const struct top_slot *a, const struct top_slot *b)
 {
-    int c = fr_proc_strcmp(a->wiki, a->wiki_len, b->wiki, b->wiki_len);
-    return c ? c : fr_proc_strcmp(a->title, a->title_len, b->title, b->title_len);
+    for (int h = 0; h < 2; h++) {
+        if (a->wk[h] != b->wk[h]) {
+            return a->wk[h] < b->wk[h] ? -1 : 1;
+        }
+    }
+    if (a->wiki_len != b->wiki_len || a->wiki_len > 16) {
+        int c = fr_proc_strcmp(a->wiki, a->wiki_len, b->wiki, b->wiki_len);
+        if (c) {
+            return c;
+        }
+    }
+    for (int h = 0; h < 2; h++) {
+        if (a->tk[h] != b->tk[h]) {
+            return a->tk[h] < b->tk[h] ? -1 : 1;
+        }
+    }
+    if (a->title_len == b->title_len && a->title_len <= 16) {
+        return 0;
+    }
+    return fr_proc_strcmp(a->title, a->title_len, b->title, b->title_len);
 }
 
-static void top_cursor_sift(struct top_cursor *h, uint32_t n, uint32_t i)
+static void top_cursor_sift(struct top_cursor **h, uint32_t n, uint32_t i)
 {
     for (;;) {
         uint32_t c = 2 * i + 1;
         if (c >= n) {
             return;
         }
-        if (c + 1 < n && top_pair_cmp(&h[c + 1].cur, &h[c].cur) < 0) {
+        if (c + 1 < n && top_pair_cmp(&h[c + 1]->cur, &h[c]->cur) < 0) {
             c++;
         }
-        if (top_pair_cmp(&h[c].cur, &h[i].cur) >= 0) {
+        if (top_pair_cmp(&h[c]->cur, &h[i]->cur) >= 0) {
             return;
         }
-        struct top_cursor t = h[i];
+        struct top_cursor *t = h[i];
         h[i] = h[c];
         h[c] = t;
         i = c;
     }
 }
 
-/* Prepare c to read pane from its first pair: 1, or 0 when it has none. */
-static int top_cursor_start(struct top_cursor *c, const struct top_pane *pane)
+/* Prepare c to read pane from its first pair, with keys or not: 1, or 0
+ * when it has none. */
+static int top_cursor_start(struct top_cursor *c, const struct top_pane *pane, int keys)
 {
-    *c = (struct top_cursor){.pane = pane};
+    c->pane = pane;
+    c->keys = keys;
+    c->at = 0;
+    c->off = 0;
+    c->cur = (struct top_slot){0};
     return top_cursor_next(c);
+}
+
+/*
+ * Back to live: the entries, text, index and saved order rebuilt from the
+ * packed pairs (already in saved order), the packed string freed. FR_OK,
+ * or FR_ENOMEM with the pane still frozen and unchanged.
+ */
+static int top_pane_thaw(struct fr_top *top, struct top_pane *pane)
+{
+    uint32_t n = pane->n, nslots = 64;
+    size_t tlen = pane->text_len ? pane->text_len : 1;
+    while ((uint64_t)(n + 1) * 2 > nslots) {
+        nslots *= 2;
+    }
+    struct top_entry *entries = malloc((size_t)n * sizeof *entries);
+    uint32_t *index = calloc(nslots, sizeof *index);
+    uint32_t *order = malloc((size_t)n * sizeof *order);
+    char *text = malloc(tlen);
+    struct top_cursor cur, *c = &cur;
+    int rc = FR_ENOMEM;
+    if (!entries || !index || !order || !text) {
+        goto cleanup;
+    }
+    size_t at = 0;
+    uint32_t j = 0;
+    for (int more = top_cursor_start(c, pane, 0); more; more = top_cursor_next(c), j++) {
+        const struct top_slot *q = &c->cur;
+        entries[j] =
+            (struct top_entry){q->count, (uint32_t)at,
+                               (uint32_t)top_hash(q->wiki, q->wiki_len, q->title, q->title_len),
+                               q->wiki_len, q->title_len};
+        memcpy(text + at, q->wiki, q->wiki_len);
+        if (q->title_len) {
+            memcpy(text + at + q->wiki_len, q->title, q->title_len);
+        }
+        at += (size_t)q->wiki_len + q->title_len;
+        uint32_t i = (uint32_t)entries[j].hash & (nslots - 1);
+        while (index[i]) {
+            i = (i + 1) & (nslots - 1);
+        }
+        index[i] = j + 1;
+        order[j] = j;
+    }
+    top->st.bytes -= pane->packed_len;
+    top->st.bytes += (uint64_t)n * sizeof *entries + tlen + (uint64_t)nslots * sizeof *index;
+    top->st.thaws++;
+    pane->thaws++;
+    free(pane->packed);
+    pane->packed = NULL;
+    pane->packed_len = 0;
+    pane->entries = entries;
+    pane->alloc = n;
+    pane->index = index;
+    pane->index_mask = nslots - 1;
+    pane->text = text;
+    pane->text_alloc = tlen;
+    *pane->saved = (struct top_saved){order, n, n};
+    entries = NULL;
+    index = NULL;
+    order = NULL;
+    text = NULL;
+    rc = FR_OK;
+cleanup:
+    free(entries);
+    free(index);
+    free(order);
+    free(text);
+    return rc;
+}
+
+/* One of a window's best pairs. A title that may live in a cursor (at most
+ * TOP_FC_MAX bytes) is copied into buf, so s.title stays valid after the
+ * merge; s.title points into buf exactly when inl (top_best_fix). */
+struct top_best {
+    struct top_slot s;
+    int inl;
+    char buf[TOP_FC_MAX];
+};
+
+static void top_best_fix(struct top_best *best, uint32_t n)
+{
+    for (uint32_t k = 0; k < n; k++) {
+        if (best[k].inl) {
+            best[k].s.title = best[k].buf;
+        }
+    }
 }
 
 /*
@@ -473,12 +710,15 @@ static int top_cursor_start(struct top_cursor *c, const struct top_pane *pane)
  * map of every pair in ten panes used to take ~100 bytes a pair, kept
  * between windows: docs/adr/0023). The result is the same: the pairs and
  * their sums do not depend on how they are met, and the ranking order is
- * total. Strings in best point into the panes.
+ * total. Wikis and long titles in best point into the panes; short titles
+ * into best itself.
  */
 static int top_combine(struct fr_top *top, uint32_t first, uint32_t last,
-                       struct top_slot best[FR_TOP_N], uint32_t *n)
+                       struct top_best best[FR_TOP_N], uint32_t *n)
 {
-    struct top_cursor heap[TOP_PANES_PER_WINDOW];
+    struct top_cursor curs[TOP_PANES_PER_WINDOW];
+    struct top_cursor *heap[TOP_PANES_PER_WINDOW];
+    char title[TOP_FC_MAX];
     uint32_t hn = 0;
     *n = 0;
     for (uint32_t k = first; k < last && hn < TOP_PANES_PER_WINDOW; k++) {
@@ -487,31 +727,44 @@ static int top_combine(struct fr_top *top, uint32_t first, uint32_t last,
         if (rc < 0) {
             return rc;
         }
-        hn += (uint32_t)top_cursor_start(&heap[hn], pane);
+        if (top_cursor_start(&curs[hn], pane, 1)) {
+            heap[hn] = &curs[hn];
+            hn++;
+        }
     }
     for (uint32_t i = hn / 2; i-- > 0;) {
         top_cursor_sift(heap, hn, i);
     }
     while (hn > 0) {
-        struct top_slot cur = heap[0].cur;
+        struct top_slot cur = heap[0]->cur;
         cur.count = 0;
+        if (cur.title == heap[0]->buf) {
+            /* the cursor is about to move on and rebuild its buffer */
+            memcpy(title, cur.title, cur.title_len);
+            cur.title = title;
+        }
         /* Every cursor at this pair: add its count and move it on. */
-        while (hn > 0 && top_pair_cmp(&heap[0].cur, &cur) == 0) {
-            cur.count = fr_proc_sat_add(cur.count, heap[0].cur.count);
-            if (!top_cursor_next(&heap[0])) {
+        while (hn > 0 && top_pair_cmp(&heap[0]->cur, &cur) == 0) {
+            cur.count = fr_proc_sat_add(cur.count, heap[0]->cur.count);
+            if (!top_cursor_next(heap[0])) {
                 heap[0] = heap[--hn];
             }
             top_cursor_sift(heap, hn, 0);
         }
-        if (*n == FR_TOP_N && !top_before(&cur, &best[FR_TOP_N - 1])) {
+        if (*n == FR_TOP_N && !top_before(&cur, &best[FR_TOP_N - 1].s)) {
             continue;
         }
         uint32_t i = *n < FR_TOP_N ? (*n)++ : FR_TOP_N - 1;
-        while (i > 0 && top_before(&cur, &best[i - 1])) {
+        while (i > 0 && top_before(&cur, &best[i - 1].s)) {
             best[i] = best[i - 1];
             i--;
         }
-        best[i] = cur;
+        best[i].s = cur;
+        best[i].inl = cur.title_len <= TOP_FC_MAX;
+        if (best[i].inl) {
+            memcpy(best[i].buf, cur.title, cur.title_len);
+        }
+        top_best_fix(best, *n);
     }
     return FR_OK;
 }
@@ -548,6 +801,7 @@ int fr_win_top_create(const struct fr_top_opts *opts, struct fr_top **out)
     }
     top->opts = *opts;
     top->next_start = INT64_MIN;
+    top->newest_us = INT64_MIN;
     top->st.bytes = sizeof *top;
     *out = top;
     return FR_OK;
@@ -584,6 +838,9 @@ int fr_win_top_add(struct fr_top *top, const struct fr_row *row)
         return FR_ENOMEM;
     }
     int rc = top_pane_add(top, pane, row->wiki.s, row->wiki.len, row->title.s, row->title.len, 1);
+    if (rc == FR_OK && row->event_us > top->newest_us) {
+        top->newest_us = row->event_us;
+    }
     if (pane->n == 0) {
         top_pane_free(top, pane);
         uint32_t i = (uint32_t)(pane - top->panes);
@@ -614,7 +871,7 @@ int fr_win_top_advance(struct fr_top *top, int64_t watermark_us, fr_top_emit_fn 
             break;
         }
         uint32_t first, last, n;
-        struct top_slot best[FR_TOP_N];
+        struct top_best best[FR_TOP_N];
         top_window_panes(top, lo, &first, &last);
         int rc = top_combine(top, first, last, best, &n);
         if (rc < 0) {
@@ -622,7 +879,7 @@ int fr_win_top_advance(struct fr_top *top, int64_t watermark_us, fr_top_emit_fn 
         }
         top->st.windows++;
         for (uint32_t r = 0; r < n; r++) {
-            const struct top_slot *b = &best[r];
+            const struct top_slot *b = &best[r].s;
             struct fr_top_row row = {.window_start_us = lo,
                                      .window_end_us = lo + FR_TOP_WINDOW_US,
                                      .rank = r + 1,
@@ -652,8 +909,10 @@ int fr_win_top_advance(struct fr_top *top, int64_t watermark_us, fr_top_emit_fn 
     }
     top_drop_front(top, done);
     for (uint32_t k = 0; k < top->n_panes; k++) {
-        if (top->panes[k].start + FR_PROC_MINUTE_US <= watermark_us) {
-            top_pane_freeze(top, &top->panes[k]);
+        struct top_pane *pane = &top->panes[k];
+        if (!pane->packed &&
+            (pane->start + FR_PROC_MINUTE_US <= watermark_us || top_frozen_early(top, pane))) {
+            top_pane_freeze(top, pane);
         }
     }
     return FR_OK;
@@ -677,7 +936,7 @@ void fr_win_top_view(struct fr_top *top, struct fr_proc_view *view)
     view->top_end_us = end;
     /* May sort a pane's saved order, a cache that is not part of the state. */
     uint32_t first, last, n;
-    struct top_slot best[FR_TOP_N];
+    struct top_best best[FR_TOP_N];
     top_window_panes(top, s, &first, &last);
     if (top_combine(top, first, last, best, &n) < 0) {
         view->truncated = 1;
@@ -685,14 +944,14 @@ void fr_win_top_view(struct fr_top *top, struct fr_proc_view *view)
     }
     for (uint32_t r = 0; r < n; r++) {
         struct fr_top_row *row = &view->top[view->n_top];
-        const char *w = fr_proc_view_text(view, best[r].wiki, best[r].wiki_len);
-        const char *t = fr_proc_view_text(view, best[r].title, best[r].title_len);
+        const struct top_slot *b = &best[r].s;
+        const char *w = fr_proc_view_text(view, b->wiki, b->wiki_len);
+        const char *t = fr_proc_view_text(view, b->title, b->title_len);
         if (!w || !t) {
             view->truncated = 1;
             return;
         }
-        *row = (struct fr_top_row){
-            s, end, r + 1, {w, best[r].wiki_len}, {t, best[r].title_len}, best[r].count};
+        *row = (struct fr_top_row){s, end, r + 1, {w, b->wiki_len}, {t, b->title_len}, b->count};
         view->n_top++;
     }
 }
@@ -718,7 +977,10 @@ static int top_cmp_ref(const void *x, const void *y)
 }
 
 /* The pane's entries in saved order (by wiki, then title) in
- * pane->saved->order, sorted again only when entries were added since. */
+ * pane->saved->order. Entries are only appended, so the order of the first
+ * sv->n stays valid: only those added since are sorted (for a live pane,
+ * an epoch's new pairs), then merged in from the back, in place. Memory:
+ * 24 bytes a new entry, for the call. */
 static int top_pane_order(const struct top_pane *pane)
 {
     struct top_saved *sv = pane->saved;
@@ -733,18 +995,31 @@ static int top_pane_order(const struct top_pane *pane)
         sv->order = order;
         sv->cap = pane->alloc;
     }
-    struct top_ref *refs = malloc((size_t)pane->n * sizeof *refs + 1);
+    uint32_t old = sv->n, k = pane->n - old;
+    struct top_ref *refs = malloc((size_t)k * sizeof *refs + 1);
     if (!refs) {
         return FR_ENOMEM;
     }
-    for (uint32_t j = 0; j < pane->n; j++) {
-        const struct top_entry *e = &pane->entries[j];
+    for (uint32_t j = 0; j < k; j++) {
+        const struct top_entry *e = &pane->entries[old + j];
         /* count carries the entry's index through the sort */
-        refs[j] = (struct top_ref){pane->text + e->off, e->wiki_len, e->title_len, j};
+        refs[j] = (struct top_ref){pane->text + e->off, e->wiki_len, e->title_len, old + j};
     }
-    qsort(refs, pane->n, sizeof *refs, top_cmp_ref);
-    for (uint32_t j = 0; j < pane->n; j++) {
-        sv->order[j] = (uint32_t)refs[j].count;
+    qsort(refs, k, sizeof *refs, top_cmp_ref);
+    /* Merge order[0 .. old) and refs[0 .. k) into order[0 .. old + k),
+     * largest first; pairs in a pane are distinct, so never a tie. */
+    uint32_t i = old, j = k, w = pane->n;
+    while (j > 0) {
+        const struct top_entry *e = i > 0 ? &pane->entries[sv->order[i - 1]] : NULL;
+        struct top_ref r = {0};
+        if (e) {
+            r = (struct top_ref){pane->text + e->off, e->wiki_len, e->title_len, 0};
+        }
+        if (e && top_cmp_ref(&r, &refs[j - 1]) > 0) {
+            sv->order[--w] = sv->order[--i];
+        } else {
+            sv->order[--w] = (uint32_t)refs[--j].count;
+        }
     }
     free(refs);
     sv->n = pane->n;
@@ -778,7 +1053,7 @@ int fr_win_top_save_out(const struct fr_top *top, struct fr_proc_out *out)
         fr_proc_enc_i64(&enc, pane->start);
         fr_proc_enc_u32(&enc, pane->n);
         struct top_cursor c;
-        for (int more = top_cursor_start(&c, pane); more; more = top_cursor_next(&c)) {
+        for (int more = top_cursor_start(&c, pane, 0); more; more = top_cursor_next(&c)) {
             fr_proc_enc_str(&enc, c.cur.wiki, c.cur.wiki_len);
             fr_proc_enc_str(&enc, c.cur.title, c.cur.title_len);
             fr_proc_enc_u64(&enc, c.cur.count);
