@@ -667,6 +667,10 @@ static void test_top_caps_view_save(void)
 static void add_title(struct fr_top *top, int64_t t, const char *wiki, int len, int n)
 {
     char title[400];
+    if (len < 0 || len >= (int)sizeof title) {
+        CHECK(!"add_title: len out of range");
+        return;
+    }
     memset(title, 'p', (size_t)len);
     if (len > 0) {
         title[len - 1] = (char)('a' + len % 26);
