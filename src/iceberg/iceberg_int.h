@@ -395,6 +395,7 @@ struct fr_ice_catalog {
     struct fr_ice_io io;
 };
 
+
 int ice_cat_open_db(struct fr_ice_catalog *cat, const char *path, int busy_ms);
 /* metadata_location of ns.name into buf (NUL-terminated): FR_OK,
  * FR_ENOTFOUND, FR_EBUSY, FR_EIO. */
@@ -497,6 +498,9 @@ struct ice_change {
     uint32_t ndoomed;
     uint32_t expired; /* expiry: snapshots removed */
     uint32_t deleted; /* doomed files actually removed */
+    /* sizes of what the last attempt wrote (fr_ice_commit_timing) */
+    uint32_t nmanifests;     /* rows of its manifest list */
+    uint64_t metadata_bytes; /* its metadata file */
 };
 
 /* Build c->next (and write its manifests and manifest list) from c->base.
