@@ -252,6 +252,10 @@ finish:
         }
         free(c->kept_manifest);
         c->kept_manifest = NULL;
+        if (c->next) { /* the next load of this table copies it (table.c) */
+            ice_meta_cache_put(cat, c->ns, c->name, c->next_location,
+                               (int64_t)c->metadata_bytes, c->next);
+        }
     }
     tm.finish_us += since_us(&t);
     if (res) {
