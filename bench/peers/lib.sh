@@ -58,7 +58,9 @@ fr_ingest_file() {
     "$BIN" feed --listen 127.0.0.1:0 --file "$file" --close-at-end >"$tag.feed.out" 2>"$tag.feed.log" &
     local feed=$!
     local url=""
-    for _ in $(seq 300); do
+    # Up to 5 minutes: the feed reads the whole file before it listens, and
+    # a loaded machine made 30 s too short (the soak of 2026-12-02).
+    for _ in $(seq 3000); do
         url=$(awk '/^listening/ {print $2; exit}' "$tag.feed.out" 2>/dev/null)
         [ -n "$url" ] && break
         sleep 0.1
