@@ -65,6 +65,11 @@ fr_ingest_file() {
         [ -n "$url" ] && break
         sleep 0.1
     done
+    if [ -z "$url" ]; then
+        echo "fr_ingest_file: the feed did not listen within 5 minutes" >&2
+        kill "$feed" 2>/dev/null || true
+        return 1
+    fi
     local t0 t1 n ended
     t0=$(date +%s.%N)
     /usr/bin/time -v -o "$tag.time" "$BIN" --data "$data" --set ingest.stall_timeout_s=5 \
