@@ -228,13 +228,12 @@ finish:
         struct ice_change *c = cs[i];
         if (c->next) {
             tm.metadata_bytes += c->metadata_bytes;
-            tm.max_snapshots = c->next->nsnapshots > tm.max_snapshots ? c->next->nsnapshots
-                                                                       : tm.max_snapshots;
+            tm.max_snapshots =
+                c->next->nsnapshots > tm.max_snapshots ? c->next->nsnapshots : tm.max_snapshots;
             tm.max_metadata_log = c->next->nmetadata_log > tm.max_metadata_log
                                       ? c->next->nmetadata_log
                                       : tm.max_metadata_log;
-            tm.max_manifests = c->nmanifests > tm.max_manifests ? c->nmanifests
-                                                                 : tm.max_manifests;
+            tm.max_manifests = c->nmanifests > tm.max_manifests ? c->nmanifests : tm.max_manifests;
         }
     }
     if (res) {
@@ -257,8 +256,8 @@ finish:
         free(c->kept_manifest);
         c->kept_manifest = NULL;
         if (c->next) { /* the next load of this table copies it (table.c) */
-            ice_meta_cache_put(cat, c->ns, c->name, c->next_location,
-                               (int64_t)c->metadata_bytes, c->next);
+            ice_meta_cache_put(cat, c->ns, c->name, c->next_location, (int64_t)c->metadata_bytes,
+                               c->next);
         }
     }
     tm.finish_us += since_us(&t);

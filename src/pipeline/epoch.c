@@ -764,9 +764,9 @@ static int commit_epoch(struct proc_run *run, const struct fr_ck_range *range)
         if (rc == FR_OK) { /* where commit's time went (-v; bench/peers/soak.sh) */
             fr_debug("process",
                      "epoch %" PRId64 " commit us: files %" PRId64 " catalog-read %" PRId64
-                     " load %" PRId64 " manifests %" PRId64 " metadata %" PRId64
-                     " swap %" PRId64 " publish %" PRId64 " finish %" PRId64
-                     "; metadata %" PRIu64 " B, snapshots %u, metadata-log %u, manifests %u",
+                     " load %" PRId64 " manifests %" PRId64 " metadata %" PRId64 " swap %" PRId64
+                     " publish %" PRId64 " finish %" PRId64 "; metadata %" PRIu64
+                     " B, snapshots %u, metadata-log %u, manifests %u",
                      range->epoch, (f1 - f0) / 1000, tm->cat_us, tm->load_us, tm->apply_us,
                      tm->metadata_us, tm->swap_us, tm->publish_us, tm->finish_us,
                      tm->metadata_bytes, tm->max_snapshots, tm->max_metadata_log,

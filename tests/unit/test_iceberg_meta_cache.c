@@ -80,8 +80,7 @@ static const struct fr_ice_io_ops counting_ops = {c_create, c_replace, c_link, c
 static struct fr_ice_catalog *open_cat(const char *dir, struct counting *k)
 {
     struct fr_ice_io io = {&counting_ops, k};
-    struct fr_ice_catalog_opts o = {
-        .data_dir = dir, .busy_timeout_ms = 2000, .io = k ? &io : NULL};
+    struct fr_ice_catalog_opts o = {.data_dir = dir, .busy_timeout_ms = 2000, .io = k ? &io : NULL};
     struct fr_ice_catalog *cat = NULL;
     if (fr_ice_catalog_open(&o, &cat) < 0) {
         fprintf(stderr, "open: %s\n", fr_ice_errmsg());
