@@ -58,11 +58,18 @@ fr_ingest_file() {
     "$BIN" feed --listen 127.0.0.1:0 --file "$file" --close-at-end >"$tag.feed.out" 2>"$tag.feed.log" &
     local feed=$!
     local url=""
-    for _ in $(seq 300); do
+    # Up to 5 minutes: the feed reads the whole file before it listens, and
+    # a loaded machine made 30 s too short (the soak of 2026-12-02).
+    for _ in $(seq 3000); do
         url=$(awk '/^listening/ {print $2; exit}' "$tag.feed.out" 2>/dev/null)
         [ -n "$url" ] && break
         sleep 0.1
     done
+    if [ -z "$url" ]; then
+        echo "fr_ingest_file: the feed did not listen within 5 minutes" >&2
+        kill "$feed" 2>/dev/null || true
+        return 1
+    fi
     local t0 t1 n ended
     t0=$(date +%s.%N)
     /usr/bin/time -v -o "$tag.time" "$BIN" --data "$data" --set ingest.stall_timeout_s=5 \

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """plot.py — the PNGs of docs/BENCHMARKS.md's issue-7 section, from the raw
 figures bench/peers/*.sh write to OUT: throughput (batch), RSS (batch and
-soak), freshness (live) and the soak's batch/commit times per epoch.
+soak), freshness (live), the soak's batch/commit times per epoch and, when
+the soak ran with SOAK_VERBOSE=1, its commit split and load (bench-soak-commit.png).
 Needs matplotlib (Debian's python3-matplotlib; bench/peers.sh installs it).
 usage: plot.py OUT IMG_DIR N"""
 import collections
@@ -134,3 +135,49 @@ if soak:
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
     save(fig, "bench-soak.png")
+
+# The shipped run's commit split (SOAK_VERBOSE=1: "epoch N commit us: ...")
+# and the machine's load average (soak-shipped-files.tsv, 5th column).
+split = {}
+for l in lines("soak-shipped-commit.log"):
+    text = " ".join(l)
+    if " commit us: " in text and "epoch" in l:
+        w = text.split(" commit us: ", 1)[1].split(";")[0].split()
+        split[int(l[l.index("epoch") + 1])] = dict(zip(w[0::2], map(int, w[1::2])))
+if split and "shipped" in soak:
+    ep, _ = soak["shipped"]
+    e0 = ep[0][1]
+    fig, axes = plt.subplots(1, 2, figsize=(13, 3.8))
+    keys = sorted(split)
+    parts = (("catalog row + base metadata", ("catalog-read", "load"), "#1f5fa8"), ("manifests", ("manifests",), "#d9a33b"),
+             ("metadata write", ("metadata",), "#c0392b"), ("data files", ("files",), "#2e8b57"),
+             ("swap + publish + finish", ("swap", "publish", "finish"), "#7f7f7f"))
+    for label, ks, color in parts:
+        pts = rolling([sum(split[k][x] for x in ks) / 1000 for k in keys])
+        axes[0].plot([keys[i] - e0 for i, _ in pts], [v for _, v in pts], color=color, label=label)
+    axes[0].set_title("commit ms per epoch by step (rolling median of 200)")
+    axes[0].set_xlabel("epoch")
+    axes[0].set_ylim(bottom=0)
+    pts = rolling([e[3] for e in ep])
+    axes[1].plot([ep[i][1] - e0 for i, _ in pts], [v for _, v in pts], color="#2e8b57", label="commit ms")
+    axes[1].set_xlabel("epoch")
+    axes[1].set_ylim(bottom=0)
+    fl = [l for l in lines("soak-shipped-files.tsv") if len(l) >= 5]
+    if fl:
+        j, xs, ys = 0, [], []
+        for l in fl:
+            t = int(l[0])
+            while j + 1 < len(ep) and ep[j + 1][0] <= t:
+                j += 1
+            xs.append(ep[j][1] - e0)
+            ys.append(float(l[4]))
+        ax2 = axes[1].twinx()
+        ax2.plot(xs, ys, color="#7f7f7f", alpha=0.6, label="1-minute load average")
+        ax2.set_ylim(bottom=0)
+        ax2.legend(fontsize=8, loc="upper right")
+    axes[1].set_title("commit ms (rolling median of 200) and the machine's load")
+    for ax in axes:
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=8)
+    axes[1].legend(fontsize=8, loc="upper left")
+    save(fig, "bench-soak-commit.png")

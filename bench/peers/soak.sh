@@ -28,7 +28,12 @@
 # figures are then CPU and syscall cost. The raw run's last 30 s are
 # profiled with perf (FR_PERF=0: not) into OUT/perf-soak-*.txt.
 # Writes OUT/soak-RUN-{epochs,rss}.tsv, OUT/soak-RUN-compact.log and
-# OUT/soak-RUN.summary, which report.py and plot.py read.
+# OUT/soak-RUN.summary, which report.py and plot.py read; with SOAK_VERBOSE=1
+# the processor runs with -v and its per-epoch split of the commit time
+# ("epoch N commit us: ...") goes to OUT/soak-RUN-commit.log. Every 5 s
+# OUT/soak-RUN-files.tsv gets "unix_ms catalog_wal_bytes bronze_metadata_files
+# newest_bronze_metadata_bytes load1": the sizes a commit's cost could
+# follow, and the machine's 1-minute load average (the engineers sharing it).
 # usage: BIN=build/release/freshet bench/peers/soak.sh OUT [EPOCHS] [MAINT_S] [RAW_S] [MAX_S] [MAINT_EPOCHS]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -57,7 +62,9 @@ run() { # run NAME SECONDS(0 = to the end) MODE(shipped/raw/maint/paused)
     shipped) sets=(--set maintenance.expire_after_s=0 --set maintenance.retain_last=50) ;;
     *) sets=(--set process.maintain_every_epochs=0) ;;
     esac
-    "$BIN" --data "$name" --set process.epoch_max_records=10 "${sets[@]}" process --once \
+    local verbose=()
+    [ "${SOAK_VERBOSE:-0}" = 1 ] && verbose=(-v)
+    "$BIN" "${verbose[@]}" --data "$name" --set process.epoch_max_records=10 "${sets[@]}" process --once \
         2>"$name.process.log" &
     local proc=$!
     pids+=("$proc")
@@ -66,6 +73,8 @@ run() { # run NAME SECONDS(0 = to the end) MODE(shipped/raw/maint/paused)
     local t0=$SECONDS next=$MAINT_S next_epoch=$MAINT_EPOCHS profiled=0 last
     : >"$OUT/soak-$name-compact.log"
     : >"$OUT/soak-$name-pauses.tsv"
+    : >"$OUT/soak-$name-files.tsv"
+    local sampled=-5 bmd=$name/lake/warehouse/wiki/bronze_recentchange/metadata
     compact() { # compact EXPIRE_OLDER_THAN_S
         { echo "# $(date -u +%FT%T.%3NZ)"
           /usr/bin/time -f 'compact wall %e s cpu %U+%S s rss %M KB' "$BIN" --data "$name" compact \
@@ -74,6 +83,13 @@ run() { # run NAME SECONDS(0 = to the end) MODE(shipped/raw/maint/paused)
     }
     while kill -0 "$proc" 2>/dev/null; do
         if [ "$mode" = paused ]; then sleep 0.2; else sleep 1; fi
+        if [ $((SECONDS - sampled)) -ge 5 ] && [ -d "$bmd" ]; then
+            sampled=$SECONDS
+            echo "$(date +%s%3N) $(stat -c %s "$name/lake/catalog.db-wal" 2>/dev/null || echo 0)" \
+                 "$(ls "$bmd" | wc -l) $(ls -t "$bmd"/*.metadata.json 2>/dev/null | head -1 | xargs -r stat -c %s)" \
+                 "$(cut -d' ' -f1 /proc/loadavg)" \
+                 >>"$OUT/soak-$name-files.tsv" || true
+        fi
         # The last 30 s of the raw run under perf: where the growing time goes.
         if [ "$mode" = raw ] && [ "$profiled" = 0 ] && [ "${FR_PERF:-1}" = 1 ] && command -v perf >/dev/null &&
            [ "$secs" -ge 60 ] && [ $((SECONDS - t0)) -ge $((secs - 30)) ]; then
@@ -112,6 +128,7 @@ for line in open(sys.argv[1]):
         print(int(t.timestamp() * 1000), m[2], m[3], m[4], m[5])
 PY
     grep ' process: info: maintenance:' "$name.process.log" >"$OUT/soak-$name-maintenance.log" || true
+    grep ' commit us: ' "$name.process.log" >"$OUT/soak-$name-commit.log" || true
     local md=$name/lake/warehouse/wiki/bronze_recentchange/metadata
     echo "$name: $(wc -l <"$OUT/soak-$name-epochs.tsv") epochs;" \
          "bronze metadata dir $(ls "$md" | wc -l) files, newest metadata.json $(ls -t "$md"/*.metadata.json | head -1 | xargs stat -c %s) B;" \

@@ -421,6 +421,7 @@ void fr_ice_catalog_close(struct fr_ice_catalog *cat)
     if (cat->db) {
         sqlite3_close_v2(cat->db);
     }
+    ice_meta_cache_free(cat);
     free(cat->lake_dir);
     free(cat->warehouse);
     free(cat->warehouse_uri);

@@ -554,6 +554,7 @@ static int add_snapshot(struct ice_change *c, const char *op, struct snap_build 
     const char *uri = NULL;
     fr_buf_init(&b, ICE_MAX_AVRO_BYTES);
     int rc = ice_mlist_write(c->snapshot_id, parent, seq, sb->list, sb->n, &b);
+    c->nmanifests = sb->n;
     if (rc == FR_OK) {
         ice_uuid(uuid);
         snprintf(fname, sizeof fname, "snap-%" PRId64 "-%d-%s.avro", c->snapshot_id, c->attempt + 1,
@@ -1223,6 +1224,7 @@ int ice_write_metadata(struct ice_change *c)
     fr_buf_init(&b, ICE_MAX_METADATA_BYTES);
     const char *uri = NULL;
     int rc = ice_meta_write(m, &b);
+    c->metadata_bytes = b.len;
     if (rc == FR_OK) {
         rc = write_meta_file(c, fname, &b, true, &uri, local, sizeof local);
     }

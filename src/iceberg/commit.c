@@ -28,6 +28,10 @@
  *                 ▼
  *               FINISH: delete files only expired snapshots reached ─► DONE
  *
+ * LOAD always reads the catalog row; the metadata it names is copied from
+ * the handle's cache when this handle committed that very file (ADR 0025,
+ * table.c), else read and parsed. FINISH puts each new version there.
+ *
  * CLEANUP and ABORT delete every file the attempt wrote except the append
  * manifest, which does not depend on the base and is reused by the next
  * attempt (ABORT deletes it too).
@@ -77,14 +81,25 @@ static void drop_kept(struct fr_ice_catalog *cat, struct ice_change **cs, uint32
     }
 }
 
+static int64_t since_us(int64_t *t)
+{
+    int64_t now = fr_mono_ns(), d = (now - *t) / 1000;
+    *t = now;
+    return d;
+}
+
 /* LOAD for one change. */
-static int load_base(struct fr_ice_catalog *cat, struct ice_change *c)
+static int load_base(struct fr_ice_catalog *cat, struct ice_change *c,
+                     struct fr_ice_commit_timing *tm)
 {
     char loc[ICE_PATH_MAX];
+    int64_t t = fr_mono_ns();
     int rc = ice_cat_get(cat, c->ns, c->name, loc, sizeof loc);
+    tm->cat_us += since_us(&t);
     if (rc == FR_OK) {
         rc = ice_table_load_at(cat, c->ns, c->name, loc, &c->base);
     }
+    tm->load_us += since_us(&t);
     if (rc < 0) {
         return rc;
     }
@@ -116,6 +131,8 @@ static int txn_run(struct fr_ice_catalog *cat, struct ice_change **cs, uint32_t 
                    struct fr_ice_commit_result *res)
 {
     struct ice_cat_update ups[ICE_MAX_CHANGES];
+    struct fr_ice_commit_timing tm = {0};
+    int64_t t;
     int rc = FR_OK;
     int attempt;
     ice_err_clear();
@@ -124,13 +141,16 @@ static int txn_run(struct fr_ice_catalog *cat, struct ice_change **cs, uint32_t 
         /* LOAD, APPLY, METADATA */
         for (uint32_t i = 0; i < n && rc == FR_OK; i++) {
             cs[i]->attempt = attempt;
-            rc = load_base(cat, cs[i]);
+            rc = load_base(cat, cs[i], &tm);
+            t = fr_mono_ns();
             if (rc == FR_OK) {
                 rc = ice_change_apply(cs[i]);
             }
+            tm.apply_us += since_us(&t);
             if (rc == FR_OK && cs[i]->next) {
                 rc = ice_write_metadata(cs[i]);
             }
+            tm.metadata_us += since_us(&t);
             if (rc == FR_OK && cs[i]->next) {
                 ups[nups++] = (struct ice_cat_update){
                     cs[i]->ns, cs[i]->name, cs[i]->base->meta_location, cs[i]->next_location};
@@ -143,7 +163,9 @@ static int txn_run(struct fr_ice_catalog *cat, struct ice_change **cs, uint32_t 
             goto finish; /* every change was a no-op */
         }
         /* SWAP */
+        t = fr_mono_ns();
         rc = ice_cat_swap(cat, ups, nups);
+        tm.swap_us += since_us(&t);
         if (rc == FR_ECONFLICT) {
             cleanup_attempt(cs, n, true); /* CLEANUP, then LOAD again */
             rc = FR_OK;
@@ -179,11 +201,13 @@ static int txn_run(struct fr_ice_catalog *cat, struct ice_change **cs, uint32_t 
             break; /* ABORT */
         }
         /* PUBLISH */
+        t = fr_mono_ns();
         for (uint32_t i = 0; i < n; i++) {
             if (cs[i]->next && ice_publish(cat, cs[i]->base->dir, cs[i]->next_location) == FR_OK) {
                 ice_io_step(&cat->io, FR_ICE_STEP_PUBLISHED, cs[i]->next_location);
             }
         }
+        tm.publish_us += since_us(&t);
         goto finish;
     }
     if (rc == FR_OK) {
@@ -199,6 +223,19 @@ static int txn_run(struct fr_ice_catalog *cat, struct ice_change **cs, uint32_t 
 
 finish:
     /* FINISH: results, then files only expired snapshots reached */
+    t = fr_mono_ns();
+    for (uint32_t i = 0; i < n; i++) {
+        struct ice_change *c = cs[i];
+        if (c->next) {
+            tm.metadata_bytes += c->metadata_bytes;
+            tm.max_snapshots =
+                c->next->nsnapshots > tm.max_snapshots ? c->next->nsnapshots : tm.max_snapshots;
+            tm.max_metadata_log = c->next->nmetadata_log > tm.max_metadata_log
+                                      ? c->next->nmetadata_log
+                                      : tm.max_metadata_log;
+            tm.max_manifests = c->nmanifests > tm.max_manifests ? c->nmanifests : tm.max_manifests;
+        }
+    }
     if (res) {
         memset(res, 0, sizeof *res);
         res->attempts = attempt + 1;
@@ -218,6 +255,14 @@ finish:
         }
         free(c->kept_manifest);
         c->kept_manifest = NULL;
+        if (c->next) { /* the next load of this table copies it (table.c) */
+            ice_meta_cache_put(cat, c->ns, c->name, c->next_location, (int64_t)c->metadata_bytes,
+                               c->next);
+        }
+    }
+    tm.finish_us += since_us(&t);
+    if (res) {
+        res->timing = tm;
     }
     return FR_OK;
 }

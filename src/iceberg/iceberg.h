@@ -405,11 +405,26 @@ int fr_ice_txn_overwrite(struct fr_ice_txn *txn, const char *ns, const char *nam
                          const struct fr_ice_data_file *files, uint32_t nfiles,
                          const struct fr_ice_commit_info *info);
 
+/* Where one commit's time went, summed over its tables and attempts, in
+ * microseconds of the monotonic clock: cat_us the catalog row reads, load_us
+ * reading and parsing the base metadata, apply_us manifests and the manifest
+ * list (read the parent's list, merge, write), metadata_us writing the new
+ * metadata file, swap_us the catalog transaction, publish_us the v<N> link
+ * and version hint, finish_us deleting expired files. The sizes are of the
+ * newest version written: metadata_bytes summed over the tables, max_* the
+ * largest table's. For logs and benchmarks only; nothing decides on them. */
+struct fr_ice_commit_timing {
+    int64_t cat_us, load_us, apply_us, metadata_us, swap_us, publish_us, finish_us;
+    uint64_t metadata_bytes;
+    uint32_t max_snapshots, max_metadata_log, max_manifests;
+};
+
 /* What a commit did, per change in the order they were added. */
 struct fr_ice_commit_result {
     int64_t snapshot_id[16];
     int64_t sequence_number[16];
     int attempts;
+    struct fr_ice_commit_timing timing;
 };
 
 /*

@@ -384,6 +384,19 @@ struct ice_cat_update {
     const char *new_location;
 };
 
+/* The metadata version this handle committed last for one table. A
+ * metadata file never changes once written (no clobber, unique names), so
+ * while the catalog row still names `location` and the file is still there
+ * with its size (a stat: damage from outside is still seen), its content is
+ * `meta`. */
+struct ice_meta_slot {
+    char *ns, *name, *location; /* NULL: empty slot */
+    struct ice_meta *meta;      /* owned */
+    int64_t bytes;              /* the file's size */
+    uint64_t used;              /* for replacing the least recently used */
+};
+#define ICE_META_CACHE 16 /* slots: tables one handle commits (ICE_MAX_CHANGES) */
+
 struct fr_ice_catalog {
     struct sqlite3 *db;
     char *lake_dir;      /* <data_dir>/lake */
@@ -393,7 +406,18 @@ struct fr_ice_catalog {
     int max_retries;
     bool v1; /* iceberg_tables has the iceberg_type column */
     struct fr_ice_io io;
+    /* Loads and commits of a table whose row names a version this handle
+     * wrote copy it from here instead of reading and parsing the file:
+     * bounded, ICE_META_CACHE slots (table.c). */
+    struct ice_meta_slot mcache[ICE_META_CACHE];
+    uint64_t mcache_tick;
 };
+
+/* table.c: remember meta (copied) as the content of location (bytes long)
+ * for ns.name; a failure only means the next load reads the file. */
+void ice_meta_cache_put(struct fr_ice_catalog *cat, const char *ns, const char *name,
+                        const char *location, int64_t bytes, const struct ice_meta *meta);
+void ice_meta_cache_free(struct fr_ice_catalog *cat);
 
 int ice_cat_open_db(struct fr_ice_catalog *cat, const char *path, int busy_ms);
 /* metadata_location of ns.name into buf (NUL-terminated): FR_OK,
@@ -497,6 +521,9 @@ struct ice_change {
     uint32_t ndoomed;
     uint32_t expired; /* expiry: snapshots removed */
     uint32_t deleted; /* doomed files actually removed */
+    /* sizes of what the last attempt wrote (fr_ice_commit_timing) */
+    uint32_t nmanifests;     /* rows of its manifest list */
+    uint64_t metadata_bytes; /* its metadata file */
 };
 
 /* Build c->next (and write its manifests and manifest list) from c->base.

@@ -916,16 +916,122 @@ void ice_meta_free(struct ice_meta *meta)
     }
 }
 
+/* ice_meta_clone copies the structures themselves: writing the JSON and
+ * parsing it again cost two full scans of a file that holds every retained
+ * snapshot, at every commit of every table (the soak's commit time followed
+ * the snapshot count; docs/BENCHMARKS.md, 2026-12-02). The copy must be
+ * exactly what that round trip gave: tests/unit/iceberg/test_meta_cache.c
+ * checks that ice_meta_write of a copy is byte-identical to the original's
+ * and to a parse of it. */
+struct mcopy {
+    struct fr_ice_arena *a;
+    bool failed;
+};
+
+static const char *cp_str(struct mcopy *k, const char *s)
+{
+    if (!s) {
+        return NULL;
+    }
+    char *d = ice_strdup(k->a, s);
+    k->failed |= d == NULL;
+    return d;
+}
+
+static void *cp_arr(struct mcopy *k, const void *src, size_t n, size_t size)
+{
+    if (!src) {
+        return NULL;
+    }
+    void *d = ice_memdup(k->a, src, n ? n * size : 1);
+    k->failed |= d == NULL;
+    return d;
+}
+
+static struct fr_ice_kv *cp_kv(struct mcopy *k, const struct fr_ice_kv *src, uint32_t n)
+{
+    struct fr_ice_kv *d = cp_arr(k, src, n, sizeof *d);
+    for (uint32_t i = 0; d && i < n; i++) {
+        d[i].key = cp_str(k, src[i].key);
+        d[i].value = cp_str(k, src[i].value);
+    }
+    return d;
+}
+
+static struct ice_log_entry *cp_log(struct mcopy *k, const struct ice_log_entry *src, uint32_t n)
+{
+    struct ice_log_entry *d = cp_arr(k, src, n, sizeof *d);
+    for (uint32_t i = 0; d && i < n; i++) {
+        d[i].file = cp_str(k, src[i].file);
+    }
+    return d;
+}
+
 int ice_meta_clone(const struct ice_meta *meta, struct ice_meta **copy)
 {
-    struct fr_buf b;
-    fr_buf_init(&b, ICE_MAX_METADATA_BYTES);
-    int rc = ice_meta_write(meta, &b);
-    if (rc == FR_OK) {
-        rc = ice_meta_parse((const char *)b.data, b.len, copy);
+    *copy = NULL;
+    struct ice_meta *m = malloc(sizeof *m);
+    if (!m) {
+        return FR_ENOMEM;
     }
-    fr_buf_free(&b);
-    return rc;
+    *m = *meta; /* scalars; every pointer is replaced below */
+    /* the same headroom ice_meta_parse gives a file of this size */
+    m->arena = ice_arena_new(meta->arena->used * 4 + (1u << 16));
+    if (!m->arena) {
+        free(m);
+        return FR_ENOMEM;
+    }
+    struct mcopy k = {m->arena, false};
+    m->location = cp_str(&k, meta->location);
+    m->schemas = cp_arr(&k, meta->schemas, meta->nschemas, sizeof *m->schemas);
+    for (uint32_t i = 0; m->schemas && i < meta->nschemas; i++) {
+        struct ice_schema *d = &m->schemas[i];
+        const struct ice_schema *src = &meta->schemas[i];
+        d->fields = cp_arr(&k, src->fields, src->nfields, sizeof *d->fields);
+        for (uint32_t f = 0; d->fields && f < src->nfields; f++) {
+            d->fields[f].name = cp_str(&k, src->fields[f].name);
+            d->fields[f].doc = cp_str(&k, src->fields[f].doc);
+        }
+        d->type_names = cp_arr(&k, src->type_names, src->nfields, sizeof *d->type_names);
+        for (uint32_t f = 0; d->type_names && f < src->nfields; f++) {
+            d->type_names[f] = cp_str(&k, src->type_names[f]);
+        }
+    }
+    m->specs = cp_arr(&k, meta->specs, meta->nspecs, sizeof *m->specs);
+    for (uint32_t i = 0; m->specs && i < meta->nspecs; i++) {
+        struct ice_spec *d = &m->specs[i];
+        const struct ice_spec *src = &meta->specs[i];
+        d->fields = cp_arr(&k, src->fields, src->nfields, sizeof *d->fields);
+        for (uint32_t f = 0; d->fields && f < src->nfields; f++) {
+            d->fields[f].name = cp_str(&k, src->fields[f].name);
+            d->fields[f].transform = cp_str(&k, src->fields[f].transform);
+        }
+    }
+    m->sort_orders_raw = cp_str(&k, meta->sort_orders_raw);
+    m->props = cp_kv(&k, meta->props, meta->nprops);
+    m->snapshots = cp_arr(&k, meta->snapshots, meta->nsnapshots, sizeof *m->snapshots);
+    for (uint32_t i = 0; m->snapshots && i < meta->nsnapshots; i++) {
+        struct fr_ice_snapshot *d = &m->snapshots[i].pub;
+        const struct fr_ice_snapshot *src = &meta->snapshots[i].pub;
+        d->operation = cp_str(&k, src->operation);
+        d->manifest_list = cp_str(&k, src->manifest_list);
+        d->summary = cp_kv(&k, src->summary, src->nsummary);
+    }
+    m->snapshot_log = cp_log(&k, meta->snapshot_log, meta->nsnapshot_log);
+    m->metadata_log = cp_log(&k, meta->metadata_log, meta->nmetadata_log);
+    m->refs = cp_arr(&k, meta->refs, meta->nrefs, sizeof *m->refs);
+    for (uint32_t i = 0; m->refs && i < meta->nrefs; i++) {
+        m->refs[i].name = cp_str(&k, meta->refs[i].name);
+        m->refs[i].raw = cp_str(&k, meta->refs[i].raw);
+    }
+    m->statistics_raw = cp_str(&k, meta->statistics_raw);
+    m->partition_statistics_raw = cp_str(&k, meta->partition_statistics_raw);
+    if (k.failed) {
+        ice_meta_free(m);
+        return ice_err(FR_ENOMEM, "metadata too large for its memory cap");
+    }
+    *copy = m;
+    return FR_OK;
 }
 
 /* ------------------------------------------ pieces for REST updates -- */

@@ -13,6 +13,9 @@
  *  2. The hint never goes backwards: publishing holds flock on the
  *     metadata directory and skips a version older than the hint.
  *  3. A loaded table is immutable; commits load their own base.
+ *  4. The metadata cache (cat->mcache) holds only versions this handle
+ *     committed, keyed by their unique file name: a hit is exactly the
+ *     file's content, so loads from it equal loads from the file.
  */
 #include "iceberg/iceberg_int.h"
 
@@ -159,6 +162,90 @@ static int table_finish(struct fr_ice_table *t)
     return rc;
 }
 
+/* ----------------------------------------------------- metadata cache -- */
+
+static struct ice_meta_slot *cache_find(struct fr_ice_catalog *cat, const char *ns,
+                                        const char *name)
+{
+    for (int i = 0; i < ICE_META_CACHE; i++) {
+        struct ice_meta_slot *s = &cat->mcache[i];
+        if (s->ns && strcmp(s->ns, ns) == 0 && strcmp(s->name, name) == 0) {
+            return s;
+        }
+    }
+    return NULL;
+}
+
+static void slot_clear(struct ice_meta_slot *s)
+{
+    free(s->ns);
+    free(s->name);
+    free(s->location);
+    ice_meta_free(s->meta);
+    memset(s, 0, sizeof *s);
+}
+
+void ice_meta_cache_put(struct fr_ice_catalog *cat, const char *ns, const char *name,
+                        const char *location, int64_t bytes, const struct ice_meta *meta)
+{
+    struct ice_meta_slot *s = cache_find(cat, ns, name);
+    if (!s) { /* an empty slot (used 0), else the least recently used */
+        s = &cat->mcache[0];
+        for (int i = 1; i < ICE_META_CACHE; i++) {
+            s = cat->mcache[i].used < s->used ? &cat->mcache[i] : s;
+        }
+    }
+    slot_clear(s);
+    struct ice_meta *copy = NULL;
+    if (ice_meta_clone(meta, &copy) < 0) {
+        ice_err_clear(); /* not an error of the commit: the next load reads the file */
+        return;
+    }
+    s->ns = strdup(ns);
+    s->name = strdup(name);
+    s->location = strdup(location);
+    s->meta = copy;
+    s->bytes = bytes;
+    s->used = ++cat->mcache_tick;
+    if (!s->ns || !s->name || !s->location) {
+        slot_clear(s);
+    }
+}
+
+void ice_meta_cache_free(struct fr_ice_catalog *cat)
+{
+    for (int i = 0; i < ICE_META_CACHE; i++) {
+        slot_clear(&cat->mcache[i]);
+    }
+}
+
+/* The cached content of location (local file path), copied into *meta: 1,
+ * or 0 (not cached, or the file is gone or changed size: read it). */
+static int cache_get(struct fr_ice_catalog *cat, const char *ns, const char *name,
+                     const char *location, const char *path, struct ice_meta **meta)
+{
+    /* file: locations only: in an object store (s3://, src/objstore) the
+     * stat is a request of its own, and with it integration_process_s3's
+     * outage replay failed (a bronze object "already exists"): not
+     * understood yet, so object stores read the file as before. */
+    if (strncmp(location, "file:", 5) != 0) {
+        return 0;
+    }
+    struct ice_meta_slot *s = cache_find(cat, ns, name);
+    int64_t size = -1;
+    if (!s || strcmp(s->location, location) != 0 ||
+        ice_io_stat(&cat->io, path, &size, NULL) != FR_OK || size != s->bytes) {
+        return 0;
+    }
+    int rc = ice_meta_clone(s->meta, meta);
+    if (rc < 0) {
+        ice_err_clear();
+        return 0;
+    }
+    s->used = ++cat->mcache_tick;
+    return 1;
+}
+
 int ice_table_load_at(struct fr_ice_catalog *cat, const char *ns, const char *name,
                       const char *location, struct fr_ice_table **out)
 {
@@ -186,6 +273,10 @@ int ice_table_load_at(struct fr_ice_catalog *cat, const char *ns, const char *na
     }
     rc = ice_local_path_meta(cat, ns, name, NULL, location, path, sizeof path);
     if (rc < 0) {
+        goto cleanup;
+    }
+    if (cache_get(cat, ns, name, location, path, &t->meta)) {
+        rc = table_finish(t);
         goto cleanup;
     }
     rc = ice_io_read(&cat->io, path, &b);

@@ -760,6 +760,7 @@ static int commit_epoch(struct proc_run *run, const struct fr_ck_range *range)
         .nprops = run->es ? 3 : 2,
     };
     int rc = FR_OK;
+    int64_t f0 = fr_mono_ns();
     for (int t = 0; rc == FR_OK && t < FR_TBL_EVERY; t++) {
         if (!epoch_writes(run, t)) {
             continue;
@@ -789,7 +790,20 @@ static int commit_epoch(struct proc_run *run, const struct fr_ck_range *range)
     }
     if (rc == FR_OK) {
         struct fr_ice_commit_result res;
+        int64_t f1 = fr_mono_ns();
         rc = fr_ice_txn_commit(txn, &res);
+        const struct fr_ice_commit_timing *tm = &res.timing;
+        if (rc == FR_OK) { /* where commit's time went (-v; bench/peers/soak.sh) */
+            fr_debug("process",
+                     "epoch %" PRId64 " commit us: files %" PRId64 " catalog-read %" PRId64
+                     " load %" PRId64 " manifests %" PRId64 " metadata %" PRId64 " swap %" PRId64
+                     " publish %" PRId64 " finish %" PRId64 "; metadata %" PRIu64
+                     " B, snapshots %u, metadata-log %u, manifests %u",
+                     range->epoch, (f1 - f0) / 1000, tm->cat_us, tm->load_us, tm->apply_us,
+                     tm->metadata_us, tm->swap_us, tm->publish_us, tm->finish_us,
+                     tm->metadata_bytes, tm->max_snapshots, tm->max_metadata_log,
+                     tm->max_manifests);
+        }
     }
     if (rc == FR_EEXIST) {
         /* Fencing (ADR 0014): another process of this pipeline committed
