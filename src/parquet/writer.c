@@ -1163,7 +1163,9 @@ static uint32_t slice_end(const struct fr_pq_writer *w, const struct fr_pq_batch
     size_t bytes = 0;
     for (uint32_t r = r0; r < r1; r++) {
         for (uint32_t i = 0; i < w->ncols; i++) {
-            if (w->cols[i].api == API_STR) {
+            /* a NULL row's value slot is not read (it may not exist:
+             * compaction passes the flags themselves for a missing column) */
+            if (w->cols[i].api == API_STR && !(b->cols[i].nulls && b->cols[i].nulls[r])) {
                 bytes += b->cols[i].v.str[r].len;
             }
         }
