@@ -43,25 +43,6 @@ static int make_table(struct fr_ice_catalog *cat, const char *name, bool partiti
     return fr_ice_table_create(cat, TI_NS, name, &def, NULL);
 }
 
-/* Write rows [first, first+n) into the table's data dir and append them. */
-static int append_rows(struct fr_ice_catalog *cat, const char *name, int64_t first, int n,
-                       bool partitioned, const struct fr_ice_commit_info *info)
-{
-    char path[4096];
-    struct ti_file f;
-    snprintf(path, sizeof path, "%s/%s/%s/data/f-%" PRId64 ".parquet",
-             fr_ice_catalog_warehouse(cat), TI_NS, name, first);
-    int rc = ti_write(&f, path, first, n, partitioned);
-    if (rc == FR_OK) {
-        rc = fr_ice_append(cat, TI_NS, name, &f.df, 1, info, NULL);
-    }
-    if (rc < 0 && getenv("FR_TEST_VERBOSE")) {
-        fprintf(stderr, "append_rows %s %" PRId64 ": %s\n", name, first, fr_ice_errmsg());
-    }
-    ti_free(&f);
-    return rc;
-}
-
 /* -------------------------------------------------------------- avro -- */
 
 static void test_avro_encoding(void)
@@ -159,7 +140,7 @@ static void test_metadata_roundtrip(void)
     CHECK(cat != NULL);
     CHECK_EQ_INT(make_table(cat, "t", true), FR_OK);
     struct fr_ice_commit_info info = {"pipe-1", 7, "recentchange/0:0-99", NULL, 0};
-    CHECK_EQ_INT(append_rows(cat, "t", 0, 100, true, &info), FR_OK);
+    CHECK_EQ_INT(ti_append(cat, "t", 0, 100, true, &info), FR_OK);
     struct fr_ice_table *t = NULL;
     CHECK_EQ_INT(fr_ice_table_load(cat, TI_NS, "t", &t), FR_OK);
     struct fr_buf a, b;
@@ -238,7 +219,7 @@ static void test_append_read_time_travel(void)
     int64_t ts[4];
     for (int i = 0; i < 4; i++) {
         ts[i] = fr_wall_ms();
-        CHECK_EQ_INT(append_rows(cat, "t", i * 1000, 1000, true, NULL), FR_OK);
+        CHECK_EQ_INT(ti_append(cat, "t", i * 1000, 1000, true, NULL), FR_OK);
         fr_sleep_ms(3);
     }
     struct ti_sum sum;
@@ -276,7 +257,7 @@ static void test_overwrite_rewrite_add_column(void)
     struct fr_ice_catalog *cat = open_cat(dir, 0);
     CHECK_EQ_INT(make_table(cat, "t", false), FR_OK);
     for (int i = 0; i < 3; i++) {
-        CHECK_EQ_INT(append_rows(cat, "t", i * 10, 10, false, NULL), FR_OK);
+        CHECK_EQ_INT(ti_append(cat, "t", i * 10, 10, false, NULL), FR_OK);
     }
     struct fr_ice_table *t = NULL;
     struct fr_ice_file_list list;
@@ -359,7 +340,7 @@ static void race_step(void *ctx, enum fr_ice_step step, const char *detail)
     if (step == FR_ICE_STEP_METADATA && strstr(detail, "/wiki/a/metadata/") &&
         (r->fired == 0 || r->every)) {
         r->fired++;
-        CHECK_EQ_INT(append_rows(r->other, "a", 100000 + r->fired * 10, 10, false, NULL), FR_OK);
+        CHECK_EQ_INT(ti_append(r->other, "a", 100000 + r->fired * 10, 10, false, NULL), FR_OK);
     }
 }
 
@@ -467,14 +448,14 @@ static void test_locked_catalog(void)
     const char *dir = check_tmpdir();
     struct fr_ice_catalog *cat = open_cat(dir, 0);
     CHECK_EQ_INT(make_table(cat, "t", false), FR_OK);
-    CHECK_EQ_INT(append_rows(cat, "t", 0, 3, false, NULL), FR_OK);
+    CHECK_EQ_INT(ti_append(cat, "t", 0, 3, false, NULL), FR_OK);
     char db[4096];
     snprintf(db, sizeof db, "%s/lake/catalog.db", dir);
     sqlite3 *lock = NULL;
     CHECK_EQ_INT(sqlite3_open(db, &lock), SQLITE_OK);
     CHECK_EQ_INT(sqlite3_exec(lock, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
     int64_t t0 = fr_mono_ms();
-    int rc = append_rows(cat, "t", 10, 3, false, NULL);
+    int rc = ti_append(cat, "t", 10, 3, false, NULL);
     CHECK_EQ_INT(rc, FR_EBUSY);
     CHECK_EQ_INT(fr_err_class(rc), FR_ERRC_RETRY);
     CHECK(strstr(fr_ice_errmsg(), "catalog.db") != NULL);
@@ -484,7 +465,7 @@ static void test_locked_catalog(void)
     struct ti_sum sum;
     CHECK_EQ_INT(ti_read_table(cat, "t", &sum, 0), FR_OK);
     CHECK_EQ_INT(sum.rows, 3);
-    CHECK_EQ_INT(append_rows(cat, "t", 20, 3, false, NULL), FR_OK);
+    CHECK_EQ_INT(ti_append(cat, "t", 20, 3, false, NULL), FR_OK);
     fr_ice_catalog_close(cat);
 }
 
@@ -500,7 +481,7 @@ static void test_merge_expire_orphans(void)
     CHECK_EQ_INT(fr_ice_table_create(cat, TI_NS, "t", &def, NULL), FR_OK);
     for (int i = 0; i < 20; i++) {
         struct fr_ice_commit_info info = {i < 10 ? "old-pipe" : "new-pipe", i, NULL, NULL, 0};
-        CHECK_EQ_INT(append_rows(cat, "t", i * 10, 10, true, &info), FR_OK);
+        CHECK_EQ_INT(ti_append(cat, "t", i * 10, 10, true, &info), FR_OK);
     }
     struct fr_ice_table *t = NULL;
     CHECK_EQ_INT(fr_ice_table_load(cat, TI_NS, "t", &t), FR_OK);
@@ -565,7 +546,7 @@ static void test_merge_expire_orphans(void)
     CHECK_EQ_INT(os.orphans, 0);
     CHECK_EQ_INT(ti_read_table(cat, "t", &sum, 1000), FR_OK);
     CHECK_EQ_INT(sum.rows, 200);
-    CHECK_EQ_INT(append_rows(cat, "t", 5000, 10, true, NULL), FR_OK);
+    CHECK_EQ_INT(ti_append(cat, "t", 5000, 10, true, NULL), FR_OK);
     fr_ice_catalog_close(cat);
 }
 
@@ -576,7 +557,7 @@ static void test_compaction_races_appends(void)
     struct fr_ice_catalog *cat = open_cat(dir, 50);
     CHECK_EQ_INT(make_table(cat, "t", false), FR_OK);
     for (int i = 0; i < 10; i++) {
-        CHECK_EQ_INT(append_rows(cat, "t", i * 10, 10, false, NULL), FR_OK);
+        CHECK_EQ_INT(ti_append(cat, "t", i * 10, 10, false, NULL), FR_OK);
     }
     fflush(NULL);
     pid_t pid = fork();
@@ -584,7 +565,7 @@ static void test_compaction_races_appends(void)
         struct fr_ice_catalog *c2 = open_cat(dir, 50);
         int bad = 0;
         for (int i = 10; i < 40 && c2; i++) {
-            bad += append_rows(c2, "t", i * 10, 10, false, NULL) != FR_OK;
+            bad += ti_append(c2, "t", i * 10, 10, false, NULL) != FR_OK;
         }
         fr_ice_catalog_close(c2);
         _exit(bad || !c2 ? 1 : 0);
@@ -621,7 +602,7 @@ static void test_compaction_small_bytes(void)
     struct fr_ice_catalog *cat = open_cat(dir, 50);
     CHECK_EQ_INT(make_table(cat, "t", false), FR_OK);
     for (int i = 0; i < 10; i++) {
-        CHECK_EQ_INT(append_rows(cat, "t", i * 10, 10, false, NULL), FR_OK);
+        CHECK_EQ_INT(ti_append(cat, "t", i * 10, 10, false, NULL), FR_OK);
     }
     struct fr_ice_compact_opts co = {.target_bytes = 1 << 20};
     struct fr_ice_compact_stats cs;
@@ -629,7 +610,7 @@ static void test_compaction_small_bytes(void)
     CHECK_EQ_INT(cs.files_after, 1);
     int64_t packed = cs.bytes_after; /* one file, bigger than any input */
     for (int i = 10; i < 13; i++) {
-        CHECK_EQ_INT(append_rows(cat, "t", i * 10, 10, false, NULL), FR_OK);
+        CHECK_EQ_INT(ti_append(cat, "t", i * 10, 10, false, NULL), FR_OK);
     }
     /* The packed file is over small_bytes: only the three new ones move. */
     co.small_bytes = packed;
@@ -675,7 +656,7 @@ static void test_compaction_stream_rounds(void)
     int64_t id = 0;
     for (int round = 0; round < ROUNDS; round++) {
         for (int i = 0; i < PER_ROUND; i++, id += ROWS) {
-            CHECK_EQ_INT(append_rows(cat, "t", id, ROWS, false, NULL), FR_OK);
+            CHECK_EQ_INT(ti_append(cat, "t", id, ROWS, false, NULL), FR_OK);
         }
         struct fr_ice_compact_stats cs;
         CHECK_EQ_INT(fr_ice_compact(cat, TI_NS, "t", &co, &cs), FR_OK);
@@ -739,7 +720,7 @@ static void test_two_writers(void)
             int bad = !c2;
             for (int i = 0; i < 12 && c2; i++) {
                 struct fr_ice_commit_info info = {w ? "writer-1" : "writer-0", i, NULL, NULL, 0};
-                bad += append_rows(c2, "t", (w * 12 + i) * 10, 10, true, &info) != FR_OK;
+                bad += ti_append(c2, "t", (w * 12 + i) * 10, 10, true, &info) != FR_OK;
             }
             fr_ice_catalog_close(c2);
             _exit(bad ? 1 : 0);
@@ -772,7 +753,7 @@ static void test_parsers_survive_garbage(void)
     struct fr_ice_catalog *cat = open_cat(dir, 0);
     CHECK_EQ_INT(make_table(cat, "t", true), FR_OK);
     struct fr_ice_commit_info info = {"p", 3, "x", NULL, 0};
-    CHECK_EQ_INT(append_rows(cat, "t", 0, 50, true, &info), FR_OK);
+    CHECK_EQ_INT(ti_append(cat, "t", 0, 50, true, &info), FR_OK);
     struct fr_ice_table *t = NULL;
     CHECK_EQ_INT(fr_ice_table_load(cat, TI_NS, "t", &t), FR_OK);
     char paths[3][4096];
@@ -833,8 +814,8 @@ static void test_bad_input(void)
     const char *dir = check_tmpdir();
     struct fr_ice_catalog *cat = open_cat(dir, 0);
     CHECK_EQ_INT(make_table(cat, "t", false), FR_OK);
-    CHECK_EQ_INT(append_rows(cat, "t", 0, 10, false, NULL), FR_OK);
-    CHECK_EQ_INT(append_rows(cat, "t", 10, 10, false, NULL), FR_OK);
+    CHECK_EQ_INT(ti_append(cat, "t", 0, 10, false, NULL), FR_OK);
+    CHECK_EQ_INT(ti_append(cat, "t", 10, 10, false, NULL), FR_OK);
     struct fr_ice_table *t = NULL;
     CHECK_EQ_INT(fr_ice_table_load(cat, TI_NS, "t", &t), FR_OK);
     char meta[4096], data[4096];
@@ -872,7 +853,7 @@ static void test_bad_input(void)
     CHECK_EQ_INT(fr_ice_table_load(cat, TI_NS, "t", &t), FR_ECORRUPT);
     CHECK(strstr(fr_ice_errmsg(), meta) && strstr(fr_ice_errmsg(), "wiki.t"));
     /* a commit on it fails the same way and changes nothing */
-    CHECK_EQ_INT(append_rows(cat, "t", 100, 5, false, NULL), FR_ECORRUPT);
+    CHECK_EQ_INT(ti_append(cat, "t", 100, 5, false, NULL), FR_ECORRUPT);
     /* a catalog row pointing at a missing metadata file */
     CHECK_EQ_INT(unlink(meta), 0);
     CHECK_EQ_INT(fr_ice_table_load(cat, TI_NS, "t", &t), FR_ENOTFOUND);
@@ -901,8 +882,8 @@ static void test_tables_cmd(void)
     const char *dir = check_tmpdir();
     struct fr_ice_catalog *cat = open_cat(dir, 0);
     CHECK_EQ_INT(make_table(cat, "t", true), FR_OK);
-    CHECK_EQ_INT(append_rows(cat, "t", 0, 10, true, NULL), FR_OK);
-    CHECK_EQ_INT(append_rows(cat, "t", 10, 10, true, NULL), FR_OK);
+    CHECK_EQ_INT(ti_append(cat, "t", 0, 10, true, NULL), FR_OK);
+    CHECK_EQ_INT(ti_append(cat, "t", 10, 10, true, NULL), FR_OK);
     fr_ice_catalog_close(cat);
     char out[4096];
     snprintf(out, sizeof out, "%s/out.json", dir);

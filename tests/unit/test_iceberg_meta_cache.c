@@ -88,24 +88,6 @@ static struct fr_ice_catalog *open_cat(const char *dir, struct counting *k)
     return cat;
 }
 
-static int append_rows(struct fr_ice_catalog *cat, const char *name, int64_t first, int n,
-                       bool partitioned, const struct fr_ice_commit_info *info)
-{
-    char path[4096];
-    struct ti_file f;
-    snprintf(path, sizeof path, "%s/%s/%s/data/f-%" PRId64 ".parquet",
-             fr_ice_catalog_warehouse(cat), TI_NS, name, first);
-    int rc = ti_write(&f, path, first, n, partitioned);
-    if (rc == FR_OK) {
-        rc = fr_ice_append(cat, TI_NS, name, &f.df, 1, info, NULL);
-    }
-    if (rc < 0) {
-        fprintf(stderr, "append %s %" PRId64 ": %s\n", name, first, fr_ice_errmsg());
-    }
-    ti_free(&f);
-    return rc;
-}
-
 /* The table's metadata as ice_meta_write gives it, from a load by cat. */
 static int meta_text(struct fr_ice_catalog *cat, const char *name, struct fr_buf *out)
 {
@@ -130,7 +112,7 @@ static void test_clone_is_the_round_trip(void)
     for (int i = 0; i < 12; i++) {
         struct fr_ice_kv extra[] = {{"freshet.watermark", "1790000000000000"}};
         struct fr_ice_commit_info info = {"pipe", i, "p0:0-10", extra, 1};
-        CHECK_EQ_INT(append_rows(cat, "t", i * 10, 10, true, &info), FR_OK);
+        CHECK_EQ_INT(ti_append(cat, "t", i * 10, 10, true, &info), FR_OK);
     }
     /* (compaction first: after an added column it overflows a buffer in
      * compact.c's rewrite_bin, a separate bug, see the soak2 report) */
@@ -183,8 +165,8 @@ static void test_commits_do_not_reread_their_metadata(void)
     struct fr_ice_table_def def = ti_def(false, NULL, 0);
     CHECK_EQ_INT(fr_ice_table_create(cat, TI_NS, "a", &def, NULL), FR_OK);
     CHECK_EQ_INT(fr_ice_table_create(cat, TI_NS, "b", &def, NULL), FR_OK);
-    CHECK_EQ_INT(append_rows(cat, "a", 0, 5, false, NULL), FR_OK);
-    CHECK_EQ_INT(append_rows(cat, "b", 0, 5, false, NULL), FR_OK);
+    CHECK_EQ_INT(ti_append(cat, "a", 0, 5, false, NULL), FR_OK);
+    CHECK_EQ_INT(ti_append(cat, "b", 0, 5, false, NULL), FR_OK);
     k.meta_reads = 0;
     /* 40 epochs of a two-table transaction, then an expiry of each */
     for (int e = 1; e <= 40; e++) {
@@ -224,8 +206,8 @@ static void test_commits_do_not_reread_their_metadata(void)
     CHECK(x.len == y.len && x.len > 0 && memcmp(x.data, y.data, x.len) == 0);
 
     /* another writer moves the row: the next commit here reads its file */
-    CHECK_EQ_INT(append_rows(other, "a", 1000, 5, false, NULL), FR_OK);
-    CHECK_EQ_INT(append_rows(cat, "a", 2000, 5, false, NULL), FR_OK);
+    CHECK_EQ_INT(ti_append(other, "a", 1000, 5, false, NULL), FR_OK);
+    CHECK_EQ_INT(ti_append(cat, "a", 2000, 5, false, NULL), FR_OK);
     CHECK_EQ_INT(k.meta_reads, 1);
     struct ti_sum sum;
     CHECK_EQ_INT(ti_read_table(cat, "a", &sum, 4000), FR_OK);
@@ -255,7 +237,7 @@ static void test_more_tables_than_slots(void)
             if (r == 0) {
                 CHECK_EQ_INT(fr_ice_table_create(cat, TI_NS, name, &def, NULL), FR_OK);
             }
-            CHECK_EQ_INT(append_rows(cat, name, r * 10, 10, false, NULL), FR_OK);
+            CHECK_EQ_INT(ti_append(cat, name, r * 10, 10, false, NULL), FR_OK);
         }
     }
     /* round robin over more tables than slots: the evicted are read again */

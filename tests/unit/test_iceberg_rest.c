@@ -69,20 +69,12 @@ static struct fr_ice_table *load(struct fr_ice_catalog *cat, const char *name)
     return t;
 }
 
+/* An append marked as epoch first of pipeline pipe-1. */
 static int append_p(struct fr_ice_catalog *cat, const char *name, int64_t first, int n,
                     bool partitioned)
 {
-    char path[4096];
-    struct ti_file f;
-    snprintf(path, sizeof path, "%s/%s/%s/data/f-%" PRId64 ".parquet",
-             fr_ice_catalog_warehouse(cat), TI_NS, name, first);
-    int rc = ti_write(&f, path, first, n, partitioned);
-    if (rc == FR_OK) {
-        struct fr_ice_commit_info info = {"pipe-1", first, "x", NULL, 0};
-        rc = fr_ice_append(cat, TI_NS, name, &f.df, 1, &info, NULL);
-    }
-    ti_free(&f);
-    return rc;
+    struct fr_ice_commit_info info = {"pipe-1", first, "x", NULL, 0};
+    return ti_append(cat, name, first, n, partitioned, &info);
 }
 
 static int append(struct fr_ice_catalog *cat, const char *name, int64_t first, int n)

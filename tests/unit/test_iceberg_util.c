@@ -207,6 +207,27 @@ static int ti_read_table(struct fr_ice_catalog *cat, const char *name, struct ti
     return rc;
 }
 
+/* Write rows [first, first + n) into a data file of ns.name's data
+ * directory and append it with info (may be NULL). The error is printed
+ * when FR_TEST_VERBOSE is set (some tests expect failures). */
+static int ti_append(struct fr_ice_catalog *cat, const char *name, int64_t first, int n,
+                     bool partitioned, const struct fr_ice_commit_info *info)
+{
+    char path[4096];
+    struct ti_file f;
+    snprintf(path, sizeof path, "%s/%s/%s/data/f-%" PRId64 ".parquet",
+             fr_ice_catalog_warehouse(cat), TI_NS, name, first);
+    int rc = ti_write(&f, path, first, n, partitioned);
+    if (rc == FR_OK) {
+        rc = fr_ice_append(cat, TI_NS, name, &f.df, 1, info, NULL);
+    }
+    if (rc < 0 && getenv("FR_TEST_VERBOSE")) {
+        fprintf(stderr, "ti_append %s %" PRId64 ": %s\n", name, first, fr_ice_errmsg());
+    }
+    ti_free(&f);
+    return rc;
+}
+
 static int64_t ti_expected_sum(int64_t first, int64_t n)
 {
     return n * first + n * (n - 1) / 2;
