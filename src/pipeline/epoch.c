@@ -641,6 +641,14 @@ static int64_t range_records(const struct fr_ck_range *range)
     return total;
 }
 
+/* Log a table writer's failure, with the Parquet detail of the calling
+ * thread (fr_pq_errmsg is per thread: call it where the write failed). */
+static void write_failed(int64_t epoch, int t, int rc)
+{
+    fr_error("process", "epoch %" PRId64 ": writing %s failed: %s (%s) %s", epoch,
+             fr_tbl_name((enum fr_tbl)t), fr_strerror(rc), fr_err_name(rc), fr_pq_errmsg());
+}
+
 /* fr_ahead_item_fn, on the decode-ahead thread: an accepted record's
  * bronze row. Only this thread touches the bronze writer until
  * fr_ahead_stop has returned; its errors are described here, where
@@ -654,8 +662,7 @@ static int ahead_bronze(void *arg, const struct fr_ahead_item *item)
     struct fr_tw *tw = &src->run->tw[FR_TBL_BRONZE];
     int rc = fr_tw_bronze(tw, &item->row, item->raw, item->raw_len);
     if (rc < 0) {
-        fr_error("process", "epoch %" PRId64 ": writing %s: %s (%s) %s", src->range->epoch,
-                 fr_tbl_name(FR_TBL_BRONZE), fr_strerror(rc), fr_err_name(rc), fr_pq_errmsg());
+        write_failed(src->range->epoch, FR_TBL_BRONZE, rc);
     }
     return rc;
 }
@@ -767,8 +774,7 @@ static int commit_epoch(struct proc_run *run, const struct fr_ck_range *range)
         }
         rc = fr_tw_finish(&run->tw[t]);
         if (rc < 0) {
-            fr_error("process", "epoch %" PRId64 ": writing %s failed: %s (%s) %s", range->epoch,
-                     fr_tbl_name(t), fr_strerror(rc), fr_err_name(rc), fr_pq_errmsg());
+            write_failed(range->epoch, t, rc);
         }
     }
     if (rc < 0) {
