@@ -49,6 +49,7 @@
 #include "conf/conf.h"
 #include "core/buf.h"
 #include "core/clock.h"
+#include "core/diag.h"
 #include "core/err.h"
 #include "objstore/objstore_int.h"
 #include "objstore/sigv4.h"
@@ -795,6 +796,7 @@ static int s3_request(struct fr_s3 *s3, struct s3_call *c)
             goto cleanup;
         }
         s3->retries++;
+        fr_info("s3", "%s; retrying in %" PRId64 " ms", s3->err, delay);
         s3->sys.sleep_ms(s3->sys.ctx, delay);
     }
 cleanup:
