@@ -16,6 +16,12 @@
  *   open       close              fsync, rename, fsync dir -> done | unlinked
  *   open       abort              unlinked
  *
+ * Writeback starts early: every PQ_OUT_KICK_BYTES written, the new bytes
+ * are handed to the disk (sync_file_range SYNC_FILE_RANGE_WRITE, advisory,
+ * not waited for), as the log writer does, so close's fsync finds them
+ * mostly on disk instead of writing a whole epoch's file while the commit
+ * waits. Errors are left to the fsync, which reports them.
+ *
  * Thread-safety: an output belongs to one writer; file and memory inputs
  * are safe for concurrent read_at (pread / memcpy, no shared offset).
  */
@@ -57,10 +63,14 @@ const char *fr_pq_errmsg(void)
 
 /* ------------------------------------------------------------ file output */
 
+#define PQ_OUT_KICK_BYTES ((off_t)8 << 20)
+
 struct out_file {
     int fd;
     char *path;
     char *tmp;
+    off_t written; /* bytes written so far */
+    off_t kicked;  /* writeback started for [0, kicked) */
 };
 
 static void out_file_release(struct out_file *of, bool unlink_tmp)
@@ -82,6 +92,12 @@ static int out_file_write(void *ctx, const void *data, size_t len)
     int rc = fr_fs_write_all(of->fd, data, len);
     if (rc < 0) {
         return pq_err(rc, "writing %s: %s", of->tmp, fr_strerror(rc));
+    }
+    of->written += (off_t)len;
+    if (of->written - of->kicked >= PQ_OUT_KICK_BYTES) {
+        (void)sync_file_range(of->fd, of->kicked, of->written - of->kicked,
+                              SYNC_FILE_RANGE_WRITE);
+        of->kicked = of->written;
     }
     return FR_OK;
 }
