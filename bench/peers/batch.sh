@@ -43,6 +43,10 @@ row() { echo "$1 $2 $3 $4" >>"$tsv"; }
 timed() { # timed ROUND ENGINE PHASE CMD... : time -v a command, record it
     local r=$1 e=$2 p=$3
     shift 3
+    # Every timed step starts with nothing waiting to be written back (the
+    # inputs just generated, the previous engine's outputs), so no engine's
+    # fsyncs queue behind another step's writes.
+    sync
     /usr/bin/time -v -o t.log "$@" >>"$OUT/batch-steps.txt" 2>"$e.$p.err" ||
         { echo "batch: $e $p failed:" >&2; tail -5 "$e.$p.err" >&2; return 1; }
     row "$r" "$e" "$p" "$(fr_timev t.log)"
