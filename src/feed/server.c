@@ -30,6 +30,7 @@
 #include "core/clock.h"
 #include "core/diag.h"
 #include "core/err.h"
+#include "lazy/mhd.h"
 
 #include <arpa/inet.h>
 #include <microhttpd.h>
@@ -514,10 +515,15 @@ int fr_feed_server_start(const struct fr_feed_stream *stream, struct fr_feed_tru
     unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
                      MHD_USE_POLL | MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0);
     const struct fr_feed_opts *o = fr_feed_stream_opts(stream);
-    srv->daemon = MHD_start_daemon(
-        flags, (uint16_t)port, NULL, NULL, server_access, srv, MHD_OPTION_SOCK_ADDR,
-        (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, (unsigned)o->max_conns,
-        MHD_OPTION_CONNECTION_TIMEOUT, 0u, MHD_OPTION_LISTENING_ADDRESS_REUSE, 1u, MHD_OPTION_END);
+    const struct MHD_OptionItem options[] = {
+        {MHD_OPTION_SOCK_ADDR, 0, &ss},
+        {MHD_OPTION_CONNECTION_LIMIT, (intptr_t)o->max_conns, NULL},
+        {MHD_OPTION_CONNECTION_TIMEOUT, 0, NULL},
+        {MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, NULL},
+        {MHD_OPTION_END, 0, NULL},
+    }; /* MHD_OPTION_ARRAY's form (src/lazy/mhd.h) */
+    srv->daemon = fr_mhd_start_daemon(flags, (uint16_t)port, NULL, NULL, server_access, srv,
+                                      options);
     if (!srv->daemon) {
         snprintf(err, errlen, "cannot listen on %s (address in use or not local?)", listen);
         fr_feed_api_free(srv->api);

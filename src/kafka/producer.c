@@ -253,15 +253,33 @@ int fr_kafka_append(struct fr_log *log, int32_t partition, const struct fr_log_r
     rd_kafka_header_add(hdrs, FR_KAFKA_APPEND_HDR, -1, be, sizeof be);
 
     int64_t deadline = fr_mono_ms() + kl->kafka->s.message_timeout_ms;
+    /* rd_kafka_producev's fields as an array: the library is opened on
+     * first use, and a variadic call cannot be passed on (src/lazy). */
+    rd_kafka_vu_t vus[7];
+    memset(vus, 0, sizeof vus);
+    vus[0].vtype = RD_KAFKA_VTYPE_TOPIC;
+    vus[0].u.cstr = kl->topic;
+    vus[1].vtype = RD_KAFKA_VTYPE_PARTITION;
+    vus[1].u.i32 = partition;
+    vus[2].vtype = RD_KAFKA_VTYPE_MSGFLAGS;
+    vus[2].u.i = RD_KAFKA_MSG_F_COPY;
+    vus[3].vtype = RD_KAFKA_VTYPE_KEY;
+    vus[3].u.mem.ptr = rec->key_len ? (void *)rec->key : NULL;
+    vus[3].u.mem.size = rec->key_len;
+    vus[4].vtype = RD_KAFKA_VTYPE_VALUE;
+    vus[4].u.mem.ptr = (void *)rec->payload;
+    vus[4].u.mem.size = rec->payload_len;
+    vus[5].vtype = RD_KAFKA_VTYPE_TIMESTAMP;
+    vus[5].u.i64 = rec->timestamp;
+    vus[6].vtype = RD_KAFKA_VTYPE_HEADERS;
+    vus[6].u.headers = hdrs;
     rd_kafka_resp_err_t err;
     for (;;) {
-        err =
-            rd_kafka_producev(kl->rk, RD_KAFKA_V_TOPIC(kl->topic), RD_KAFKA_V_PARTITION(partition),
-                              RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-                              RD_KAFKA_V_KEY(rec->key_len ? rec->key : NULL, rec->key_len),
-                              RD_KAFKA_V_VALUE((void *)rec->payload, rec->payload_len),
-                              RD_KAFKA_V_TIMESTAMP(rec->timestamp), RD_KAFKA_V_HEADERS(hdrs),
-                              RD_KAFKA_V_OPAQUE(NULL), RD_KAFKA_V_END);
+        rd_kafka_error_t *kerr = rd_kafka_produceva(kl->rk, vus, 7);
+        err = kerr ? rd_kafka_error_code(kerr) : RD_KAFKA_RESP_ERR_NO_ERROR;
+        if (kerr) {
+            rd_kafka_error_destroy(kerr);
+        }
         if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL || fr_mono_ms() >= deadline) {
             break;
         }

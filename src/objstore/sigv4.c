@@ -32,7 +32,7 @@
 
 void fr_sigv4_sha256_hex(const void *data, size_t len, char out[65])
 {
-    unsigned char md[SHA256_DIGEST_LENGTH];
+    unsigned char md[SHA256_DIGEST_LENGTH] = {0}; /* stays zero if libcrypto is absent */
     SHA256(data, len, md);
     for (int i = 0; i < SHA256_DIGEST_LENGTH; i++) {
         snprintf(out + 2 * i, 3, "%02x", md[i]);
@@ -44,6 +44,7 @@ static void hmac(const void *key, size_t keylen, const void *msg, size_t msglen,
                  unsigned char out[32])
 {
     unsigned int n = 32;
+    memset(out, 0, 32); /* stays zero if libcrypto is absent (src/lazy/crypto.c) */
     HMAC(EVP_sha256(), key, (int)keylen, msg, msglen, out, &n);
 }
 

@@ -25,6 +25,7 @@
 #include "core/clock.h"
 #include "core/diag.h"
 #include "core/err.h"
+#include "lazy/mhd.h"
 
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -439,16 +440,23 @@ int fr_serve_start(const struct fr_serve_opts *opts, struct fr_serve **out)
     }
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
                      MHD_USE_ERROR_LOG | (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0);
-    srv->daemon = MHD_start_daemon(
-        flags, 0, NULL, NULL, serve_handler, srv, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)4, MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned)(opts->max_connections > 0 ? opts->max_connections : 256),
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)(opts->timeout_s > 0 ? opts->timeout_s : 30),
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-        (size_t)(opts->request_max_bytes ? opts->request_max_bytes : 32768),
-        MHD_OPTION_URI_LOG_CALLBACK, serve_uri_cb, srv, MHD_OPTION_NOTIFY_COMPLETED,
-        serve_completed, srv, MHD_OPTION_EXTERNAL_LOGGER, serve_mhd_log, srv,
-        MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1, MHD_OPTION_END);
+    /* MHD_OPTION_ARRAY's form (src/lazy/mhd.h): a callback option carries
+     * the function in value and its closure in ptr_value. */
+    const struct MHD_OptionItem options[] = {
+        {MHD_OPTION_SOCK_ADDR, 0, &ss},
+        {MHD_OPTION_THREAD_POOL_SIZE, 4, NULL},
+        {MHD_OPTION_CONNECTION_LIMIT, opts->max_connections > 0 ? opts->max_connections : 256,
+         NULL},
+        {MHD_OPTION_CONNECTION_TIMEOUT, opts->timeout_s > 0 ? opts->timeout_s : 30, NULL},
+        {MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+         (intptr_t)(opts->request_max_bytes ? opts->request_max_bytes : 32768), NULL},
+        {MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)serve_uri_cb, srv},
+        {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)serve_completed, srv},
+        {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)serve_mhd_log, srv},
+        {MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, NULL},
+        {MHD_OPTION_END, 0, NULL},
+    };
+    srv->daemon = fr_mhd_start_daemon(flags, 0, NULL, NULL, serve_handler, srv, options);
     if (!srv->daemon) {
         fr_error("serve", "cannot listen on %s (address in use, or not this machine's?)",
                  opts->listen);

@@ -53,6 +53,17 @@ done
 [ -n "${e:-}" ] && [ "${e%.*}" -ge 3 ] || fail "no epochs reported in /metrics"
 ok=0
 
+# On embedded defaults the processor opens none of the optional libraries
+# (docs/adr/0027): their pages are not in its RSS. serve has opened
+# libmicrohttpd and ingest libcurl, which shows the probe sees them.
+mapped() { grep -qF "/$2" "/proc/$1/maps"; }
+for lib in libcurl.so libmicrohttpd.so librdkafka.so libgnutls.so libsnappy.so libcrypto.so; do
+    if mapped "$proc_pid" "$lib"; then fail "freshet process on embedded defaults maps $lib"; fi
+done
+mapped "$serve_pid" libmicrohttpd.so || fail "serve does not map libmicrohttpd (probe broken?)"
+mapped "${pids[1]}" libcurl.so || fail "ingest does not map libcurl (probe broken?)"
+ok=$((ok + 1))
+
 status=$(curl -sf "$base/api/v1/status")
 [ "$(echo "$status" | jq 'd["stages"]["ingest"]["up"] and d["stages"]["process"]["up"]')" = True ] ||
     fail "status: stages not up: $status"
