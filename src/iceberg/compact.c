@@ -177,6 +177,9 @@ static int rewrite_bin(const struct fr_ice_table *t, const struct fr_ice_file *c
     schema_out->ncolumns = nf;
     fr_pq_opts_default(&popts);
     popts.codec = opts->uncompressed ? FR_PQ_UNCOMPRESSED : FR_PQ_ZSTD;
+    if (opts->row_group_bytes) {
+        popts.row_group_bytes = opts->row_group_bytes;
+    }
     struct fr_pq_kv kv = {"iceberg.schema", fr_ice_table_schema_json(t)};
     popts.kv = &kv;
     popts.nkv = 1;

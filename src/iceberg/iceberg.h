@@ -515,6 +515,10 @@ struct fr_ice_compact_opts {
      * the table's bytes / (target / 2) + a constant. */
     uint32_t tier_factor;
     bool uncompressed; /* outputs without compression; default ZSTD */
+    /* Row-group size of the outputs; 0: the Parquet writer's default (128
+     * MiB). A row group is held in memory while it is written and while it
+     * is read, so the live processor passes its process.row_group_bytes. */
+    size_t row_group_bytes;
 };
 
 /* The stream processor's policy for a target size (src/pipeline/epoch.c):

@@ -627,6 +627,19 @@ static void test_compaction_small_bytes(void)
     CHECK_EQ_INT(sum.rows, 130);
     CHECK_EQ_INT(sum.id_sum, ti_expected_sum(0, 130));
     CHECK_EQ_INT(sum.dupes, 0);
+    CHECK_EQ_INT(sum.row_groups, 1); /* the writer's default: one row group */
+    /* Bounded row groups (the live processor's, maint.c): the same rows in
+     * one file, now in many row groups. */
+    for (int i = 13; i < 16; i++) {
+        CHECK_EQ_INT(ti_append(cat, "t", i * 10, 10, false, NULL), FR_OK);
+    }
+    co.row_group_bytes = 256;
+    CHECK_EQ_INT(fr_ice_compact(cat, TI_NS, "t", &co, &cs), FR_OK);
+    CHECK_EQ_INT(cs.files_after, 1);
+    CHECK_EQ_INT(ti_read_table(cat, "t", &sum, 1000), FR_OK);
+    CHECK_EQ_INT(sum.rows, 160);
+    CHECK_EQ_INT(sum.id_sum, ti_expected_sum(0, 160));
+    CHECK(sum.row_groups >= 4);
     fr_ice_catalog_close(cat);
 }
 

@@ -134,6 +134,7 @@ static void ti_free(struct ti_file *f)
  * (ids must be < max_id). Reads with src/parquet. */
 struct ti_sum {
     int64_t rows, id_sum, dupes, bad_values;
+    int64_t row_groups; /* over every file read */
 };
 
 static int ti_read(const char *path, struct ti_sum *sum, uint8_t *seen, int64_t max_id)
@@ -143,6 +144,7 @@ static int ti_read(const char *path, struct ti_sum *sum, uint8_t *seen, int64_t 
     int rc = fr_pq_reader_open_file(path, NULL, &r);
     if (rc == FR_OK) {
         rc = fr_pq_scan_open(r, &(struct fr_pq_scan_opts){0}, &scan);
+        sum->row_groups += fr_pq_reader_row_groups(r);
     }
     const struct fr_pq_batch *b;
     int id_col = -1, wiki_col = -1, delta_col = -1;
