@@ -128,6 +128,7 @@ struct pq_wcol {
     int64_t imin, imax;
     double dmin, dmax;
     struct fr_buf smin, smax;
+    uint64_t smin_key, smax_key; /* str_key8 of smin and smax */
 
     struct fstat file;
 };
@@ -446,20 +447,40 @@ static inline int put_bool(struct fr_pq_writer *w, struct pq_wcol *c, bool v)
     return maybe_flush(w, c);
 }
 
+/* The first 8 bytes of a string, big-endian, zero-padded: when two keys
+ * differ, they order the strings as pq_str_cmp does (the first differing
+ * byte is among them, or the shorter string ends first and pads with 0 <=
+ * the other's byte, which then makes the keys equal or the longer larger);
+ * only equal keys need the whole comparison. */
+static inline uint64_t str_key8(const uint8_t *p, uint32_t len)
+{
+    uint8_t b[8] = {0};
+    memcpy(b, p, len < 8 ? len : 8);
+    uint64_t k;
+    memcpy(&k, b, 8);
+    return __builtin_bswap64(k);
+}
+
 static int str_bounds(struct pq_wcol *c, const uint8_t *p, uint32_t len)
 {
+    uint64_t k = str_key8(p, len);
     if (!c->has_minmax) {
         c->has_minmax = true;
+        c->smin_key = c->smax_key = k;
         fr_buf_reset(&c->smin);
         fr_buf_reset(&c->smax);
         int rc = fr_buf_append(&c->smin, p, len);
         return rc < 0 ? rc : fr_buf_append(&c->smax, p, len);
     }
-    if (pq_str_cmp(p, len, c->smin.data, c->smin.len) < 0) {
+    if (k < c->smin_key ||
+        (k == c->smin_key && pq_str_cmp(p, len, c->smin.data, c->smin.len) < 0)) {
+        c->smin_key = k;
         fr_buf_reset(&c->smin);
         return fr_buf_append(&c->smin, p, len);
     }
-    if (pq_str_cmp(p, len, c->smax.data, c->smax.len) > 0) {
+    if (k > c->smax_key ||
+        (k == c->smax_key && pq_str_cmp(p, len, c->smax.data, c->smax.len) > 0)) {
+        c->smax_key = k;
         fr_buf_reset(&c->smax);
         return fr_buf_append(&c->smax, p, len);
     }

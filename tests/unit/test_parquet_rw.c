@@ -568,6 +568,70 @@ static void test_value_errors(void)
     fr_buf_free(&m.buf);
 }
 
+/* String min/max against a plain memcmp order computed here, over values
+ * built to sit on the writer's 8-byte-prefix shortcut: shared 8-byte
+ * prefixes, prefixes of each other, NUL bytes, the empty string; with the
+ * dictionary (repeating values) and without (a plain column). */
+static int lex_cmp(const char *a, size_t alen, const char *b, size_t blen)
+{
+    int c = memcmp(a, b, alen < blen ? alen : blen);
+    return c ? c : (alen > blen) - (alen < blen);
+}
+
+static void test_string_bounds_order(void)
+{
+    static const struct fr_pq_column cols[] = {
+        {"d", FR_PQ_STRING, false, 1},
+        {"p", FR_PQ_STRING, false, 2},
+    };
+    struct fr_pq_schema schema = {cols, 2};
+    static const char alphabet[] = {'\0', 'a', 'b', '~'};
+    uint64_t x = 0x9e3779b97f4a7c15u;
+    for (int round = 0; round < 40; round++) {
+        struct mem_out m;
+        mem_init(&m);
+        struct fr_pq_out out = mem_out(&m);
+        struct fr_pq_opts o;
+        fr_pq_opts_default(&o);
+        o.plain_columns = 2; /* column p */
+        struct fr_pq_writer *w;
+        CHECK_EQ_INT(fr_pq_writer_open(&schema, &o, &out, &w), FR_OK);
+        char v[2][16], lo[2][16], hi[2][16];
+        size_t vlen[2], lolen[2] = {0, 0}, hilen[2] = {0, 0};
+        for (int r = 0; r < 300; r++) {
+            for (int c = 0; c < 2; c++) {
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                /* "aaaaaaa" + a few chosen bytes: most values share 8 bytes */
+                vlen[c] = x % 13;
+                for (size_t i = 0; i < vlen[c]; i++) {
+                    v[c][i] = i < 7 && (x >> 60) ? 'a' : alphabet[(x >> (4 + 2 * i)) & 3];
+                }
+                if (r == 0 || lex_cmp(v[c], vlen[c], lo[c], lolen[c]) < 0) {
+                    memcpy(lo[c], v[c], vlen[c]);
+                    lolen[c] = vlen[c];
+                }
+                if (r == 0 || lex_cmp(v[c], vlen[c], hi[c], hilen[c]) > 0) {
+                    memcpy(hi[c], v[c], vlen[c]);
+                    hilen[c] = vlen[c];
+                }
+                CHECK_EQ_INT(fr_pq_write_str(w, (uint32_t)c, v[c], vlen[c]), FR_OK);
+            }
+            CHECK_EQ_INT(fr_pq_row_end(w), FR_OK);
+        }
+        struct fr_pq_file_stats st;
+        CHECK_EQ_INT(fr_pq_writer_close(w, &st), FR_OK);
+        for (int c = 0; c < 2; c++) {
+            const struct fr_pq_col_stats *cs = &st.cols[c];
+            CHECK(cs->has_bounds && cs->min_exact && cs->max_exact);
+            CHECK(cs->min.v.str.len == lolen[c] && memcmp(cs->min.v.str.ptr, lo[c], lolen[c]) == 0);
+            CHECK(cs->max.v.str.len == hilen[c] && memcmp(cs->max.v.str.ptr, hi[c], hilen[c]) == 0);
+        }
+        fr_pq_file_stats_free(&st);
+        fr_pq_writer_free(w);
+        fr_buf_free(&m.buf);
+    }
+}
+
 static void test_dictionary_fallback_and_long_strings(void)
 {
     static const struct fr_pq_column cols[] = {
@@ -1333,6 +1397,7 @@ int main(void)
     RUN(test_batch_api);
     RUN(test_batch_nulls_without_values);
     RUN(test_value_errors);
+    RUN(test_string_bounds_order);
     RUN(test_dictionary_fallback_and_long_strings);
     RUN(test_kv_empty_all_null);
     RUN(test_output_failures);
