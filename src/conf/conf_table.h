@@ -101,8 +101,8 @@
       "Larger log records are dead-lettered (oversize).")                                 \
     X(process, row_group_bytes, INT, "8388608", 1 * FR_MiB, 512 * FR_MiB, 0,              \
       "Parquet row-group size: bounds each table writer's memory.")                       \
-    X(process, decode_ahead_records, INT, "4096", 0, 10000000, 0,                         \
-      "Epochs of at least this many records are read and decoded on a second thread while the operators run (0: never).") \
+    X(process, decode_ahead_records, INT, "65536", 0, 10000000, 0,                        \
+      "Epochs of at least this many records are read and decoded on a second thread while the operators run (0: never). Live epochs stay under it, also the larger ones after a maintenance pause: the threads' heaps kept ~20 MB resident after such epochs (docs/BENCHMARKS.md).") \
     X(process, maintain_every_epochs, INT, "100", 0, 1000000, 0,                          \
       "After every this many committed epochs the processor compacts its tables' small files (into files of about process.compact_target_bytes) and expires their snapshots (maintenance.expire_after_s, maintenance.retain_last) itself, so commit cost stays flat however fast epochs come (0: leave it all to `freshet compact`).") \
     X(process, idle_timeout_s, INT, "60", 0, 86400, 0,                                   \

@@ -95,10 +95,12 @@ feed_pid=""
 "$BIN" "${common[@]}" process --once 2>>process.log || {
     echo "FAIL: the final process --once failed:"; tail -5 process.log; exit 1; }
 
-# Control run: the same log, processed once with no kills.
+# Control run: the same log, processed once with no kills, in epochs that
+# take the decode-ahead path (the killed runs' 700-record epochs are decoded
+# inline), so the comparison also checks that the two paths agree.
 mkdir -p control
 cp -r data/log control/log
-"$BIN" --data "$work/control" --set process.epoch_max_records=5000 process --once 2>control.log || {
+"$BIN" --data "$work/control" --set process.epoch_max_records=5000 --set process.decode_ahead_records=1000 process --once 2>control.log || {
     echo "FAIL: the control run failed:"; tail -5 control.log; exit 1; }
 
 "$BIN" --data "$work/data" tables --json --files > chaos_tables.json
