@@ -120,6 +120,15 @@ static int producer_conf(struct kafka_log *kl, rd_kafka_conf_t **out)
     }
     rc = fr_kafka_conf_set(conf, "enable.idempotence", "true");
     rc = rc ? rc : fr_kafka_conf_set(conf, "acks", "all");
+    /* One request in flight per broker: a batch that fails and is retried
+     * can never land after the next one. Ingest resumes from the oldest of
+     * the partitions' last records, which assumes every partition is
+     * gap-free; with several requests in flight that holds only where the
+     * broker enforces the idempotent producer's sequence numbers, and
+     * librdkafka 2.0.2's mock cluster does not: integration_kafka_e2e lost
+     * two events of one failed batch about once in five runs (the next batch
+     * was acknowledged, then ingest was killed before the retry). */
+    rc = rc ? rc : fr_kafka_conf_set(conf, "max.in.flight.requests.per.connection", "1");
     rc = rc ? rc : fr_kafka_conf_set_i64(conf, "message.timeout.ms", s->message_timeout_ms);
     rc = rc ? rc : fr_kafka_conf_set_i64(conf, "linger.ms", s->linger_ms);
     rc = rc ? rc : fr_kafka_conf_set_i64(conf, "queue.buffering.max.kbytes", s->queue_max_kbytes);

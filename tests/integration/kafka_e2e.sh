@@ -114,7 +114,7 @@ def load(text):
         return json.loads(text)
     except ValueError:
         return text
-sent = collections.Counter(); canaries = set(); positions = 0
+sent = collections.Counter(); canaries = set(); positions = 0; order = []
 with open("sent.ndjson", encoding="utf-8", errors="surrogateescape") as f:
     for line in f:
         line = line.rstrip("\n")
@@ -123,6 +123,7 @@ with open("sent.ndjson", encoding="utf-8", errors="surrogateescape") as f:
         if isinstance(obj, dict) and isinstance(obj.get("meta"), dict) and obj["meta"].get("domain") == "canary":
             canaries.add(key(obj)); continue
         sent[key(obj)] += 1
+        order.append((positions, key(obj)))
 # A record's identity: its SSE id and its bytes. Wikimedia-style ids are
 # positions by timestamp, shared by the events of one millisecond, so the
 # id alone is not unique; a re-delivery after a resume repeats both.
@@ -150,7 +151,16 @@ print(f"positions {positions}, non-canary {expected}, Kafka records {records} "
 ok = True
 if positions != count or truth["positions_sent"] != count:
     ok = False; print(f"the feed sent {truth['positions_sent']} of {count} positions")
-if missing: ok = False; print(f"LOST: {missing} events the feed sent are not in Kafka")
+if missing:
+    ok = False
+    # Where in the stream: at its very end, ingest was stopped before it had
+    # them; anywhere else, acknowledged events were lost.
+    seen = collections.Counter(); at = []
+    for pos, k in order:
+        seen[k] += 1
+        if seen[k] > logged[k]:
+            at.append(pos)
+    print(f"LOST: {missing} events the feed sent are not in Kafka, at positions {at[:10]} of {positions}")
 if extra: ok = False; print(f"DUPLICATED: {extra} events are in Kafka more often than sent (after dedup on sse id)")
 if unknown: ok = False; print(f"{unknown} records in Kafka the feed never sent")
 if canary_in_log: ok = False; print(f"{canary_in_log} canary events are in Kafka")
