@@ -923,6 +923,14 @@ static void put_str(struct fr_buf *b, const char *s)
     fr_buf_append(b, s, strlen(s));
 }
 
+/* One pane row: wiki, title, count. */
+static void put_row(struct fr_buf *b, const char *wiki, const char *title, uint64_t n)
+{
+    put_str(b, wiki);
+    put_str(b, title);
+    put_le(b, n, 8);
+}
+
 /* The version-1 blob: next_start T0 - 9 min, counters 5, 60, 2, 1; pane
  * T0 {enwiki Apple 3, enwiki Apples 1, enwiki B 1}, pane T0 + 1 min
  * {dewiki X 2, enwiki Apple 1}, and with extra a pane T0 + 2 min
@@ -942,29 +950,17 @@ static void old_blob(struct fr_buf *blob, int extra)
     put_le(blob, extra ? 3 : 2, 4);
     put_le(blob, (uint64_t)T0, 8);
     put_le(blob, 3, 4);
-    put_str(blob, "enwiki");
-    put_str(blob, "Apple");
-    put_le(blob, 3, 8);
-    put_str(blob, "enwiki");
-    put_str(blob, "Apples");
-    put_le(blob, 1, 8);
-    put_str(blob, "enwiki");
-    put_str(blob, "B");
-    put_le(blob, 1, 8);
+    put_row(blob, "enwiki", "Apple", 3);
+    put_row(blob, "enwiki", "Apples", 1);
+    put_row(blob, "enwiki", "B", 1);
     put_le(blob, (uint64_t)(T0 + MIN), 8);
     put_le(blob, 2, 4);
-    put_str(blob, "dewiki");
-    put_str(blob, "X");
-    put_le(blob, 2, 8);
-    put_str(blob, "enwiki");
-    put_str(blob, "Apple");
-    put_le(blob, 1, 8);
+    put_row(blob, "dewiki", "X", 2);
+    put_row(blob, "enwiki", "Apple", 1);
     if (extra) {
         put_le(blob, (uint64_t)(T0 + 2 * MIN), 8);
         put_le(blob, 1, 4);
-        put_str(blob, "en");
-        put_str(blob, "newest");
-        put_le(blob, 1, 8);
+        put_row(blob, "en", "newest", 1);
     }
     uint64_t body = blob->len - 16;
     for (int i = 0; i < 8; i++) {
