@@ -38,7 +38,8 @@
  * comes in bursts (a row group's pages queued for compression at once), and
  * with three batches each thread waited about 0.6 s per million records for
  * the other (perf sched); six cut the backfill's wall time by about 8% for
- * 14 MB more peak RSS (docs/BENCHMARKS.md). Small epochs do not use them. */
+ * 7-14 MB more peak RSS (docs/BENCHMARKS.md). Epochs under
+ * process.decode_ahead_records (live ones) do not use them. */
 #define AHEAD_BATCHES 6
 #define AHEAD_BATCH_ITEMS 2048u
 #define AHEAD_BATCH_BYTES ((size_t)4 << 20)
