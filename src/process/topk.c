@@ -144,13 +144,11 @@ static void top_key(const char *s, uint32_t len, uint64_t k[2])
 {
     uint8_t b[16] = {0};
     memcpy(b, s, len < 16 ? len : 16);
-    for (int h = 0; h < 2; h++) {
-        uint64_t v = 0;
-        for (int i = 0; i < 8; i++) {
-            v = v << 8 | b[8 * h + i];
-        }
-        k[h] = v;
-    }
+    uint64_t w[2];
+    memcpy(w, b, 16);
+    /* little-endian loads (x86-64): swap to big-endian order */
+    k[0] = __builtin_bswap64(w[0]);
+    k[1] = __builtin_bswap64(w[1]);
 }
 
 static uint64_t top_hash(const char *wiki, uint32_t wlen, const char *title, uint32_t tlen)
@@ -743,14 +741,15 @@ static int top_combine(struct fr_top *top, uint32_t first, uint32_t last,
             memcpy(title, cur.title, cur.title_len);
             cur.title = title;
         }
-        /* Every cursor at this pair: add its count and move it on. */
-        while (hn > 0 && top_pair_cmp(&heap[0]->cur, &cur) == 0) {
+        /* Every cursor at this pair (the top one is): add its count and
+         * move it on. */
+        do {
             cur.count = fr_proc_sat_add(cur.count, heap[0]->cur.count);
             if (!top_cursor_next(heap[0])) {
                 heap[0] = heap[--hn];
             }
             top_cursor_sift(heap, hn, 0);
-        }
+        } while (hn > 0 && top_pair_cmp(&heap[0]->cur, &cur) == 0);
         if (*n == FR_TOP_N && !top_before(&cur, &best[FR_TOP_N - 1].s)) {
             continue;
         }
@@ -960,27 +959,31 @@ void fr_win_top_view(struct fr_top *top, struct fr_proc_view *view)
 /* Save / load                                                                */
 /* ------------------------------------------------------------------------ */
 
-struct top_ref {
-    const char *text;
-    uint32_t wiki_len, title_len;
-    uint64_t count;
-};
-
-static int top_cmp_ref(const void *x, const void *y)
+/* Entry idx of pane as a slot with its keys, for top_pair_cmp; count
+ * carries idx. */
+static void top_slot_of(const struct top_pane *pane, uint32_t idx, struct top_slot *s)
 {
-    const struct top_ref *a = x, *b = y;
-    int c = fr_proc_strcmp(a->text, a->wiki_len, b->text, b->wiki_len);
-    if (c) {
-        return c;
-    }
-    return fr_proc_strcmp(a->text + a->wiki_len, a->title_len, b->text + b->wiki_len, b->title_len);
+    const struct top_entry *e = &pane->entries[idx];
+    s->count = idx;
+    s->wiki = pane->text + e->off;
+    s->wiki_len = e->wiki_len;
+    s->title = s->wiki + e->wiki_len;
+    s->title_len = e->title_len;
+    top_key(s->wiki, s->wiki_len, s->wk);
+    top_key(s->title, s->title_len, s->tk);
+}
+
+static int top_cmp_slot(const void *x, const void *y)
+{
+    return top_pair_cmp(x, y);
 }
 
 /* The pane's entries in saved order (by wiki, then title) in
  * pane->saved->order. Entries are only appended, so the order of the first
  * sv->n stays valid: only those added since are sorted (for a live pane,
- * an epoch's new pairs), then merged in from the back, in place. Memory:
- * 24 bytes a new entry, for the call. */
+ * an epoch's new pairs), then merged in from the back, in place. The sort
+ * compares the strings' 16-byte keys first (top_pair_cmp), so most
+ * comparisons touch no string. Memory: 64 bytes a new entry, for the call. */
 static int top_pane_order(const struct top_pane *pane)
 {
     struct top_saved *sv = pane->saved;
@@ -996,27 +999,27 @@ static int top_pane_order(const struct top_pane *pane)
         sv->cap = pane->alloc;
     }
     uint32_t old = sv->n, k = pane->n - old;
-    struct top_ref *refs = malloc((size_t)k * sizeof *refs + 1);
+    struct top_slot *refs = malloc((size_t)k * sizeof *refs + 1);
     if (!refs) {
         return FR_ENOMEM;
     }
     for (uint32_t j = 0; j < k; j++) {
-        const struct top_entry *e = &pane->entries[old + j];
-        /* count carries the entry's index through the sort */
-        refs[j] = (struct top_ref){pane->text + e->off, e->wiki_len, e->title_len, old + j};
+        top_slot_of(pane, old + j, &refs[j]);
     }
-    qsort(refs, k, sizeof *refs, top_cmp_ref);
+    qsort(refs, k, sizeof *refs, top_cmp_slot);
     /* Merge order[0 .. old) and refs[0 .. k) into order[0 .. old + k),
      * largest first; pairs in a pane are distinct, so never a tie. */
     uint32_t i = old, j = k, w = pane->n;
+    struct top_slot r;
+    if (i > 0) {
+        top_slot_of(pane, sv->order[i - 1], &r);
+    }
     while (j > 0) {
-        const struct top_entry *e = i > 0 ? &pane->entries[sv->order[i - 1]] : NULL;
-        struct top_ref r = {0};
-        if (e) {
-            r = (struct top_ref){pane->text + e->off, e->wiki_len, e->title_len, 0};
-        }
-        if (e && top_cmp_ref(&r, &refs[j - 1]) > 0) {
+        if (i > 0 && top_pair_cmp(&r, &refs[j - 1]) > 0) {
             sv->order[--w] = sv->order[--i];
+            if (i > 0) {
+                top_slot_of(pane, sv->order[i - 1], &r);
+            }
         } else {
             sv->order[--w] = (uint32_t)refs[--j].count;
         }
@@ -1101,7 +1104,8 @@ int fr_win_top_load(struct fr_top *top, const void *bytes, size_t len)
             rc = FR_ENOMEM;
             goto cleanup;
         }
-        struct top_ref prev = {0};
+        const char *prev_text = NULL;
+        uint32_t prev_wlen = 0, prev_tlen = 0;
         for (uint32_t j = 0; j < ne; j++) {
             uint32_t wlen, tlen;
             const char *wiki = fr_proc_dec_str(&dec, FR_PROC_WIKI_MAX, &wlen);
@@ -1112,9 +1116,9 @@ int fr_win_top_load(struct fr_top *top, const void *bytes, size_t len)
             }
             /* Strictly ascending (wiki, title): compare against the last. */
             if (j > 0) {
-                int c = fr_proc_strcmp(prev.text, prev.wiki_len, wiki, wlen);
-                if (c > 0 || (c == 0 && fr_proc_strcmp(prev.text + prev.wiki_len, prev.title_len,
-                                                       title, tlen) >= 0)) {
+                int c = fr_proc_strcmp(prev_text, prev_wlen, wiki, wlen);
+                if (c > 0 || (c == 0 && fr_proc_strcmp(prev_text + prev_wlen, prev_tlen, title,
+                                                       tlen) >= 0)) {
                     goto cleanup;
                 }
             }
@@ -1124,7 +1128,9 @@ int fr_win_top_load(struct fr_top *top, const void *bytes, size_t len)
                 goto cleanup;
             }
             const struct top_entry *e = &pane->entries[pane->n - 1];
-            prev = (struct top_ref){pane->text + e->off, wlen, tlen, count};
+            prev_text = pane->text + e->off;
+            prev_wlen = wlen;
+            prev_tlen = tlen;
             rc = FR_ECORRUPT;
         }
     }
