@@ -335,22 +335,47 @@ int fr_proc_dec_end(struct fr_proc_dec *dec)
     return dec->err;
 }
 
+/* The 128-bit product of a and b, folded to 64 bits. */
+static inline uint64_t proc_fold_mul(uint64_t a, uint64_t b)
+{
+    __extension__ typedef unsigned __int128 u128;
+    u128 r = (u128)a * b;
+    return (uint64_t)r ^ (uint64_t)(r >> 64);
+}
+
+/* 16 bytes a folded multiply; the last (up to) 16 bytes are read as two
+ * words that may overlap, so every byte counts and nothing past the string
+ * is read; the length enters the last multiply. Not keyed (see dedup.c on
+ * crafted keys): callers' caps bound their state whatever the collisions. */
 uint64_t fr_proc_hash(const void *data, size_t len, uint64_t seed)
 {
+    const uint64_t k0 = UINT64_C(0xa0761d6478bd642f), k1 = UINT64_C(0xe7037ed1a0b428db),
+                   k2 = UINT64_C(0x8ebc6af09c88c6e3);
     const uint8_t *p = data;
-    uint64_t h = seed ^ (UINT64_C(0x9e3779b97f4a7c15) * (len + 1));
-    while (len >= 8) {
-        uint64_t w;
-        memcpy(&w, p, 8);
-        h = (h ^ fr_proc_mix64(w)) * UINT64_C(0xff51afd7ed558ccd);
-        p += 8;
-        len -= 8;
+    uint64_t h = seed ^ k0;
+    size_t n = len;
+    while (n > 16) {
+        uint64_t a, b;
+        memcpy(&a, p, 8);
+        memcpy(&b, p + 8, 8);
+        h = proc_fold_mul(a ^ k1, b ^ h);
+        p += 16;
+        n -= 16;
     }
-    uint64_t w = 0;
-    for (size_t i = 0; i < len; i++) {
-        w |= (uint64_t)p[i] << (8 * i);
+    uint64_t a = 0, b = 0;
+    if (n >= 8) {
+        memcpy(&a, p, 8);
+        memcpy(&b, p + n - 8, 8);
+    } else if (n >= 4) {
+        uint32_t x, y;
+        memcpy(&x, p, 4);
+        memcpy(&y, p + n - 4, 4);
+        a = x;
+        b = y;
+    } else if (n > 0) {
+        a = (uint64_t)p[0] << 16 | (uint64_t)p[n >> 1] << 8 | p[n - 1];
     }
-    return fr_proc_mix64(h ^ fr_proc_mix64(w ^ 0x5bd1e995));
+    return proc_fold_mul(k2 ^ len, proc_fold_mul(a ^ k1, b ^ h));
 }
 
 const char *fr_proc_view_text(struct fr_proc_view *view, const char *s, size_t len)
