@@ -26,15 +26,22 @@ static void test_crc32c_vectors(void)
         inc[i] = (uint8_t)i;
     }
     CHECK_EQ_INT(fr_crc32c(0, inc, 32), 0x46DD794Eu);
-    /* Hardware and table paths agree at every length and split point. */
-    uint8_t data[1000];
-    for (int i = 0; i < 1000; i++) {
-        data[i] = (uint8_t)(i * 131 + 7);
+    /* Hardware (three lanes from 384 bytes on, then one) and table paths
+     * agree at every length, alignment and split point. */
+    uint8_t data[5000];
+    uint64_t x = 88172645463325252u;
+    for (int i = 0; i < 5000; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        data[i] = (uint8_t)x;
     }
-    for (size_t len = 0; len < 1000; len += 37) {
-        uint32_t whole = fr_crc32c(0, data, len);
-        CHECK_EQ_INT(whole, fr_crc32c_sw(0, data, len));
-        CHECK_EQ_INT(whole, fr_crc32c(fr_crc32c(0, data, len / 3), data + len / 3, len - len / 3));
+    for (size_t len = 0; len < 4990; len += len < 800 ? 1 : 37) {
+        const uint8_t *d = data + len % 7;
+        uint32_t whole = fr_crc32c(0, d, len);
+        CHECK_EQ_INT(whole, fr_crc32c_sw(0, d, len));
+        CHECK_EQ_INT(whole, fr_crc32c(fr_crc32c(0, d, len / 3), d + len / 3, len - len / 3));
+        CHECK_EQ_INT(fr_crc32c(0x12345678u, d, len), fr_crc32c_sw(0x12345678u, d, len));
     }
 }
 
