@@ -570,6 +570,32 @@ static int gate_keep(struct gate_ctx *ctx, const char *s, const char *e, int esc
 
 /* p at the first byte of a number. Returns the byte after it or NULL.
  * *is_int: no fraction or exponent; *in_range: fits int64. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define GATE_SWAR_DIGITS 1 /* gate_parse8 reads the first digit from the low byte */
+#else
+#define GATE_SWAR_DIGITS 0
+#endif
+
+/* Whether the 8 bytes of x (memory order) are all ASCII digits: each
+ * byte's high nibble is 3, and adding 6 to it does not carry into that
+ * nibble (the low nibble is at most 9). */
+static inline int gate_digits8(uint64_t x)
+{
+    const uint64_t hi = UINT64_C(0xF0F0F0F0F0F0F0F0), threes = UINT64_C(0x3030303030303030);
+    return (x & hi) == threes && ((x + UINT64_C(0x0606060606060606)) & hi) == threes;
+}
+
+/* The value of 8 ASCII digits loaded little-endian (the first digit in
+ * the low byte): pairs, then quads, then the eight, each step one
+ * multiply. */
+static inline uint64_t gate_parse8(uint64_t x)
+{
+    x -= UINT64_C(0x3030303030303030);
+    x = (x * 10 + (x >> 8)) & UINT64_C(0x00FF00FF00FF00FF);
+    x = (x * 100 + (x >> 16)) & UINT64_C(0x0000FFFF0000FFFF);
+    return (x * 10000 + (x >> 32)) & UINT64_C(0xFFFFFFFF);
+}
+
 static const char *gate_number(struct gate_ctx *ctx, const char *p, int *is_int, int *in_range,
                                int64_t *out)
 {
@@ -588,6 +614,18 @@ static const char *gate_number(struct gate_ctx *ctx, const char *p, int *is_int,
     if (*p == '0') {
         p++;
     } else {
+        /* Eight digits at a time while the value has at most 11 digits
+         * before them (19 after: below 2^64, no overflow check needed). */
+        const char *first = p;
+        while (GATE_SWAR_DIGITS && end - p >= 8 && p - first <= 11) {
+            uint64_t x;
+            memcpy(&x, p, 8);
+            if (!gate_digits8(x)) {
+                break;
+            }
+            v = v * 100000000u + gate_parse8(x);
+            p += 8;
+        }
         while (p < end && *p >= '0' && *p <= '9') {
             uint64_t d = (uint64_t)(*p - '0');
             if (v > (UINT64_MAX - d) / 10) {

@@ -13,6 +13,8 @@
 #include "core/json.h"
 #include "process/process.h"
 
+#include <errno.h>
+
 #define BASE                                                                                       \
     "{\"$schema\":\"/mediawiki/recentchange/1.0.0\",\"meta\":{\"uri\":\"https://"                  \
     "en.wikipedia.org/wiki/X\",\"request_id\":\"r\",\"id\":\"95187f4d-688a-4823-b669-"             \
@@ -164,6 +166,48 @@ static void test_escapes(void)
     CHECK_EQ_INT(row.rc_id, INT64_MIN);
     EXPECT(run_sub("\"id\":3390891945", "\"id\":9223372036854775807"), FR_GATE_OK);
     CHECK_EQ_INT(row.rc_id, INT64_MAX);
+}
+
+/* Integers of every length from 1 to 22 digits, both signs, against libc's
+ * strtoll: the value when it fits in 64 bits, else bad_field_type. Digits
+ * are read eight at a time and then one at a time, so every length
+ * crosses that seam somewhere. */
+static void test_integer_lengths(void)
+{
+    for (int len = 1; len <= 22; len++) {
+        for (int pat = 0; pat < 3; pat++) {
+            char num[32];
+            for (int i = 0; i < len; i++) {
+                num[i] = pat == 0 ? '9' : (char)('0' + (i * 7 + 3 + pat) % 10);
+            }
+            if (num[0] == '0') {
+                num[0] = '1';
+            }
+            num[len] = 0;
+            for (int neg = 0; neg < 2; neg++) {
+                char json[64];
+                snprintf(json, sizeof json, "\"id\":%s%s", neg ? "-" : "", num);
+                errno = 0;
+                long long want = strtoll(json + 5, NULL, 10);
+                int fits = errno != ERANGE;
+                enum fr_gate_reason got = run_sub("\"id\":3390891945", json);
+                if (fits) {
+                    EXPECT(got, FR_GATE_OK);
+                    if (got == FR_GATE_OK && row.rc_id != want) {
+                        fprintf(stderr, "%s: got %lld\n", json, (long long)row.rc_id);
+                        check_case_failed = 1;
+                    }
+                } else {
+                    EXPECT(got, FR_GATE_BAD_FIELD_TYPE);
+                }
+            }
+        }
+    }
+    /* The eight-digit step stops at a non-digit in its word. */
+    EXPECT(run_sub("\"id\":3390891945", "\"id\":1234567,\"x\":1"), FR_GATE_OK);
+    CHECK_EQ_INT(row.rc_id, 1234567);
+    EXPECT(run_sub("\"id\":3390891945", "\"id\":12345678.5"), FR_GATE_BAD_FIELD_TYPE);
+    EXPECT(run_sub("\"id\":3390891945", "\"id\":123456789e1"), FR_GATE_BAD_FIELD_TYPE);
 }
 
 static void test_oversize(void)
@@ -683,6 +727,7 @@ int main(void)
     RUN(test_base_row);
     RUN(test_log_event_and_nulls);
     RUN(test_escapes);
+    RUN(test_integer_lengths);
     RUN(test_oversize);
     RUN(test_not_json);
     RUN(test_bad_utf8);
