@@ -301,7 +301,9 @@ static const char *gate_fail(struct gate_ctx *ctx, const char *p)
 
 static const char *gate_ws(const char *p, const char *end)
 {
-    while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) {
+    /* every JSON whitespace byte is <= ' ': one test for any other byte */
+    while (p < end && (unsigned char)*p <= ' ' &&
+           (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) {
         p++;
     }
     return p;
