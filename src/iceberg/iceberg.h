@@ -516,8 +516,9 @@ struct fr_ice_compact_opts {
     uint32_t tier_factor;
     bool uncompressed; /* outputs without compression; default ZSTD */
     /* Row-group size of the outputs; 0: the Parquet writer's default (128
-     * MiB). A row group is held in memory while it is written and while it
-     * is read, so the live processor passes its process.row_group_bytes. */
+     * MiB). A row group's pages, and its columns' dictionaries, are held in
+     * memory while it is written, so the live processor passes its
+     * process.compact_row_group_bytes (1 MiB). */
     size_t row_group_bytes;
 };
 

@@ -957,10 +957,15 @@ void fr_maint_tables(struct fr_lake *lake, const struct fr_conf *conf,
      * cost and the live file count do not grow with the table's age. */
     struct fr_ice_compact_opts copts;
     fr_ice_compact_opts_stream(conf->process_compact_target_bytes, &copts);
-    /* Bounded row groups: compaction runs inside the live processor, whose
-     * memory they bound (the writer's default of 128 MiB held a whole
-     * bronze merge, 20-40 MB of raw JSON, at once). */
-    copts.row_group_bytes = (size_t)conf->process_row_group_bytes;
+    /* Small row groups: compaction runs inside the live processor, whose
+     * memory they bound. The writer's default of 128 MiB held a whole
+     * bronze merge, 20-40 MB of raw JSON, at once; 8 MiB (the epoch files'
+     * process.row_group_bytes) still let every column's chunk buffer and
+     * dictionary grow with the row group, and readers of the output then
+     * hold those dictionaries too: a round raised RSS by ~30 MB. At 1 MiB
+     * the rise is ~4 MB for ~1 % larger files (docs/BENCHMARKS.md,
+     * session 7). */
+    copts.row_group_bytes = (size_t)conf->process_compact_row_group_bytes;
     uint32_t before = 0, after = 0, inputs = 0, outputs = 0, snaps = 0, files = 0;
     int64_t bytes_in = 0;
     for (int t = 0; t < FR_TBL_EVERY; t++) {

@@ -7,3 +7,8 @@ fr_add_test(NAME unit_pipeline_ahead SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test
 # refused versions and damage, a write failing half way (file-size limit).
 fr_add_test(NAME unit_pipeline_checkpoint SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_pipeline_checkpoint.c
             LIBS fr_pipeline LABELS unit TIMEOUT 120)
+# The processor's own maintenance on a local lake with the shipped settings:
+# compacted files keep row groups of about 1 MiB (what bounds the live
+# processor's memory during a round), with every row and their statistics.
+fr_add_test(NAME unit_pipeline_maint SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_pipeline_maint.c
+            LIBS fr_pipeline LABELS unit TIMEOUT 120)

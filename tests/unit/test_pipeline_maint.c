@@ -1,0 +1,153 @@
+/*
+ * test_pipeline_maint.c — the processor's own table maintenance
+ * (fr_maint_tables, src/pipeline/maint.c) on a local lake with the shipped
+ * configuration. It runs inside the live processor, so what bounds its
+ * memory is pinned here by a property of what it writes: the row groups of
+ * a compacted file stay small (docs/BENCHMARKS.md, "session 7: compaction
+ * memory": with 8 MiB row groups a round raised the processor's RSS from
+ * 25 to ~55 MB). The rows and their statistics must survive the rewrite.
+ * One thread; a fresh temporary data directory per test.
+ */
+#include "check.h"
+
+#include "conf/conf.h"
+#include "core/err.h"
+#include "iceberg/iceberg.h"
+#include "parquet/parquet.h"
+#include "pipeline/lake.h"
+#include "pipeline/maint.h"
+#include "pipeline/tables.h"
+
+#include <inttypes.h>
+#include <stdint.h>
+
+enum { FILES = 60, ROWS = 60, RAW = 1500 };
+
+static uint64_t rng = 88172645463325252u;
+
+static uint64_t rnd(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+/* FILES bronze files of ROWS rows, each with RAW bytes of random letters
+ * (about 6 bits each: they compress little, so the merge is ~4 MB), one
+ * append each, as the processor's epochs make them. */
+static void put_small_files(struct fr_lake *lake)
+{
+    struct fr_ice_table *table = NULL;
+    CHECK_EQ_INT(fr_lake_table(lake, fr_tbl_name(FR_TBL_BRONZE), &table), FR_OK);
+    if (!table) {
+        return;
+    }
+    static const char abc[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789{}";
+    char raw[RAW];
+    char id[40];
+    int64_t off = 0;
+    for (int f = 0; f < FILES; f++) {
+        struct fr_tw tw;
+        fr_tw_init(&tw, FR_TBL_BRONZE, fr_ice_table_dir(table), "maint", f, (size_t)8 << 20);
+        int rc = FR_OK;
+        for (int r = 0; r < ROWS && rc == FR_OK; r++, off++) {
+            for (int i = 0; i < RAW; i++) {
+                raw[i] = abc[rnd() & 63];
+            }
+            int n = snprintf(id, sizeof id, "00000000-0000-4000-8000-%012" PRId64, off);
+            struct fr_row row = {.partition = 0,
+                                 .offset = off,
+                                 .ingest_ms = INT64_C(1780000000000) + off,
+                                 .event_us = INT64_C(1780000000000000) + off * 1000,
+                                 .meta_id = {id, (uint32_t)n},
+                                 .wiki = {"enwiki", 6},
+                                 .type = FR_TYPE_EDIT};
+            rc = fr_tw_bronze(&tw, &row, raw, sizeof raw);
+        }
+        if (rc == FR_OK) {
+            rc = fr_tw_finish(&tw);
+        }
+        if (rc == FR_OK) {
+            CHECK(tw.file.file_size < (INT64_C(8) << 20) / 64); /* under small_bytes */
+            rc = fr_ice_append(lake->cat, FR_NS, fr_tbl_name(FR_TBL_BRONZE), &tw.file, 1, NULL,
+                               NULL);
+        }
+        CHECK_EQ_INT(rc, FR_OK);
+        fr_tw_abort(&tw);
+    }
+    fr_ice_table_free(table);
+}
+
+/* The small files merged by one round with the shipped settings land in
+ * files whose row groups hold about 1 MiB: each under 2 MiB compressed (1
+ * MiB plus at most one batch slice of 1 MiB of strings, writer.c
+ * slice_end), so a ~4 MB merge has several. With process.row_group_bytes
+ * (8 MiB) it is one row group of ~4 MB and this fails. */
+static void test_own_compaction_row_groups(void)
+{
+    const char *dir = check_tmpdir();
+    struct fr_conf conf;
+    CHECK_EQ_INT(fr_conf_init(&conf), FR_OK);
+    char set[4200], err[256];
+    snprintf(set, sizeof set, "general.data_dir=%s", dir);
+    CHECK_EQ_INT(fr_conf_set(&conf, set, FR_CONF_FLAG, err, sizeof err), FR_OK);
+    struct fr_lake lake;
+    CHECK_EQ_INT(fr_lake_open_catalog(&conf, &lake), FR_OK);
+    CHECK_EQ_INT(fr_tbl_ensure(lake.cat), FR_OK);
+    put_small_files(&lake);
+
+    uint8_t want[FR_TBL_EVERY] = {0};
+    want[FR_TBL_BRONZE] = 1;
+    fr_maint_tables(&lake, &conf, want, 0);
+
+    struct fr_ice_table *table = NULL;
+    struct fr_ice_file_list live = {0};
+    CHECK_EQ_INT(fr_lake_table(&lake, fr_tbl_name(FR_TBL_BRONZE), &table), FR_OK);
+    CHECK_EQ_INT(fr_ice_files(lake.cat, table, -1, false, &live), FR_OK);
+    CHECK_EQ_INT(live.nfiles, 1); /* every input was merged */
+    uint64_t rows = 0;
+    uint32_t groups = 0;
+    for (size_t i = 0; i < live.nfiles; i++) {
+        CHECK(strstr(live.files[i].local_path, "/compacted-") != NULL);
+        struct fr_pq_reader *reader = NULL;
+        CHECK_EQ_INT(fr_pq_reader_open_file(live.files[i].local_path, NULL, &reader), FR_OK);
+        if (!reader) {
+            continue;
+        }
+        int ingest = fr_pq_reader_column(reader, "ingest_time");
+        CHECK(ingest >= 0);
+        uint32_t ncols = fr_pq_reader_schema(reader)->ncolumns;
+        for (uint32_t g = 0; g < fr_pq_reader_row_groups(reader); g++) {
+            uint64_t comp = 0;
+            for (uint32_t c = 0; c < ncols; c++) {
+                struct fr_pq_chunk_info ci;
+                CHECK_EQ_INT(fr_pq_reader_chunk(reader, g, c, &ci), FR_OK);
+                comp += ci.compressed_bytes;
+                if ((int)c == ingest) {
+                    CHECK(ci.has_bounds); /* statistics for readers' pruning */
+                    rows += ci.rows;
+                }
+            }
+            if (comp >= (uint64_t)2 << 20) {
+                fprintf(stderr, "  row group %u: %" PRIu64 " compressed bytes\n", g, comp);
+            }
+            CHECK(comp < (uint64_t)2 << 20);
+            groups++;
+        }
+        fr_pq_reader_free(reader);
+    }
+    fprintf(stderr, "  %u row groups, %" PRIu64 " rows\n", groups, rows);
+    CHECK_EQ_INT(rows, FILES * ROWS);
+    CHECK(groups >= 3);
+    fr_ice_file_list_free(&live);
+    fr_ice_table_free(table);
+    fr_lake_close(&lake);
+    fr_conf_free(&conf);
+}
+
+int main(void)
+{
+    RUN(test_own_compaction_row_groups);
+    return check_report();
+}
