@@ -207,6 +207,13 @@ struct fr_gate {
     /* len_mask[n]: the words' bits that hold a name's first n bytes
      * (little-endian loads) */
     uint64_t len_mask[GATE_KEY_MAX + 1][GATE_KEY_WORDS];
+    /* Member-name prediction: next[f] is the field id + 1 of the member
+     * that followed field f the last time (next[GF_COUNT + obj]: the first
+     * member of obj), 0 when none yet. Producers write members in a fixed
+     * order, so a name is usually matched in place (gate_key_at) without
+     * scanning it as a string or looking it up. Only speed depends on it:
+     * a wrong guess falls back to the scan and the lookup. */
+    uint8_t next[GF_COUNT + GO_COUNT];
 };
 
 int fr_gate_create(const struct fr_gate_opts *opts, struct fr_gate **out)
@@ -269,7 +276,7 @@ void fr_gate_destroy(struct fr_gate *gate)
 enum { REQ_ABSENT = 0, REQ_OK, REQ_BAD };
 
 struct gate_ctx {
-    const struct fr_gate *gate;
+    struct fr_gate *gate;
     const char *base, *end;
     struct fr_row *row;
     char *arena; /* where kept strings go: the gate's, or the caller's */
@@ -1080,6 +1087,20 @@ static const char *gate_field(struct gate_ctx *ctx, const char *p, int depth, in
     return gate_skip(ctx, p, depth);
 }
 
+/* Whether field f's name, then its closing quote, is at k: the name is
+ * plain ASCII without quotes or backslashes, so those bytes are exactly
+ * the member name gate_string and gate_lookup would have found. */
+static inline int gate_key_at(const struct fr_gate *gate, int f, const char *k, const char *end)
+{
+    size_t n = gate_fields[f].key_len;
+    if (!GATE_LITTLE_ENDIAN || end - k < 8 * GATE_KEY_WORDS || k[n] != '"') {
+        return 0;
+    }
+    const uint64_t *m = gate->len_mask[n], *kw = gate->key_words[f];
+    return (gate_load64(k) & m[0]) == kw[0] && (gate_load64(k + 8) & m[1]) == kw[1] &&
+           (gate_load64(k + 16) & m[2]) == kw[2];
+}
+
 /* Walk a known object (p at '{'), dispatching each member on its name. */
 static const char *gate_object(struct gate_ctx *ctx, const char *p, int depth, int obj)
 {
@@ -1088,18 +1109,31 @@ static const char *gate_object(struct gate_ctx *ctx, const char *p, int depth, i
     if (p < end && *p == '}') {
         return p + 1;
     }
+    uint8_t *guess = &ctx->gate->next[GF_COUNT + obj];
     for (;;) {
         if (p >= end || *p != '"') {
             return gate_fail(ctx, p);
         }
-        int esc;
-        const char *k = p + 1;
-        const char *q = gate_string(ctx, k, &esc);
-        if (!q) {
-            return NULL;
-        }
-        int field = esc ? gate_lookup_escaped(ctx->gate, obj, k, (size_t)(q - k))
+        const char *k = p + 1, *q;
+        int field;
+        if (*guess && gate_key_at(ctx->gate, *guess - 1, k, end)) {
+            field = *guess - 1;
+            q = k + gate_fields[field].key_len;
+        } else {
+            int esc;
+            q = gate_string(ctx, k, &esc);
+            if (!q) {
+                return NULL;
+            }
+            field = esc ? gate_lookup_escaped(ctx->gate, obj, k, (size_t)(q - k))
                         : gate_lookup(ctx->gate, obj, k, (size_t)(q - k), end);
+            if (field >= 0) {
+                *guess = (uint8_t)(field + 1);
+            }
+        }
+        if (field >= 0) {
+            guess = &ctx->gate->next[field];
+        }
         p = gate_ws(q + 1, end);
         if (p >= end || *p != ':') {
             return gate_fail(ctx, p);
