@@ -76,7 +76,7 @@ fr_ingest_file() {
         ingest --source "$url" 2>"$tag.log" &
     local timer=$!
     while :; do
-        ended=$(sed -n 's/.*stream ended after \([0-9]*\) events (closed by server).*/\1/p' "$tag.log" | head -1)
+        ended=$(sed -n 's/.*stream ended after \([0-9]*\) events (closed by server).*/\1/p' "$tag.log" 2>/dev/null | head -1)
         [ -n "$ended" ] && break
         kill -0 "$timer" 2>/dev/null || { echo "ingest died: $(tail -3 "$tag.log")" >&2; return 1; }
         sleep 0.05
