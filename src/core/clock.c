@@ -7,6 +7,7 @@
 #include "core/err.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -44,28 +45,29 @@ static void civil_from_days(int64_t z, int64_t *y, int *m, int *d)
     *y = yoe + era * 400 + (*m <= 2);
 }
 
-static int digits(const char *s, size_t n, int *out)
+/* The value of the n digits at s (n <= 4); any non-digit sets *bad. One
+ * test for all of a timestamp's fields instead of a branch per byte. */
+static inline int digits(const char *s, int n, unsigned *bad)
 {
     int v = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9') {
-            return -1;
-        }
-        v = v * 10 + (s[i] - '0');
+    for (int i = 0; i < n; i++) {
+        unsigned d = (unsigned)(unsigned char)s[i] - '0';
+        *bad |= d > 9;
+        v = v * 10 + (int)d;
     }
-    *out = v;
-    return 0;
+    return v;
 }
 
 int fr_time_parse_rfc3339(const char *s, size_t len, int64_t *out_us)
 {
-    int y, mo, d, h, mi, sec;
     if (len < 20 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') ||
         s[13] != ':' || s[16] != ':') {
         return FR_EINVAL;
     }
-    if (digits(s, 4, &y) || digits(s + 5, 2, &mo) || digits(s + 8, 2, &d) ||
-        digits(s + 11, 2, &h) || digits(s + 14, 2, &mi) || digits(s + 17, 2, &sec)) {
+    unsigned bad = 0;
+    int y = digits(s, 4, &bad), mo = digits(s + 5, 2, &bad), d = digits(s + 8, 2, &bad);
+    int h = digits(s + 11, 2, &bad), mi = digits(s + 14, 2, &bad), sec = digits(s + 17, 2, &bad);
+    if (bad) {
         return FR_EINVAL;
     }
     static const int mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
@@ -79,24 +81,25 @@ int fr_time_parse_rfc3339(const char *s, size_t len, int64_t *out_us)
     size_t i = 19;
     int64_t frac_us = 0;
     if (i < len && s[i] == '.') {
-        i++;
-        size_t start = i;
-        int64_t scale = 100000;
-        while (i < len && s[i] >= '0' && s[i] <= '9') {
-            frac_us += (s[i] - '0') * scale;
-            scale /= 10;
-            i++;
+        /* 1 to 9 digits, truncated to microseconds */
+        static const uint32_t pow10[] = {1, 10, 100, 1000, 10000, 100000, 1000000};
+        size_t start = ++i;
+        uint64_t f = 0;
+        for (unsigned dg; i < len && (dg = (unsigned)(unsigned char)s[i] - '0') <= 9; i++) {
+            f = f * 10 + dg; /* wraps only past 19 digits, which fail below */
         }
-        if (i == start || i - start > 9) {
+        size_t n = i - start;
+        if (n == 0 || n > 9) {
             return FR_EINVAL;
         }
+        frac_us = (int64_t)(n <= 6 ? f * pow10[6 - n] : f / pow10[n - 6]);
     }
     int64_t offset_s = 0;
     if (i < len && (s[i] == 'Z' || s[i] == 'z')) {
         i++;
     } else if (i + 6 == len && (s[i] == '+' || s[i] == '-') && s[i + 3] == ':') {
-        int oh, om;
-        if (digits(s + i + 1, 2, &oh) || digits(s + i + 4, 2, &om) || oh > 23 || om > 59) {
+        int oh = digits(s + i + 1, 2, &bad), om = digits(s + i + 4, 2, &bad);
+        if (bad || oh > 23 || om > 59) {
             return FR_EINVAL;
         }
         offset_s = (int64_t)(oh * 3600 + om * 60) * (s[i] == '+' ? 1 : -1);

@@ -9,7 +9,7 @@
  *   bytes          content
  *   -------------  ------------------------------------------------------
  *   len            the payload, as read from the log
- *   len            the gate's arena for this record's strings (only when
+ *   len            the gate's arena for this record's strings with escapes (only when
  *                  len <= max_event_bytes: bigger records are rejected as
  *                  oversize before anything is decoded)
  *   strlen + 1     the gate's detail, only for a rejected record

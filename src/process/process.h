@@ -201,9 +201,10 @@ void fr_gate_destroy(struct fr_gate *gate);
 enum fr_gate_reason fr_gate_decode(struct fr_gate *gate, const struct fr_proc_pos *pos,
                                    const char *json, size_t len, struct fr_row *row,
                                    char detail[FR_GATE_DETAIL_MAX]);
-/* fr_gate_decode with the row's strings in the caller's arena, which has
- * room for at least len bytes, instead of the gate's: rows decoded this way
- * stay valid after later decodes (for decoding ahead on another thread). */
+/* fr_gate_decode with the row's strings in json itself (those without
+ * escapes) or in the caller's arena, which has room for at least len bytes,
+ * instead of the gate's: rows decoded this way stay valid after later
+ * decodes (for decoding ahead on another thread) while json and arena do. */
 enum fr_gate_reason fr_gate_decode_to(struct fr_gate *gate, const struct fr_proc_pos *pos,
                                       const char *json, size_t len, struct fr_row *row,
                                       char detail[FR_GATE_DETAIL_MAX], char *arena);

@@ -13,6 +13,8 @@
 #include "core/fsutil.h"
 #include "core/json.h"
 
+#include <time.h>
+
 static void test_crc32c_vectors(void)
 {
     CHECK_EQ_INT(fr_crc32c(0, "123456789", 9), 0xE3069283u);
@@ -78,6 +80,63 @@ static void test_json_escape(void)
     CHECK_EQ_INT(fr_buf_json_str(&buf, in, sizeof in - 1), FR_OK);
     CHECK_EQ_STR(fr_buf_cstr(&buf), "\"a\\\"b\\\\c\\n\\u0001\xc3\xa9\"");
     fr_buf_free(&buf);
+}
+
+/* Random valid timestamps against libc's timegm (an independent
+ * reference), with every fraction length and zone form; then each digit
+ * replaced by a non-digit must be refused. */
+static void test_rfc3339_random(void)
+{
+    uint64_t x = 0x9E3779B97F4A7C15u;
+    int mismatches = 0, refused = 0, tried = 0;
+    for (int it = 0; it < 20000; it++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        time_t t = (time_t)(x % (UINT64_C(230) * 365 * 86400)); /* 1970 .. ~2199 */
+        struct tm tm;
+        gmtime_r(&t, &tm);
+        char s[64];
+        int n = (int)strftime(s, sizeof s, "%Y-%m-%dT%H:%M:%S", &tm);
+        int fd = (int)((x >> 20) % 10); /* fraction digits, 0 = none */
+        uint64_t frac = 0;
+        int64_t frac_us = 0;
+        if (fd) {
+            s[n++] = '.';
+            for (int k = 0; k < fd; k++) {
+                int dg = (int)((x >> (24 + 3 * k)) % 10);
+                s[n++] = (char)('0' + dg);
+                frac = frac * 10 + (uint64_t)dg;
+                if (k < 6) {
+                    frac_us = frac_us * 10 + dg;
+                }
+            }
+            for (int k = fd; k < 6; k++) {
+                frac_us *= 10;
+            }
+        }
+        int zone = (int)((x >> 60) % 3), oh = (int)((x >> 8) % 24), om = (int)((x >> 14) % 60);
+        int64_t off = 0;
+        if (zone == 0) {
+            s[n++] = (x >> 5) & 1 ? 'Z' : 'z';
+        } else {
+            n += snprintf(s + n, sizeof s - (size_t)n, "%c%02d:%02d", zone == 1 ? '+' : '-', oh, om);
+            off = (int64_t)(oh * 3600 + om * 60) * (zone == 1 ? 1 : -1);
+        }
+        s[n] = 0;
+        struct tm back = tm;
+        int64_t want = ((int64_t)timegm(&back) - off) * 1000000 + frac_us;
+        int64_t us = -1;
+        if (fr_time_parse_rfc3339(s, (size_t)n, &us) != FR_OK || us != want) {
+            mismatches++;
+        }
+        static const int digit_at[] = {0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18};
+        char m[64];
+        memcpy(m, s, (size_t)n + 1);
+        m[digit_at[it % 14]] = "x/:-. Ta"[it % 8];
+        tried++;
+        refused += fr_time_parse_rfc3339(m, (size_t)n, &us) < 0;
+    }
+    CHECK_EQ_INT(mismatches, 0);
+    CHECK_EQ_INT(refused, tried);
 }
 
 static void test_rfc3339(void)
@@ -224,6 +283,7 @@ int main(void)
     RUN(test_buf_cap);
     RUN(test_json_escape);
     RUN(test_rfc3339);
+    RUN(test_rfc3339_random);
     RUN(test_write_atomic);
     RUN(test_err_table);
     RUN(test_json_conformance);

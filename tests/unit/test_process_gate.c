@@ -135,6 +135,63 @@ static void test_log_event_and_nulls(void)
     CHECK_EQ_INT(fr_gate_uuid("dd5e18231249-48ea-b3cf-ede65c619c44-", 36, b), FR_EINVAL);
 }
 
+/* Every byte value at every position of a UUID, against a reference
+ * written here: the 8-4-4-4-12 layout, hex digits in either case. */
+static int ref_hex(unsigned char c)
+{
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
+}
+
+static int ref_uuid(const char *s, uint8_t key[16])
+{
+    int k = 0;
+    for (int i = 0; i < 36; i++) {
+        if (i == 8 || i == 13 || i == 18 || i == 23) {
+            if (s[i] != '-') {
+                return -1;
+            }
+            continue;
+        }
+        int h = ref_hex((unsigned char)s[i]), l = ref_hex((unsigned char)s[i + 1]);
+        if (h < 0 || l < 0) {
+            return -1;
+        }
+        key[k++] = (uint8_t)(h * 16 + l);
+        i++;
+    }
+    return 0;
+}
+
+static void test_uuid_bytes(void)
+{
+    const char *valid[] = {"dd5e1823-1249-48ea-b3cf-ede65c619c44",
+                           "00000000-0000-0000-0000-000000000000",
+                           "FFFFFFFF-ffff-AbCd-eF01-23456789abcd"};
+    int mismatches = 0, accepted = 0;
+    for (size_t v = 0; v < sizeof valid / sizeof *valid; v++) {
+        for (int i = 0; i < 36; i++) {
+            for (int c = 0; c < 256; c++) {
+                char s[37];
+                memcpy(s, valid[v], 37);
+                s[i] = (char)c;
+                uint8_t got[16], want[16];
+                int rw = ref_uuid(s, want);
+                int rg = fr_gate_uuid(s, 36, got);
+                if ((rw == 0) != (rg == FR_OK) || (rw == 0 && memcmp(got, want, 16) != 0)) {
+                    mismatches++;
+                }
+                accepted += rw == 0;
+            }
+        }
+    }
+    CHECK_EQ_INT(mismatches, 0);
+    /* 32 digit positions x 22 hex bytes per UUID: the loop did accept */
+    CHECK_EQ_INT(accepted, 3 * 32 * 22 + 3 * 4);
+}
+
 static void test_escapes(void)
 {
     EXPECT(run_sub("\"title\":\"Main Page\"",
@@ -171,6 +228,44 @@ static void test_escapes(void)
 /* Member names are matched in place when they come in the order seen
  * last (gate.c, next[]); any other order, a longer name with the expected
  * one as its prefix, or an escaped name must decode the same. */
+/* fr_gate_decode_to: the same row as fr_gate_decode, strings without
+ * escapes pointing into the record itself, decoded ones into the arena. */
+static int within(struct fr_proc_str s, const char *base, size_t len)
+{
+    return s.s >= base && s.s + s.len <= base + len;
+}
+
+static void test_decode_to_in_place(void)
+{
+    const char *subs[][2] = {{"\"title\":\"Main Page\"", "\"title\":\"Main Page\""},
+                             {"\"title\":\"Main Page\"", "\"title\":\"caf\\u00e9 \\\"q\\\"\""}};
+    for (int k = 0; k < 2; k++) {
+        char json[8192];
+        const char *at = strstr(BASE, subs[k][0]);
+        snprintf(json, sizeof json, "%.*s%s%s", (int)(at - BASE), BASE, subs[k][1],
+                 at + strlen(subs[k][0]));
+        size_t len = strlen(json);
+        struct fr_row want;
+        CHECK_EQ_INT(fr_gate_decode(gate, &pos, json, len, &want, detail), FR_GATE_OK);
+        static char arena[8192];
+        struct fr_row got;
+        CHECK_EQ_INT(fr_gate_decode_to(gate, &pos, json, len, &got, detail, arena), FR_GATE_OK);
+        const struct fr_proc_str *w[] = {&want.title, &want.user, &want.comment, &want.wiki,
+                                         &want.server_name, &want.meta_id};
+        const struct fr_proc_str *g[] = {&got.title, &got.user, &got.comment, &got.wiki,
+                                         &got.server_name, &got.meta_id};
+        for (int i = 0; i < 6; i++) {
+            CHECK_EQ_INT(g[i]->len, w[i]->len);
+            CHECK_MEM(g[i]->s, w[i]->s, w[i]->len);
+            int escaped = k == 1 && i == 0;
+            CHECK(escaped ? within(*g[i], arena, len) : within(*g[i], json, len));
+        }
+        CHECK_EQ_INT(got.event_us, want.event_us);
+        CHECK_EQ_INT(got.type, want.type);
+        CHECK_MEM(got.key, want.key, 16);
+    }
+}
+
 static void test_member_order(void)
 {
     for (int round = 0; round < 3; round++) {
@@ -747,9 +842,11 @@ int main(void)
     }
     RUN(test_base_row);
     RUN(test_log_event_and_nulls);
+    RUN(test_uuid_bytes);
     RUN(test_escapes);
     RUN(test_integer_lengths);
     RUN(test_member_order);
+    RUN(test_decode_to_in_place);
     RUN(test_oversize);
     RUN(test_not_json);
     RUN(test_bad_utf8);
