@@ -57,6 +57,68 @@ static uint8_t *hyb_rle(uint8_t *o, uint32_t value, uint32_t count, int width)
     return o;
 }
 
+/* Eight values of width bits, LSB first, as width bytes at o. Up to 8
+ * bits they fit one 64-bit word, stored whole (the caller leaves 8 bytes
+ * of room; the bytes past o + width are overwritten by what follows or lie
+ * past the end); wider ones go out 32 bits at a time. */
+static inline uint8_t *hyb_pack8(uint8_t *o, const uint64_t x[8], int width)
+{
+    if (width <= 8) {
+        uint64_t a = 0;
+        for (int k = 0; k < 8; k++) {
+            a |= x[k] << (k * width);
+        }
+        memcpy(o, &a, 8);
+        return o + width;
+    }
+    uint64_t acc = 0;
+    int bits = 0;
+    for (int k = 0; k < 8; k++) {
+        acc |= x[k] << bits;
+        bits += width;
+        if (bits >= 32) {
+            uint32_t lo = (uint32_t)acc;
+            memcpy(o, &lo, 4);
+            o += 4;
+            acc >>= 32;
+            bits -= 32;
+        }
+    }
+    for (; bits > 0; bits -= 8) { /* 8 x width bits: whole bytes are left */
+        *o++ = (uint8_t)acc;
+        acc >>= 8;
+    }
+    return o;
+}
+
+/* The end of the run of values equal to v[i] in v[0..n). Definition
+ * levels come in long runs: bytes are compared eight at a time. */
+static inline uint32_t hyb_run_end_u8(const uint8_t *v, uint32_t i, uint32_t n)
+{
+    uint64_t x = v[i] * UINT64_C(0x0101010101010101);
+    uint32_t j = i + 1;
+    for (; n - j >= 8; j += 8) {
+        uint64_t w;
+        memcpy(&w, v + j, 8);
+        if (w != x) {
+            return j + (uint32_t)__builtin_ctzll(w ^ x) / 8; /* little-endian */
+        }
+    }
+    while (j < n && v[j] == v[i]) {
+        j++;
+    }
+    return j;
+}
+
+static inline uint32_t hyb_run_end_u32(const uint32_t *v, uint32_t i, uint32_t n)
+{
+    uint32_t j = i + 1;
+    while (j < n && v[j] == v[i]) {
+        j++;
+    }
+    return j;
+}
+
 #define HYB_ENCODE(NAME, T)                                                             \
     static uint8_t *NAME##_packed(uint8_t *o, const T *v, uint32_t cnt, int width)      \
     {                                                                                   \
@@ -64,17 +126,12 @@ static uint8_t *hyb_rle(uint8_t *o, uint32_t value, uint32_t count, int width)
             uint32_t take = cnt < HYB_MAX_GROUPS * 8 ? cnt : HYB_MAX_GROUPS * 8;        \
             uint32_t groups = (take + 7) / 8;                                           \
             *o++ = (uint8_t)(groups << 1 | 1);                                          \
-            uint64_t acc = 0;                                                           \
-            int bits = 0;                                                               \
-            for (uint32_t k = 0; k < groups * 8; k++) {                                 \
-                uint64_t x = k < take ? (uint64_t)v[k] : 0;                             \
-                acc |= x << bits;                                                       \
-                bits += width;                                                          \
-                while (bits >= 8) {                                                     \
-                    *o++ = (uint8_t)acc;                                                \
-                    acc >>= 8;                                                          \
-                    bits -= 8;                                                          \
+            for (uint32_t g = 0; g < groups; g++) {                                     \
+                uint64_t x[8];                                                          \
+                for (uint32_t k = 0; k < 8; k++) {                                      \
+                    x[k] = 8 * g + k < take ? (uint64_t)v[8 * g + k] : 0;               \
                 }                                                                       \
+                o = hyb_pack8(o, x, width);                                             \
             }                                                                           \
             v += take;                                                                  \
             cnt -= take;                                                                \
@@ -95,10 +152,7 @@ static uint8_t *hyb_rle(uint8_t *o, uint32_t value, uint32_t count, int width)
         uint8_t *o = out->data + out->len;                                              \
         uint32_t i = 0, start = 0; /* [start, i) waits to be bit-packed */             \
         while (i < n) {                                                                 \
-            uint32_t j = i + 1;                                                         \
-            while (j < n && v[j] == v[i]) {                                             \
-                j++;                                                                    \
-            }                                                                           \
+            uint32_t j = NAME##_run_end(v, i, n);                                       \
             uint32_t run = j - i;                                                       \
             if (run < 8) {                                                              \
                 i = j;                                                                  \
@@ -124,8 +178,12 @@ static uint8_t *hyb_rle(uint8_t *o, uint32_t value, uint32_t count, int width)
         return FR_OK;                                                                   \
     }
 
+#define pq_hyb_encode_u8_run_end hyb_run_end_u8
+#define pq_hyb_encode_u32_run_end hyb_run_end_u32
 HYB_ENCODE(pq_hyb_encode_u8, uint8_t)
 HYB_ENCODE(pq_hyb_encode_u32, uint32_t)
+#undef pq_hyb_encode_u8_run_end
+#undef pq_hyb_encode_u32_run_end
 
 /* ---------------------------------------------------------- hybrid decode */
 
