@@ -151,6 +151,26 @@ static void top_key(const char *s, uint32_t len, uint64_t k[2])
     k[1] = __builtin_bswap64(w[1]);
 }
 
+/* top_key of the len bytes at s, where 16 bytes may be read (a cursor's
+ * buffer): two loads, the bytes past len masked off, no copy. */
+static inline void top_key_room16(const char *s, uint32_t len, uint64_t k[2])
+{
+    uint64_t w[2];
+    memcpy(w, s, 16);
+    uint32_t n0 = len < 8 ? len : 8, n1 = len < 8 ? 0 : len < 16 ? len - 8 : 8;
+    /* the high n bytes of a big-endian word: shifting twice keeps n = 0 defined */
+    k[0] = n0 ? __builtin_bswap64(w[0]) >> (64 - 8 * n0) << (64 - 8 * n0) : 0;
+    k[1] = n1 ? __builtin_bswap64(w[1]) >> (64 - 8 * n1) << (64 - 8 * n1) : 0;
+}
+
+/* A key back to its bytes: the first 16 bytes of its string (zeros past
+ * the end), all of it when the string has at most 16. */
+static inline void top_key_bytes(const uint64_t k[2], char out[16])
+{
+    uint64_t w[2] = {__builtin_bswap64(k[0]), __builtin_bswap64(k[1])};
+    memcpy(out, w, 16);
+}
+
 static uint64_t top_hash(const char *wiki, uint32_t wlen, const char *title, uint32_t tlen)
 {
     return fr_proc_hash(title, tlen, fr_proc_hash(wiki, wlen, 0x3141));
@@ -465,7 +485,7 @@ static int top_pane_add(struct fr_top *top, struct top_pane *pane, const char *w
 /* ------------------------------------------------------------------------ */
 
 /* Order for ranks: count descending, wiki, title ascending. */
-static int top_pair_cmp(const struct top_slot *a, const struct top_slot *b);
+static inline int top_pair_cmp(const struct top_slot *a, const struct top_slot *b);
 
 /* Both need their keys (top_pair_cmp). */
 static int top_before(const struct top_slot *a, const struct top_slot *b)
@@ -547,7 +567,11 @@ static int top_cursor_next(struct top_cursor *c)
         }
     }
     if (c->keys) {
-        top_key(c->cur.title, c->cur.title_len, c->cur.tk);
+        if (c->cur.title == c->buf) {
+            top_key_room16(c->buf, c->cur.title_len, c->cur.tk);
+        } else {
+            top_key(c->cur.title, c->cur.title_len, c->cur.tk);
+        }
     }
     c->at++;
     return 1;
@@ -555,7 +579,8 @@ static int top_cursor_next(struct top_cursor *c)
 
 /* (wiki, title) order, bytewise; the keys decide without touching the
  * strings unless their first 16 bytes are equal. Both need their keys. */
-static int top_pair_cmp(const struct top_slot *a, const struct top_slot *b)
+static __attribute__((noinline)) int top_pair_cmp_full(const struct top_slot *a,
+                                                       const struct top_slot *b)
 {
     for (int h = 0; h < 2; h++) {
         if (a->wk[h] != b->wk[h]) {
@@ -577,6 +602,31 @@ static int top_pair_cmp(const struct top_slot *a, const struct top_slot *b)
         return 0;
     }
     return fr_proc_strcmp(a->title, a->title_len, b->title, b->title_len);
+}
+
+/* top_pair_cmp_full where the keys and lengths decide (nearly always), inline
+ * in the merge's heap; the strings only through the full comparison. */
+static inline int top_pair_cmp(const struct top_slot *a, const struct top_slot *b)
+{
+    if (a->wk[0] != b->wk[0]) {
+        return a->wk[0] < b->wk[0] ? -1 : 1;
+    }
+    if (a->wk[1] != b->wk[1]) {
+        return a->wk[1] < b->wk[1] ? -1 : 1;
+    }
+    if (a->wiki_len != b->wiki_len || a->wiki_len > 16) {
+        return top_pair_cmp_full(a, b);
+    }
+    if (a->tk[0] != b->tk[0]) {
+        return a->tk[0] < b->tk[0] ? -1 : 1;
+    }
+    if (a->tk[1] != b->tk[1]) {
+        return a->tk[1] < b->tk[1] ? -1 : 1;
+    }
+    if (a->title_len == b->title_len && a->title_len <= 16) {
+        return 0;
+    }
+    return top_pair_cmp_full(a, b);
 }
 
 static void top_cursor_sift(struct top_cursor **h, uint32_t n, uint32_t i)
@@ -608,6 +658,7 @@ static int top_cursor_start(struct top_cursor *c, const struct top_pane *pane, i
     c->at = 0;
     c->off = 0;
     c->cur = (struct top_slot){0};
+    memset(c->buf, 0, 16); /* top_key_room16 reads 16 bytes of it */
     return top_cursor_next(c);
 }
 
@@ -737,8 +788,13 @@ static int top_combine(struct fr_top *top, uint32_t first, uint32_t last,
         struct top_slot cur = heap[0]->cur;
         cur.count = 0;
         if (cur.title == heap[0]->buf) {
-            /* the cursor is about to move on and rebuild its buffer */
-            memcpy(title, cur.title, cur.title_len);
+            /* the cursor is about to move on and rebuild its buffer; a
+             * short title is all in its key */
+            if (cur.title_len <= 16) {
+                top_key_bytes(cur.tk, title);
+            } else {
+                memcpy(title, cur.title, cur.title_len);
+            }
             cur.title = title;
         }
         /* Every cursor at this pair (the top one is): add its count and

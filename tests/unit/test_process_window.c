@@ -533,6 +533,12 @@ static void test_top_vs_model(void)
         if (t >= 12 && t % 5 == 0) {
             int pad = 248 - 9 + (int)(t % 16);
             snprintf(r->title, sizeof r->title, "Page %.*s%04d", pad, long_pad, (int)t);
+        } else if (t >= 12 && t % 5 == 1) {
+            /* 1..24 bytes of one string (UTF-8 in it): titles that are
+             * prefixes of each other, either side of the merge keys' 8- and
+             * 16-byte words */
+            static const char pre[] = "Zz\xc3\xa9zZ\xc3\xa9Zz\xc3\xa9-zZ\xc3\xa9zz\xc3\xa9Z";
+            snprintf(r->title, sizeof r->title, "%.*s", 1 + (int)(t % 24), pre);
         } else {
             snprintf(r->title, sizeof r->title, "Page %d", (int)t);
         }
