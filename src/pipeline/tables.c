@@ -316,7 +316,7 @@ static int put_silver(struct fr_pq_writer *w, const struct fr_row *r)
     TRY(put_str(w, 0, r->meta_id));
     TRY(fr_pq_write_int64(w, 1, r->event_us));
     TRY(put_str(w, 2, r->wiki));
-    TRY(fr_pq_write_str(w, 3, type, strlen(type)));
+    TRY(fr_pq_write_str_valid(w, 3, type, strlen(type))); /* ASCII names */
     TRY((r->has & FR_ROW_NAMESPACE) ? fr_pq_write_int32(w, 4, r->ns) : fr_pq_write_null(w, 4));
     TRY(put_opt_str(w, 5, r->has, FR_ROW_TITLE, r->title));
     TRY(put_opt_str(w, 6, r->has, FR_ROW_USER, r->user));
@@ -350,7 +350,7 @@ int fr_tw_bronze(struct fr_tw *tw, const struct fr_row *r, const char *raw, size
     TRY(fr_pq_write_int64(w, 3, r->event_us));
     TRY(put_str(w, 4, r->meta_id));
     TRY(put_str(w, 5, r->wiki));
-    TRY(fr_pq_write_str(w, 6, type, strlen(type)));
+    TRY(fr_pq_write_str_valid(w, 6, type, strlen(type))); /* ASCII names */
     TRY(fr_pq_write_str_valid(w, 7, raw, raw_len));
     TRY(fr_pq_row_end(w));
     tw->rows++;
