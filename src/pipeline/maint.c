@@ -969,15 +969,15 @@ void fr_maint_tables(struct fr_lake *lake, const struct fr_conf *conf,
      * session 7). */
     copts.row_group_bytes = (size_t)conf->process_compact_row_group_bytes;
     /* The rest of the writer's and reader's buffers follow the row group:
-     * with the writer's 1 MiB pages a column's page of values, the
-     * compression scratch and the reader's batches of bronze's raw JSON
-     * (4,096 rows) were each 1-2 MiB, and a round still raised RSS by 6-8
-     * MB. Pages and dictionaries of at most a quarter of the row group
-     * (256 KiB) and 1,024-row batches take ~2-3 MB off that for ~1 % more
-     * compacted bytes (docs/BENCHMARKS.md, issue 5's live RSS). */
-    copts.page_bytes = copts.row_group_bytes / 4 > MAINT_MIN_PAGE ? copts.row_group_bytes / 4
+     * with the writer's 1 MiB pages a column's page of values and the
+     * compression scratch were 1-2 MiB each, and so were the reader's
+     * 4,096-row batches of bronze's raw JSON. Pages of half the row group,
+     * dictionaries of a quarter and 1,024-row batches take 1-2 MB off a
+     * round for ~2 % more compacted bronze bytes (256 KiB pages: no less
+     * memory, +5 %; docs/BENCHMARKS.md, issue 5's live RSS). */
+    copts.page_bytes = copts.row_group_bytes / 2 > MAINT_MIN_PAGE ? copts.row_group_bytes / 2
                                                                   : MAINT_MIN_PAGE;
-    copts.dict_max_bytes = copts.page_bytes;
+    copts.dict_max_bytes = copts.page_bytes / 2;
     copts.read_batch_rows = 1024;
     uint32_t before = 0, after = 0, inputs = 0, outputs = 0, snaps = 0, files = 0;
     int64_t bytes_in = 0;
