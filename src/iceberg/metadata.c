@@ -607,9 +607,12 @@ static const char *summary_word(const char *s, size_t len)
 }
 
 /* s itself when it is one of the words (a copy of a copy), else the word
- * equal to it, or NULL. */
+ * equal to it, or NULL (also for NULL). */
 static const char *summary_word_of(const char *s)
 {
+    if (!s) {
+        return NULL;
+    }
     uintptr_t p = (uintptr_t)s, lo = (uintptr_t)summary_words;
     if (p >= lo && p < lo + sizeof summary_words) {
         return s;
