@@ -47,6 +47,7 @@ for i in "${!abs[@]}"; do
     procs+=($!)
 done
 
+date +%s.%N >t0.txt
 python3 - "$SECS" "${procs[@]}" >samples.txt <<'PY'
 import sys, time
 secs, pids = float(sys.argv[1]), sys.argv[2:]
@@ -102,5 +103,18 @@ def pct(xs, q):
     xs = sorted(xs); return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else 0
 b = [x for x, _ in pairs]; c = [y for _, y in pairs]
 print(f"  batch p50 {pct(b, .5)} ms, p99 {pct(b, .99)} ms; commit p50 {pct(c, .5)} ms, p99 {pct(c, .99)} ms")
+PY
+    # when its own compaction rounds ran (s since sampling began), to tell
+    # the blocks that hold one
+    python3 - "process$i.log" "$(cat t0.txt)" <<'PY'
+import datetime, re, sys
+t0 = float(sys.argv[2])
+rounds = []
+for line in open(sys.argv[1]):
+    m = re.match(r"(\S+)Z .*maintenance: (\d+) files \((\d+) KiB\).* in (\d+) ms", line)
+    if m:
+        end = datetime.datetime.fromisoformat(m.group(1)).replace(tzinfo=datetime.timezone.utc).timestamp() - t0
+        rounds.append(f"{end - int(m.group(4)) / 1000:.0f}-{end:.0f} s ({m.group(2)} files, {int(m.group(3)) // 1024} MiB)")
+print("  compaction rounds: " + (", ".join(rounds) if rounds else "none"))
 PY
 done

@@ -118,7 +118,7 @@
     X(process, compact_target_bytes, INT, "8388608", 1 * FR_MiB, 4 * FR_GiB, 0,           \
       "Target file size of the processor's own compaction: files under 1/64 of this are packed at every round, larger ones in size tiers (factor 4) once four of a size exist, up to half of this (ADR 0020), so a byte is rewritten a few times and the live file count follows the table's bytes; `freshet compact` (maintenance.target_file_bytes) merges the results into larger files less often.") \
     X(process, compact_row_group_bytes, INT, "1048576", 64 * FR_KiB, 512 * FR_MiB, 0,      \
-      "Row-group size of the files the processor's own compaction writes. It runs inside the live processor: with 8 MiB row groups (process.row_group_bytes) its writer's chunk buffers and dictionaries grew with the row group and RSS rose from 25 to ~55 MB for every round; 1 MiB keeps it near 30 MB for ~1 % larger files (docs/BENCHMARKS.md, session 7).") \
+      "Row-group size of the files the processor's own compaction writes. It runs inside the live processor: with 8 MiB row groups (process.row_group_bytes) its writer's chunk buffers and dictionaries grew with the row group and RSS rose from 25 to ~55 MB for every round; 1 MiB keeps it near 30 MB for ~1 % larger files (docs/BENCHMARKS.md, session 7). Its pages are at most half of this (at least 64 KiB) and its dictionaries a quarter, and it reads its inputs 1,024 rows at a time.") \
     X(maintenance, interval_s, INT, "60", 5, 86400, 0,                                    \
       "`up`/`demo` run table maintenance (`freshet compact`) this often, beside the stream.") \
     X(maintenance, expire_after_s, INT, "900", 0, 31536000, 0,                            \

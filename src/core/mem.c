@@ -24,3 +24,13 @@ int fr_mem_trim_idle(int64_t now_ms)
     return 0;
 #endif
 }
+
+int fr_mem_trim_now(void)
+{
+#if defined(__GLIBC__)
+    malloc_trim(0);
+    return 1;
+#else
+    return 0;
+#endif
+}

@@ -14,7 +14,8 @@
  * free pages inside the heaps (not only the top) to the system.
  *
  * Threads: fr_mem_trim_idle keeps its time of last trim in a static and is
- * called by one thread (the processor's epoch loop). A no-op without glibc.
+ * called by one thread (the processor's epoch loop, which also calls
+ * fr_mem_trim_now). A no-op without glibc.
  */
 #ifndef FR_MEM_H
 #define FR_MEM_H
@@ -28,5 +29,10 @@ enum { FR_MEM_TRIM_EVERY_MS = 1000 };
 /* Give free heap pages back to the system if the last trim was at least
  * FR_MEM_TRIM_EVERY_MS before now_ms (monotonic). 1: trimmed, 0: not. */
 int fr_mem_trim_idle(int64_t now_ms);
+
+/* Give free heap pages back now, whenever the last trim was (after a burst
+ * of large buffers, e.g. one table's compaction; a few ms per call with a
+ * ~20 MB heap). 1: trimmed, 0: not (no glibc). Same thread rules. */
+int fr_mem_trim_now(void);
 
 #endif

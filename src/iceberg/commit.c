@@ -28,9 +28,10 @@
  *                 ▼
  *               FINISH: delete files only expired snapshots reached ─► DONE
  *
- * LOAD always reads the catalog row; the metadata it names is copied from
- * the handle's cache when this handle committed that very file (ADR 0025,
- * table.c), else read and parsed. FINISH puts each new version there.
+ * LOAD always reads the catalog row; the metadata it names is shared
+ * (read-only) from the handle's cache when this handle committed that very
+ * file (ADR 0025, table.c), else read and parsed. FINISH puts each new
+ * version there, shared as well.
  *
  * CLEANUP and ABORT delete every file the attempt wrote except the append
  * manifest, which does not depend on the base and is reused by the next

@@ -180,6 +180,17 @@ static int rewrite_bin(const struct fr_ice_table *t, const struct fr_ice_file *c
     if (opts->row_group_bytes) {
         popts.row_group_bytes = opts->row_group_bytes;
     }
+    if (opts->page_bytes) {
+        popts.page_bytes = opts->page_bytes;
+    }
+    if (opts->dict_max_bytes) {
+        popts.dict_max_bytes = opts->dict_max_bytes;
+    }
+    struct fr_pq_read_opts ropts;
+    fr_pq_read_opts_default(&ropts);
+    if (opts->read_batch_rows) {
+        ropts.batch_rows = opts->read_batch_rows;
+    }
     struct fr_pq_kv kv = {"iceberg.schema", fr_ice_table_schema_json(t)};
     popts.kv = &kv;
     popts.nkv = 1;
@@ -197,7 +208,7 @@ static int rewrite_bin(const struct fr_ice_table *t, const struct fr_ice_file *c
         uint32_t proj[ICE_MAX_FIELDS];
         int32_t map[ICE_MAX_FIELDS]; /* output column -> projection index, -1: NULLs */
         uint32_t nproj = 0;
-        rc = fr_pq_reader_open_file(in[f]->local_path, NULL, &reader);
+        rc = fr_pq_reader_open_file(in[f]->local_path, &ropts, &reader);
         if (rc < 0) {
             ice_err(rc, "table %s.%s: cannot read %s: %s", t->ns, t->name, in[f]->local_path,
                     fr_pq_errmsg());

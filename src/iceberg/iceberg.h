@@ -520,6 +520,15 @@ struct fr_ice_compact_opts {
      * memory while it is written, so the live processor passes its
      * process.compact_row_group_bytes (1 MiB). */
     size_t row_group_bytes;
+    /* The outputs' data pages and each column chunk's dictionary, at most;
+     * 0: the writer's defaults (1 MiB, 2 MiB). Each column holds one page
+     * of values and one dictionary while a row group is written, and the
+     * page is compressed through a scratch buffer of its size. */
+    size_t page_bytes;
+    size_t dict_max_bytes;
+    /* Rows per read batch of the inputs; 0: the reader's default (4,096).
+     * A batch holds the string values of its rows (bronze's raw JSON). */
+    uint32_t read_batch_rows;
 };
 
 /* The stream processor's policy for a target size (src/pipeline/epoch.c):

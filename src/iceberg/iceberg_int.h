@@ -26,6 +26,7 @@
 #include "iceberg/iceberg.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -150,6 +151,11 @@ struct ice_ref {
 
 struct ice_meta {
     struct fr_ice_arena *arena; /* owns everything below */
+    /* References besides the first (ice_meta_share): a committed version is
+     * shared, read-only, by the handle's cache and the tables loaded from
+     * it; ice_meta_free releases one and frees at the last. Atomic because
+     * a loaded table may be freed on another thread than its handle's. */
+    atomic_uint shares;
     int format_version;
     char uuid[37];
     const char *location;
@@ -183,7 +189,11 @@ struct ice_meta {
 /* metadata.c */
 int ice_meta_parse(const char *json, size_t len, struct ice_meta **meta);
 int ice_meta_write(const struct ice_meta *meta, struct fr_buf *out);
+/* Release one reference (the last frees the arena). Accepts NULL. */
 void ice_meta_free(struct ice_meta *meta);
+/* One more reference to meta, which from now on nobody may change (the
+ * version a commit wrote, the cached one): meta. */
+struct ice_meta *ice_meta_share(struct ice_meta *meta);
 /* Deep copy into a new arena (to build the next version from a base). */
 int ice_meta_clone(const struct ice_meta *meta, struct ice_meta **copy);
 const struct ice_schema *ice_meta_schema(const struct ice_meta *meta, int32_t schema_id);
@@ -391,7 +401,7 @@ struct ice_cat_update {
  * `meta`. */
 struct ice_meta_slot {
     char *ns, *name, *location; /* NULL: empty slot */
-    struct ice_meta *meta;      /* owned */
+    struct ice_meta *meta;      /* one reference (shared with loaded tables) */
     int64_t bytes;              /* the file's size */
     uint64_t used;              /* for replacing the least recently used */
 };
@@ -413,10 +423,11 @@ struct fr_ice_catalog {
     uint64_t mcache_tick;
 };
 
-/* table.c: remember meta (copied) as the content of location (bytes long)
- * for ns.name; a failure only means the next load reads the file. */
+/* table.c: remember meta (shared, ice_meta_share: nobody may change it
+ * afterwards) as the content of location (bytes long) for ns.name; a
+ * failure only means the next load reads the file. */
 void ice_meta_cache_put(struct fr_ice_catalog *cat, const char *ns, const char *name,
-                        const char *location, int64_t bytes, const struct ice_meta *meta);
+                        const char *location, int64_t bytes, struct ice_meta *meta);
 void ice_meta_cache_free(struct fr_ice_catalog *cat);
 
 int ice_cat_open_db(struct fr_ice_catalog *cat, const char *path, int busy_ms);

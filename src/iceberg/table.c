@@ -16,6 +16,14 @@
  *  4. The metadata cache (cat->mcache) holds only versions this handle
  *     committed, keyed by their unique file name: a hit is exactly the
  *     file's content, so loads from it equal loads from the file.
+ *  5. A cached version is shared, not copied: the slot and every table
+ *     loaded from it hold a reference to one read-only struct ice_meta
+ *     (3 makes that safe). A commit's next version is put there as it is,
+ *     after the commit; its change only frees it after that. A copy per
+ *     load and per put made the processor's commits hold three copies of a
+ *     metadata that lists every retained snapshot (~1.4 KB each in memory;
+ *     ~900 of them per table after maintenance.expire_after_s at a 1 s
+ *     trigger), and its RSS grew with them (docs/BENCHMARKS.md).
  */
 #include "iceberg/iceberg_int.h"
 
@@ -186,8 +194,9 @@ static void slot_clear(struct ice_meta_slot *s)
 }
 
 void ice_meta_cache_put(struct fr_ice_catalog *cat, const char *ns, const char *name,
-                        const char *location, int64_t bytes, const struct ice_meta *meta)
+                        const char *location, int64_t bytes, struct ice_meta *meta)
 {
+    struct ice_meta *shared = ice_meta_share(meta);
     struct ice_meta_slot *s = cache_find(cat, ns, name);
     if (!s) { /* an empty slot (used 0), else the least recently used */
         s = &cat->mcache[0];
@@ -196,15 +205,10 @@ void ice_meta_cache_put(struct fr_ice_catalog *cat, const char *ns, const char *
         }
     }
     slot_clear(s);
-    struct ice_meta *copy = NULL;
-    if (ice_meta_clone(meta, &copy) < 0) {
-        ice_err_clear(); /* not an error of the commit: the next load reads the file */
-        return;
-    }
     s->ns = strdup(ns);
     s->name = strdup(name);
     s->location = strdup(location);
-    s->meta = copy;
+    s->meta = shared;
     s->bytes = bytes;
     s->used = ++cat->mcache_tick;
     if (!s->ns || !s->name || !s->location) {
@@ -219,7 +223,7 @@ void ice_meta_cache_free(struct fr_ice_catalog *cat)
     }
 }
 
-/* The cached content of location (local file path), copied into *meta: 1,
+/* The cached content of location (local file path), shared into *meta: 1,
  * or 0 (not cached, or the file is gone or changed size: read it). */
 static int cache_get(struct fr_ice_catalog *cat, const char *ns, const char *name,
                      const char *location, const char *path, struct ice_meta **meta)
@@ -237,11 +241,7 @@ static int cache_get(struct fr_ice_catalog *cat, const char *ns, const char *nam
         ice_io_stat(&cat->io, path, &size, NULL) != FR_OK || size != s->bytes) {
         return 0;
     }
-    int rc = ice_meta_clone(s->meta, meta);
-    if (rc < 0) {
-        ice_err_clear();
-        return 0;
-    }
+    *meta = ice_meta_share(s->meta);
     s->used = ++cat->mcache_tick;
     return 1;
 }

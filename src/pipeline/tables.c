@@ -260,11 +260,17 @@ static int tw_open(struct fr_tw *tw)
         }
     }
     /* Bronze carries the raw JSON (most of the epoch's bytes) and silver
-     * the next most: compress their pages on background threads while this
-     * one decodes the next records (silver's only in large epochs: in live
-     * mode the thread's buffers would cost more memory than it saves time). */
-    if (tw->tbl == FR_TBL_BRONZE || (tw->tbl == FR_TBL_SILVER && tw->large)) {
+     * the next most: in large epochs compress their pages on background
+     * threads while this one decodes the next records. In live mode (small
+     * epochs, files that the processor's compaction soon rewrites) the
+     * thread's buffers cost more memory than it saves time, and so do 1 MiB
+     * pages: 256 KiB pages on this thread take ~3 MB off the live
+     * processor's RSS (docs/BENCHMARKS.md, issue 5's live RSS). */
+    if (tw->large && (tw->tbl == FR_TBL_BRONZE || tw->tbl == FR_TBL_SILVER)) {
         opts.compress_workers = 1;
+    }
+    if (!tw->large) {
+        opts.page_bytes = (size_t)256 << 10;
     }
     struct fr_pq_out out;
     int rc = fr_lake_pq_out(tw->lake, tw->path, &out);
