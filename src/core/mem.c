@@ -10,21 +10,6 @@
 #include <malloc.h>
 #endif
 
-int fr_mem_trim_idle(int64_t now_ms)
-{
-    static int64_t last_ms = INT64_MIN / 2;
-    if (now_ms - last_ms < FR_MEM_TRIM_EVERY_MS) {
-        return 0;
-    }
-    last_ms = now_ms;
-#if defined(__GLIBC__)
-    malloc_trim(0);
-    return 1;
-#else
-    return 0;
-#endif
-}
-
 int fr_mem_trim_now(void)
 {
 #if defined(__GLIBC__)
@@ -33,4 +18,14 @@ int fr_mem_trim_now(void)
 #else
     return 0;
 #endif
+}
+
+int fr_mem_trim_idle(int64_t now_ms)
+{
+    static int64_t last_ms = INT64_MIN / 2;
+    if (now_ms - last_ms < FR_MEM_TRIM_EVERY_MS) {
+        return 0;
+    }
+    last_ms = now_ms;
+    return fr_mem_trim_now();
 }
