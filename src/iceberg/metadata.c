@@ -1026,15 +1026,20 @@ static struct fr_ice_kv *cp_kv(struct mcopy *k, const struct fr_ice_kv *src, uin
     return d;
 }
 
+/* A snapshot's string: its summary word (shared, not copied) or a copy. */
+static const char *cp_word(struct mcopy *k, const char *s)
+{
+    const char *w = summary_word_of(s);
+    return w ? w : cp_str(k, s);
+}
+
 /* A snapshot summary: its words are shared, not copied. */
 static struct fr_ice_kv *cp_summary(struct mcopy *k, const struct fr_ice_kv *src, uint32_t n)
 {
     struct fr_ice_kv *d = cp_arr(k, src, n, sizeof *d);
     for (uint32_t i = 0; d && i < n; i++) {
-        const char *w = summary_word_of(src[i].key);
-        d[i].key = w ? w : cp_str(k, src[i].key);
-        w = summary_word_of(src[i].value);
-        d[i].value = w ? w : cp_str(k, src[i].value);
+        d[i].key = cp_word(k, src[i].key);
+        d[i].value = cp_word(k, src[i].value);
     }
     return d;
 }
@@ -1097,8 +1102,7 @@ int ice_meta_clone(const struct ice_meta *meta, struct ice_meta **copy)
         const struct fr_ice_snapshot *src = &meta->snapshots[i].pub;
         d->manifest_list = cp_str(&k, src->manifest_list);
         d->summary = cp_summary(&k, src->summary, src->nsummary);
-        const char *op = summary_word_of(src->operation);
-        d->operation = op ? op : cp_str(&k, src->operation);
+        d->operation = cp_word(&k, src->operation);
     }
     m->snapshot_log = cp_log(&k, meta->snapshot_log, meta->nsnapshot_log);
     m->metadata_log = cp_log(&k, meta->metadata_log, meta->nmetadata_log);
