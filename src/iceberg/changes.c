@@ -1014,13 +1014,43 @@ static int expire_keep(struct ice_change *c, bool *keep)
 }
 
 /* Files reachable from the kept snapshots; list the rest of what the
- * expired snapshots reached as doomed. */
+ * expired snapshots reached as doomed.
+ *
+ * Memory: a live table keeps ~900 snapshots (maintenance.expire_after_s at
+ * a 1 s trigger) whose lists name up to ~100 manifests each. Parsed into
+ * one arena that was ~10 MB for a round of the live processor, whose RSS
+ * budget is 32 MB; so each list and each manifest is parsed into a scratch
+ * arena dropped when it is done, and only the paths the sets hold are
+ * copied (into `paths`): what stays grows with the distinct manifests and
+ * files, not with snapshots times manifests. */
+static int expire_scan_list(struct ice_change *c, const struct ice_snapshot *snap,
+                            struct fr_ice_arena *lst, struct ice_mfile **mfs, uint32_t *n)
+{
+    ice_arena_reset(lst);
+    return ice_read_mlist(c->base, snap, lst, mfs, n);
+}
+
+/* Add s to set, the set's copy in paths: 1 added, 0 there already, < 0. */
+static int set_add_copy(struct ice_strset *set, struct fr_ice_arena *paths, const char *s)
+{
+    if (ice_strset_has(set, s)) {
+        return 0;
+    }
+    const char *copy = ice_strdup(paths, s);
+    if (!copy) {
+        return FR_ENOMEM;
+    }
+    return ice_strset_add(set, copy) < 0 ? FR_ENOMEM : 1;
+}
+
 static int expire_files(struct ice_change *c, const bool *keep)
 {
     const struct ice_meta *m = c->base->meta;
     struct ice_strset lists, manifests, live;
-    struct fr_ice_arena *a = ice_arena_new(1u << 30);
-    int rc = a ? FR_OK : FR_ENOMEM;
+    struct fr_ice_arena *paths = ice_arena_new(1u << 30);
+    struct fr_ice_arena *lst = ice_arena_new(1u << 30);
+    struct fr_ice_arena *man = ice_arena_new(1u << 30);
+    int rc = paths && lst && man ? FR_OK : FR_ENOMEM;
     ice_strset_init(&lists);
     ice_strset_init(&manifests);
     ice_strset_init(&live);
@@ -1030,17 +1060,21 @@ static int expire_files(struct ice_change *c, const bool *keep)
         }
         struct ice_mfile *mfs;
         uint32_t n;
-        rc = ice_read_mlist(c->base, &m->snapshots[i], a, &mfs, &n);
+        rc = expire_scan_list(c, &m->snapshots[i], lst, &mfs, &n);
         for (uint32_t k = 0; rc == FR_OK && k < n; k++) {
-            if (ice_strset_add(&manifests, mfs[k].path) != 1) {
-                continue; /* seen (or out of memory: caught below) */
+            int added = set_add_copy(&manifests, paths, mfs[k].path);
+            if (added != 1) {
+                rc = added < 0 ? added : FR_OK;
+                continue; /* seen */
             }
             struct ice_entry *e;
             uint32_t ne;
-            rc = ice_read_manifest(c->base, &mfs[k], a, &e, &ne);
+            ice_arena_reset(man);
+            rc = ice_read_manifest(c->base, &mfs[k], man, &e, &ne);
             for (uint32_t j = 0; rc == FR_OK && j < ne; j++) {
-                if (e[j].status != ICE_DELETED && ice_strset_add(&live, e[j].file.path) < 0) {
-                    rc = FR_ENOMEM;
+                if (e[j].status != ICE_DELETED) {
+                    int r = set_add_copy(&live, paths, e[j].file.path);
+                    rc = r < 0 ? r : FR_OK;
                 }
             }
         }
@@ -1052,7 +1086,7 @@ static int expire_files(struct ice_change *c, const bool *keep)
         }
         struct ice_mfile *mfs = NULL;
         uint32_t n = 0;
-        int rr = ice_read_mlist(c->base, &m->snapshots[i], a, &mfs, &n);
+        int rr = expire_scan_list(c, &m->snapshots[i], lst, &mfs, &n);
         if (rr == FR_ENOTFOUND) {
             continue; /* already gone: nothing of it to delete */
         }
@@ -1065,13 +1099,18 @@ static int expire_files(struct ice_change *c, const bool *keep)
             rc = add_doomed(c, local);
         }
         for (uint32_t k = 0; rc == FR_OK && k < n; k++) {
-            if (ice_strset_has(&manifests, mfs[k].path) ||
-                ice_strset_add(&lists, mfs[k].path) != 1) {
+            if (ice_strset_has(&manifests, mfs[k].path)) {
+                continue;
+            }
+            int added = set_add_copy(&lists, paths, mfs[k].path);
+            if (added != 1) {
+                rc = added < 0 ? added : FR_OK;
                 continue;
             }
             struct ice_entry *e;
             uint32_t ne;
-            rr = ice_read_manifest(c->base, &mfs[k], a, &e, &ne);
+            ice_arena_reset(man);
+            rr = ice_read_manifest(c->base, &mfs[k], man, &e, &ne);
             if (rr == FR_ENOTFOUND) {
                 continue;
             }
@@ -1080,10 +1119,12 @@ static int expire_files(struct ice_change *c, const bool *keep)
                 break;
             }
             for (uint32_t j = 0; rc == FR_OK && j < ne; j++) {
-                if (!ice_strset_has(&live, e[j].file.path) &&
-                    ice_strset_add(&live, e[j].file.path) == 1 &&
-                    ice_local_path(c->base, e[j].file.path, local, sizeof local) == FR_OK) {
+                int r = set_add_copy(&live, paths, e[j].file.path);
+                if (r == 1 && ice_local_path(c->base, e[j].file.path, local, sizeof local) ==
+                                  FR_OK) {
                     rc = add_doomed(c, local);
+                } else if (r < 0) {
+                    rc = r;
                 }
             }
             if (rc == FR_OK && ice_local_path(c->base, mfs[k].path, local, sizeof local) == FR_OK) {
@@ -1091,10 +1132,15 @@ static int expire_files(struct ice_change *c, const bool *keep)
             }
         }
     }
+    if (paths && lst && man) {
+        c->expire_scan_peak = lst->peak + man->peak + paths->used;
+    }
     ice_strset_free(&lists);
     ice_strset_free(&manifests);
     ice_strset_free(&live);
-    ice_arena_free(a);
+    ice_arena_free(man);
+    ice_arena_free(lst);
+    ice_arena_free(paths);
     return rc;
 }
 

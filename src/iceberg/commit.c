@@ -485,6 +485,7 @@ int fr_ice_expire(struct fr_ice_catalog *cat, const char *ns, const char *name,
     if (stats) {
         stats->snapshots_expired = rc == FR_OK ? c->expired : 0;
         stats->files_deleted = c->deleted;
+        stats->scratch_peak_bytes = c->expire_scan_peak;
     }
     ice_change_free(c);
     return rc;

@@ -468,6 +468,10 @@ int fr_ice_add_column(struct fr_ice_catalog *cat, const char *ns, const char *na
 struct fr_ice_expire_stats {
     uint32_t snapshots_expired;
     uint32_t files_deleted; /* manifest lists, manifests and data files */
+    /* Bytes of parsed manifest lists and manifests held at once, at most,
+     * while finding what the expired snapshots alone reached: one list and
+     * one manifest plus the paths seen, whatever the number of snapshots. */
+    size_t scratch_peak_bytes;
 };
 
 /* Expire snapshots older than older_than_ms, keeping at least retain_last

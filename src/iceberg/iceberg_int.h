@@ -47,10 +47,13 @@ struct fr_ice_arena {
     struct ice_chunk *head;
     size_t used; /* bytes handed out, for the cap */
     size_t cap;
+    size_t peak; /* most bytes handed out at once (across resets) */
 };
 
 struct fr_ice_arena *ice_arena_new(size_t cap);
 void ice_arena_free(struct fr_ice_arena *arena);
+/* Forget everything handed out; keep one chunk for what comes next. */
+void ice_arena_reset(struct fr_ice_arena *arena);
 /* Zeroed memory, 16-byte aligned; NULL when the cap or malloc refuses. */
 void *ice_alloc(struct fr_ice_arena *arena, size_t size);
 char *ice_strdup(struct fr_ice_arena *arena, const char *s);
@@ -532,6 +535,7 @@ struct ice_change {
     uint32_t ndoomed;
     uint32_t expired; /* expiry: snapshots removed */
     uint32_t deleted; /* doomed files actually removed */
+    size_t expire_scan_peak; /* expiry: most manifest bytes held at once */
     /* sizes of what the last attempt wrote (fr_ice_commit_timing) */
     uint32_t nmanifests;     /* rows of its manifest list */
     uint64_t metadata_bytes; /* its metadata file */

@@ -28,6 +28,8 @@
 
 /* ------------------------------------------------------------- arena -- */
 
+enum { ARENA_CHUNK = 32768 };
+
 struct ice_chunk {
     struct ice_chunk *next;
     size_t size;
@@ -58,6 +60,26 @@ void ice_arena_free(struct fr_ice_arena *arena)
     free(arena);
 }
 
+void ice_arena_reset(struct fr_ice_arena *arena)
+{
+    struct ice_chunk *keep = NULL, *c = arena->head;
+    while (c) {
+        struct ice_chunk *next = c->next;
+        if (!keep && c->size == ARENA_CHUNK) {
+            keep = c; /* a standard chunk: reused, not freed */
+        } else {
+            free(c);
+        }
+        c = next;
+    }
+    if (keep) {
+        keep->used = 0;
+        keep->next = NULL;
+    }
+    arena->head = keep;
+    arena->used = 0;
+}
+
 void *ice_alloc(struct fr_ice_arena *arena, size_t size)
 {
     size = (size + 15) & ~(size_t)15;
@@ -69,7 +91,7 @@ void *ice_alloc(struct fr_ice_arena *arena, size_t size)
     }
     struct ice_chunk *c = arena->head;
     if (!c || c->size - c->used < size) {
-        size_t want = size > 32768 ? size : 32768;
+        size_t want = size > ARENA_CHUNK ? size : ARENA_CHUNK;
         c = malloc(sizeof *c + want);
         if (!c) {
             return NULL;
@@ -82,6 +104,9 @@ void *ice_alloc(struct fr_ice_arena *arena, size_t size)
     void *p = c->data + c->used;
     c->used += size;
     arena->used += size;
+    if (arena->used > arena->peak) {
+        arena->peak = arena->used;
+    }
     memset(p, 0, size);
     return p;
 }

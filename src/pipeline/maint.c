@@ -986,6 +986,7 @@ void fr_maint_tables(struct fr_lake *lake, const struct fr_conf *conf,
             continue;
         }
         const char *name = fr_tbl_name(t);
+        int64_t t_table = fr_mono_ms();
         struct fr_ice_compact_stats cs = {0};
         struct fr_ice_expire_stats es = {0};
         /* Compaction reads the data files back from local paths: not yet
@@ -1008,6 +1009,11 @@ void fr_maint_tables(struct fr_lake *lake, const struct fr_conf *conf,
         }
         snaps += es.snapshots_expired;
         files += es.files_deleted;
+        fr_debug("process",
+                 "maintenance of %s: %u files compacted into %u, %u snapshots expired "
+                 "(scan held %zu KiB) in %" PRId64 " ms",
+                 name, cs.inputs, cs.groups, es.snapshots_expired, es.scratch_peak_bytes / 1024,
+                 fr_mono_ms() - t_table);
         /* The round's buffers are freed now, but in the heap they stay
          * resident until a trim: without this the next table's (or the
          * next epoch's) differently sized buffers add to them. */
