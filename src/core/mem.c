@@ -1,5 +1,6 @@
 /*
- * mem.c — trimming the allocator's heaps (mem.h) with glibc's malloc_trim.
+ * mem.c — trimming the allocator's heaps (mem.h) with glibc's malloc_trim,
+ * and bulk mappings advised for transparent huge pages.
  * State: the time of the last trim, owned by the one calling thread.
  */
 #include "core/mem.h"
@@ -9,6 +10,7 @@
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
+#include <sys/mman.h>
 
 int fr_mem_trim_now(void)
 {
@@ -28,4 +30,45 @@ int fr_mem_trim_idle(int64_t now_ms)
     }
     last_ms = now_ms;
     return fr_mem_trim_now();
+}
+
+static size_t bulk_round(size_t size)
+{
+    return (size + FR_MEM_BULK_ALIGN - 1) & ~(size_t)(FR_MEM_BULK_ALIGN - 1);
+}
+
+void *fr_mem_bulk_map(size_t size)
+{
+    if (size == 0 || size > SIZE_MAX / 2) {
+        return NULL;
+    }
+    size = bulk_round(size);
+    /* Map one alignment more, then cut the ends off so that the block
+     * starts on a 2 MiB boundary: a huge page needs its whole aligned
+     * range inside the mapping. */
+    size_t span = size + FR_MEM_BULK_ALIGN;
+    char *raw = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED) {
+        return NULL;
+    }
+    uintptr_t at = ((uintptr_t)raw + FR_MEM_BULK_ALIGN - 1) & ~(uintptr_t)(FR_MEM_BULK_ALIGN - 1);
+    char *p = (char *)at;
+    size_t head = (size_t)(p - raw), tail = span - head - size;
+    if (head) {
+        munmap(raw, head);
+    }
+    if (tail) {
+        munmap(p + size, tail);
+    }
+#if defined(MADV_HUGEPAGE)
+    (void)madvise(p, size, MADV_HUGEPAGE); /* advice: refused means 4 KiB pages */
+#endif
+    return p;
+}
+
+void fr_mem_bulk_unmap(void *p, size_t size)
+{
+    if (p) {
+        munmap(p, bulk_round(size));
+    }
 }

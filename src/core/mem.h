@@ -20,6 +20,7 @@
 #ifndef FR_MEM_H
 #define FR_MEM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Trim at most this often: at a 1-second trigger after every epoch, in a
@@ -34,5 +35,21 @@ int fr_mem_trim_idle(int64_t now_ms);
  * of large buffers, e.g. one table's compaction; a few ms per call with a
  * ~20 MB heap). 1: trimmed, 0: not (no glibc). Same thread rules. */
 int fr_mem_trim_now(void);
+
+/* Bulk memory: a large buffer that one bulk job (a backfill epoch) fills
+ * page by page once and then reuses, mapped on its own, 2 MiB aligned and
+ * advised for transparent huge pages (MADV_HUGEPAGE; honoured when
+ * /sys/kernel/mm/transparent_hugepage/enabled is "madvise" or "always").
+ * On a virtual machine a first touch of a 4 KiB page costs ~10 us (96 MiB
+ * touched page by page took 242 ms on the project's machine; 7 ms as huge
+ * pages), and a backfill's batches are tens of MiB: docs/BENCHMARKS.md,
+ * session 9. Not for live mode, whose RSS budget a 2 MiB page would
+ * spend on a few KiB. size is rounded up to FR_MEM_BULK_ALIGN; the memory
+ * reads as zeros. NULL when the system refuses. Any thread. */
+enum { FR_MEM_BULK_ALIGN = 2 << 20 };
+void *fr_mem_bulk_map(size_t size);
+/* Give back what fr_mem_bulk_map(size) returned (the same size); NULL is
+ * a no-op. */
+void fr_mem_bulk_unmap(void *p, size_t size);
 
 #endif

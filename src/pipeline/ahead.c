@@ -33,6 +33,7 @@
 #include "pipeline/ahead.h"
 
 #include "core/err.h"
+#include "core/mem.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -44,8 +45,9 @@ enum { SLOT_FREE = 0, SLOT_READY };
 struct ahead_slot {
     struct fr_ahead_batch pub;
     struct fr_ahead_item *items; /* AHEAD_BATCH_ITEMS */
-    char *bytes;
+    char *bytes; /* its AHEAD_BATCH_BYTES of region, or own (malloc'ed) */
     size_t cap;
+    int own; /* bytes grown past the region's share for one big record */
     int state;
 };
 
@@ -53,6 +55,9 @@ struct fr_ahead {
     struct fr_gate *gate;
     size_t max_event;
     struct ahead_slot slots[AHEAD_BATCHES];
+    /* The slots' bytes, AHEAD_BATCH_BYTES each, in one bulk mapping
+     * (fr_mem_bulk_map: huge pages; a backfill fills every byte of it). */
+    char *region;
     pthread_mutex_t mu;
     pthread_cond_t cv;
     pthread_t thread;
@@ -104,11 +109,16 @@ static void slots_free(struct fr_ahead *ahead)
     for (int i = 0; i < AHEAD_BATCHES; i++) {
         struct ahead_slot *slot = &ahead->slots[i];
         free(slot->items);
-        free(slot->bytes);
+        if (slot->own) {
+            free(slot->bytes);
+        }
         slot->items = slot->pub.items = NULL;
         slot->bytes = NULL;
         slot->cap = 0;
+        slot->own = 0;
     }
+    fr_mem_bulk_unmap(ahead->region, (size_t)AHEAD_BATCHES * AHEAD_BATCH_BYTES);
+    ahead->region = NULL;
 }
 
 /* ---------------------------------------------------------------- producer */
@@ -123,12 +133,13 @@ static int slot_room(struct ahead_slot *slot, size_t used, size_t need)
     if (slot->pub.n > 0) {
         return 0;
     }
-    char *bytes = realloc(slot->bytes, need);
+    char *bytes = slot->own ? realloc(slot->bytes, need) : malloc(need);
     if (!bytes) {
         return FR_ENOMEM;
     }
     slot->bytes = bytes;
     slot->cap = need;
+    slot->own = 1;
     return 1;
 }
 
@@ -139,12 +150,11 @@ static int slot_room(struct ahead_slot *slot, size_t used, size_t need)
 static int ahead_fill(struct fr_ahead *ahead, struct ahead_slot *slot, struct fr_log_rec *pending,
                       int32_t *pending_part, int *have_pending)
 {
-    if (slot->cap > AHEAD_BATCH_BYTES) { /* grown for one big record: shrink back */
-        char *bytes = realloc(slot->bytes, AHEAD_BATCH_BYTES);
-        if (bytes) {
-            slot->bytes = bytes;
-            slot->cap = AHEAD_BATCH_BYTES;
-        }
+    if (slot->own) { /* grown for one big record: back to its share of the region */
+        free(slot->bytes);
+        slot->bytes = ahead->region + (size_t)(slot - ahead->slots) * AHEAD_BATCH_BYTES;
+        slot->cap = AHEAD_BATCH_BYTES;
+        slot->own = 0;
     }
     slot->pub.n = 0;
     size_t used = 0;
@@ -262,6 +272,9 @@ int fr_ahead_start(struct fr_ahead *ahead, fr_ahead_source_fn source, fr_ahead_i
     ahead->arg = arg;
     ahead->prod_seq = ahead->cons_seq = 0;
     ahead->done = ahead->err = ahead->stop = 0;
+    if (!ahead->region) {
+        ahead->region = fr_mem_bulk_map((size_t)AHEAD_BATCHES * AHEAD_BATCH_BYTES);
+    }
     for (int i = 0; i < AHEAD_BATCHES; i++) {
         struct ahead_slot *slot = &ahead->slots[i];
         slot->state = SLOT_FREE;
@@ -269,9 +282,10 @@ int fr_ahead_start(struct fr_ahead *ahead, fr_ahead_source_fn source, fr_ahead_i
             slot->items = malloc(AHEAD_BATCH_ITEMS * sizeof *slot->items);
             slot->pub.items = slot->items;
         }
-        if (!slot->bytes) {
-            slot->bytes = malloc(AHEAD_BATCH_BYTES);
-            slot->cap = slot->bytes ? AHEAD_BATCH_BYTES : 0;
+        if (!slot->bytes && ahead->region) {
+            slot->bytes = ahead->region + (size_t)i * AHEAD_BATCH_BYTES;
+            slot->cap = AHEAD_BATCH_BYTES;
+            slot->own = 0;
         }
         if (!slot->items || !slot->bytes) {
             slots_free(ahead);

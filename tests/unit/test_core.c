@@ -2,7 +2,9 @@
  * test_core.c — unit tests for src/core: CRC-32C against published vectors
  * (RFC 3720 appendix B.4), the hardware and table paths against each other,
  * capped buffers, JSON string escaping, RFC 3339 parsing against known Unix
- * times, the durable write recipe, and the error table.
+ * times, the durable write recipe, the error table, and bulk mappings
+ * (2 MiB aligned, zeroed, advised for huge pages: the "hg" flag that
+ * /proc/self/smaps shows for a range madvise(MADV_HUGEPAGE) reached).
  */
 #include "check.h"
 
@@ -12,8 +14,10 @@
 #include "core/err.h"
 #include "core/fsutil.h"
 #include "core/json.h"
+#include "core/mem.h"
 
 #include <time.h>
+#include <unistd.h>
 
 static void test_crc32c_vectors(void)
 {
@@ -277,6 +281,70 @@ static void test_json_members(void)
     CHECK_EQ_INT(fr_json_int64(&v, &n), FR_ERANGE);
 }
 
+/* The VmFlags line of the mapping in /proc/self/smaps that holds p, or ""
+ * when there is none. */
+static void vm_flags_of(const void *p, char *out, size_t cap)
+{
+    out[0] = 0;
+    FILE *f = fopen("/proc/self/smaps", "r");
+    if (!f) {
+        return;
+    }
+    char line[512];
+    int in = 0;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        /* a mapping's first line: "lo-hi perms ..."; no attribute line
+         * ("Rss:", "AnonHugePages:", ...) parses as two hex numbers */
+        if (sscanf(line, "%lx-%lx", &lo, &hi) == 2) {
+            in = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+        } else if (in && strncmp(line, "VmFlags:", 8) == 0) {
+            snprintf(out, cap, "%s", line + 8);
+            break;
+        }
+    }
+    fclose(f);
+}
+
+static void test_bulk_map(void)
+{
+    /* A kernel built without transparent huge pages refuses the advice
+     * (the memory is then ordinary pages, and still correct). */
+    int thp = access("/sys/kernel/mm/transparent_hugepage/enabled", R_OK) == 0;
+    if (!thp) {
+        fprintf(stderr, "  no transparent huge pages in this kernel: the advice is not checked\n");
+    }
+    const size_t sizes[] = {1, (size_t)FR_MEM_BULK_ALIGN, (size_t)5 << 20};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        size_t n = sizes[i];
+        unsigned char *p = fr_mem_bulk_map(n);
+        CHECK(p != NULL);
+        if (!p) {
+            continue;
+        }
+        CHECK_EQ_INT((uintptr_t)p % FR_MEM_BULK_ALIGN, 0);
+        /* zeroed, and the whole rounded size is ours to write */
+        size_t rounded = (n + FR_MEM_BULK_ALIGN - 1) / FR_MEM_BULK_ALIGN * FR_MEM_BULK_ALIGN;
+        size_t nonzero = 0;
+        for (size_t k = 0; k < rounded; k += 4096) {
+            nonzero += p[k] != 0;
+            p[k] = 1;
+        }
+        p[rounded - 1] = 2;
+        CHECK_EQ_INT(nonzero, 0);
+        if (thp) {
+            char flags[512];
+            vm_flags_of(p, flags, sizeof flags);
+            CHECK(strstr(flags, " hg") != NULL); /* MADV_HUGEPAGE reached it */
+            vm_flags_of(p + rounded - 1, flags, sizeof flags);
+            CHECK(strstr(flags, " hg") != NULL);
+        }
+        fr_mem_bulk_unmap(p, n);
+    }
+    CHECK(fr_mem_bulk_map(0) == NULL);
+    fr_mem_bulk_unmap(NULL, 4096); /* a no-op */
+}
+
 int main(void)
 {
     RUN(test_crc32c_vectors);
@@ -288,5 +356,6 @@ int main(void)
     RUN(test_err_table);
     RUN(test_json_conformance);
     RUN(test_json_members);
+    RUN(test_bulk_map);
     return check_report();
 }
