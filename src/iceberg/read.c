@@ -79,6 +79,43 @@ int ice_read_manifest(const struct fr_ice_table *table, const struct ice_mfile *
     return rc;
 }
 
+/* Copy what f points at (its partition values and metrics, parsed into a
+ * manifest's scratch arena) into the list's arena. */
+static int file_keep(struct fr_ice_arena *a, struct fr_ice_file *f)
+{
+    struct fr_ice_value *part = NULL;
+    if (f->npartition) {
+        part = ice_memdup(a, f->partition, sizeof *part * f->npartition);
+        if (!part) {
+            return FR_ENOMEM;
+        }
+        for (uint32_t p = 0; p < f->npartition; p++) {
+            if (part[p].type == FR_ICE_STRING &&
+                !part[p].is_null && part[p].v.str.ptr &&
+                !(part[p].v.str.ptr = ice_memdup(a, part[p].v.str.ptr, part[p].v.str.len + 1))) {
+                return FR_ENOMEM;
+            }
+        }
+    }
+    struct fr_ice_col_metrics *mx = NULL;
+    if (f->nmetrics) {
+        mx = ice_memdup(a, f->metrics, sizeof *mx * f->nmetrics);
+        if (!mx) {
+            return FR_ENOMEM;
+        }
+        for (uint32_t k = 0; k < f->nmetrics; k++) {
+            if ((mx[k].lower && !(mx[k].lower = ice_memdup(a, mx[k].lower, mx[k].lower_len))) ||
+                (mx[k].upper && !(mx[k].upper = ice_memdup(a, mx[k].upper, mx[k].upper_len)))) {
+                return FR_ENOMEM;
+            }
+        }
+    }
+    f->partition = part;
+    f->metrics = mx;
+    f->path = ice_strdup(a, f->path);
+    return f->path ? FR_OK : FR_ENOMEM;
+}
+
 int fr_ice_files(struct fr_ice_catalog *cat, const struct fr_ice_table *table, int64_t snapshot_id,
                  bool check_files, struct fr_ice_file_list *list)
 {
@@ -102,6 +139,15 @@ int fr_ice_files(struct fr_ice_catalog *cat, const struct fr_ice_table *table, i
         return ice_err(FR_ENOTFOUND, "table %s.%s: no snapshot %" PRId64 " (expired?)", table->ns,
                        table->name, snapshot_id);
     }
+    /* Each manifest is parsed into a scratch arena, and only its live data
+     * files are copied into the list: a table's manifests also carry the
+     * entries its compactions deleted, each with every column's bounds
+     * (~1.3 MB at the live processor's late compaction rounds, whose RSS
+     * budget is 32 MB; docs/BENCHMARKS.md, session 9). */
+    struct fr_ice_arena *scratch = ice_arena_new(1u << 30);
+    if (!scratch) {
+        return FR_ENOMEM;
+    }
     struct ice_mfile *mfs;
     uint32_t nmf;
     size_t cap = 0;
@@ -114,12 +160,13 @@ int fr_ice_files(struct fr_ice_catalog *cat, const struct fr_ice_table *table, i
         }
         struct ice_entry *e;
         uint32_t n;
-        rc = ice_read_manifest(table, &mfs[i], list->arena, &e, &n);
+        ice_arena_reset(scratch);
+        rc = ice_read_manifest(table, &mfs[i], scratch, &e, &n);
         for (uint32_t k = 0; rc == FR_OK && k < n; k++) {
             if (e[k].status == ICE_DELETED || e[k].file.content != 0) {
                 continue;
             }
-            if (ice_strset_add(&seen, e[k].file.path) != 1) {
+            if (ice_strset_has(&seen, e[k].file.path)) {
                 rc = ice_err(FR_ECORRUPT,
                              "table %s.%s: data file %s is live twice in snapshot %" PRId64,
                              table->ns, table->name, e[k].file.path, snapshot_id);
@@ -169,7 +216,8 @@ int fr_ice_files(struct fr_ice_catalog *cat, const struct fr_ice_table *table, i
             f->npartition = d->npart;
             f->metrics = d->metrics;
             f->nmetrics = d->nmetrics;
-            if (!f->local_path) {
+            if (!f->local_path || file_keep(list->arena, f) < 0 ||
+                ice_strset_add(&seen, f->path) < 0) {
                 rc = FR_ENOMEM;
                 break;
             }
@@ -196,6 +244,7 @@ int fr_ice_files(struct fr_ice_catalog *cat, const struct fr_ice_table *table, i
         }
     }
     ice_strset_free(&seen);
+    ice_arena_free(scratch);
     if (rc < 0) {
         char why[1024];
         snprintf(why, sizeof why, "%s", fr_ice_errmsg());
