@@ -468,6 +468,12 @@ static inline size_t stride(const struct pq_dict *dict)
     return dict->width ? 1 : 2;
 }
 
+size_t pq_dict_mem(const struct pq_dict *dict)
+{
+    size_t slots = dict->slots ? ((size_t)dict->mask + 1) * stride(dict) * sizeof *dict->slots : 0;
+    return slots + (size_t)dict->offs_cap * sizeof *dict->offs + dict->vals.alloc;
+}
+
 void pq_dict_clear(struct pq_dict *dict)
 {
     if (dict->slots && dict->n) {

@@ -274,6 +274,10 @@ int fr_pq_write_batch(struct fr_pq_writer *writer, const struct fr_pq_batch *bat
 /* Rows appended so far (complete rows only). */
 uint64_t fr_pq_writer_rows(const struct fr_pq_writer *writer);
 
+/* Bytes the writer holds for column's dictionary now (0: none, or
+ * dropped: a dictionary the chunk's first page refused is freed at once). */
+size_t fr_pq_writer_dict_bytes(const struct fr_pq_writer *writer, uint32_t column);
+
 /* Write the last row group and the footer, then close the output. On
  * success the file is complete under its final name and, if stats is not
  * NULL, *stats is filled (free it with fr_pq_file_stats_free). On failure the

@@ -261,6 +261,8 @@ struct pq_dict {
 int pq_dict_init(struct pq_dict *dict, int width, size_t max_bytes);
 void pq_dict_free(struct pq_dict *dict);
 void pq_dict_clear(struct pq_dict *dict);
+/* Bytes allocated for dict: slots, offsets and values. */
+size_t pq_dict_mem(const struct pq_dict *dict);
 /* Index of a value, inserting it if new. Returns 0 (found), 1 (inserted),
  * FR_ETOOBIG (the dictionary is full; nothing inserted), FR_ENOMEM. */
 int pq_dict_put_fixed(struct pq_dict *dict, uint64_t bits, uint32_t *index);

@@ -200,7 +200,10 @@ static int emit_page(struct fr_pq_writer *w, struct pq_page *pg, const uint8_t *
 }
 
 /* Rewrite the dictionary-encoded values of the current page as PLAIN and
- * drop the dictionary for the rest of the chunk. */
+ * drop the dictionary: the first-page check refused it, so this writer
+ * never starts one for the column again (dict_refused) and its memory,
+ * the slot table most of all (two to four times the values), goes back
+ * now, not when the writer is freed. */
 static int dict_to_plain(struct pq_wcol *c)
 {
     fr_buf_reset(&c->plain);
@@ -220,7 +223,7 @@ static int dict_to_plain(struct pq_wcol *c)
         }
     }
     c->dict_on = false;
-    pq_dict_clear(&c->dict);
+    pq_dict_free(&c->dict);
     return FR_OK;
 }
 
@@ -1125,6 +1128,14 @@ int fr_pq_row_end(struct fr_pq_writer *w)
 uint64_t fr_pq_writer_rows(const struct fr_pq_writer *w)
 {
     return w->rows;
+}
+
+size_t fr_pq_writer_dict_bytes(const struct fr_pq_writer *w, uint32_t column)
+{
+    if (column >= w->ncols) {
+        return 0;
+    }
+    return pq_dict_mem(&w->cols[column].dict);
 }
 
 /* ---------------------------------------------------------------- batches */

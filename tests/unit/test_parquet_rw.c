@@ -671,6 +671,13 @@ static void test_dictionary_fallback_and_long_strings(void)
         }
         CHECK_EQ_INT(fr_pq_write_int64(w, 4, r % 7), FR_OK);
         CHECK_EQ_INT(fr_pq_row_end(w), FR_OK);
+        if (r == 2000) {
+            /* past the first pages: the refused dictionary is gone, the
+             * ones in use are kept */
+            CHECK_EQ_INT(fr_pq_writer_dict_bytes(w, 1), 0);
+            CHECK(fr_pq_writer_dict_bytes(w, 0) > 0);
+            CHECK(fr_pq_writer_dict_bytes(w, 4) > 0);
+        }
     }
     CHECK_EQ_INT(fr_pq_writer_close(w, NULL), FR_OK);
     fr_pq_writer_free(w);
