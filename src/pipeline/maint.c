@@ -965,8 +965,10 @@ void fr_maint_tables(struct fr_lake *lake, const struct fr_conf *conf,
      * process.row_group_bytes) still let every column's chunk buffer and
      * dictionary grow with the row group, and readers of the output then
      * hold those dictionaries too: a round raised RSS by ~30 MB. At 1 MiB
-     * the rise is ~4 MB for ~1 % larger files (docs/BENCHMARKS.md,
-     * session 7). */
+     * the rise was ~4 MB for ~1 % larger files (docs/BENCHMARKS.md,
+     * session 7), but late rounds, once the state and the snapshot
+     * history are full, still passed 32 MB; 512 KiB (the default since
+     * session 9) keeps them under it for ~2-3 % larger files. */
     copts.row_group_bytes = (size_t)conf->process_compact_row_group_bytes;
     /* The rest of the writer's and reader's buffers follow the row group:
      * with the writer's 1 MiB pages a column's page of values and the
