@@ -1120,8 +1120,8 @@ static int expire_files(struct ice_change *c, const bool *keep)
             }
             for (uint32_t j = 0; rc == FR_OK && j < ne; j++) {
                 int r = set_add_copy(&live, paths, e[j].file.path);
-                if (r == 1 && ice_local_path(c->base, e[j].file.path, local, sizeof local) ==
-                                  FR_OK) {
+                if (r == 1 &&
+                    ice_local_path(c->base, e[j].file.path, local, sizeof local) == FR_OK) {
                     rc = add_doomed(c, local);
                 } else if (r < 0) {
                     rc = r;

@@ -90,8 +90,7 @@ static int file_keep(struct fr_ice_arena *a, struct fr_ice_file *f)
             return FR_ENOMEM;
         }
         for (uint32_t p = 0; p < f->npartition; p++) {
-            if (part[p].type == FR_ICE_STRING &&
-                !part[p].is_null && part[p].v.str.ptr &&
+            if (part[p].type == FR_ICE_STRING && !part[p].is_null && part[p].v.str.ptr &&
                 !(part[p].v.str.ptr = ice_memdup(a, part[p].v.str.ptr, part[p].v.str.len + 1))) {
                 return FR_ENOMEM;
             }

@@ -45,7 +45,7 @@ enum { SLOT_FREE = 0, SLOT_READY };
 struct ahead_slot {
     struct fr_ahead_batch pub;
     struct fr_ahead_item *items; /* AHEAD_BATCH_ITEMS */
-    char *bytes; /* its AHEAD_BATCH_BYTES of region, or own (malloc'ed) */
+    char *bytes;                 /* its AHEAD_BATCH_BYTES of region, or own (malloc'ed) */
     size_t cap;
     int own; /* bytes grown past the region's share for one big record */
     int state;

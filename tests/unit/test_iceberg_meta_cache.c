@@ -359,8 +359,8 @@ static void test_expire_memory(void)
     CHECK_EQ_INT(fr_ice_expire(cat, TI_NS, "x", INT64_MAX, EXPIRE_SNAPS - EXPIRE_OLD, &es), FR_OK);
     CHECK_EQ_INT(es.snapshots_expired, EXPIRE_OLD);
     size_t kept = EXPIRE_SNAPS - EXPIRE_OLD;
-    fprintf(stderr, "  expiry scan: %zu bytes at most, %zu a data file\n",
-            es.scratch_peak_bytes, es.scratch_peak_bytes / EXPIRE_SNAPS);
+    fprintf(stderr, "  expiry scan: %zu bytes at most, %zu a data file\n", es.scratch_peak_bytes,
+            es.scratch_peak_bytes / EXPIRE_SNAPS);
     CHECK(es.scratch_peak_bytes > 0);
     CHECK(es.scratch_peak_bytes / EXPIRE_SNAPS < EXPIRE_MEM_MAX);
     /* appends only: every data file is still live, and readable */
