@@ -144,19 +144,6 @@ void ice_change_free(struct ice_change *c)
 
 /* -------------------------------------------------------------- inputs -- */
 
-static int copy_value(struct fr_ice_arena *a, const struct fr_ice_value *in,
-                      struct fr_ice_value *out)
-{
-    *out = *in;
-    if (in->type == FR_ICE_STRING && !in->is_null) {
-        out->v.str.ptr = ice_strndup(a, in->v.str.ptr, in->v.str.len);
-        if (!out->v.str.ptr) {
-            return FR_ENOMEM;
-        }
-    }
-    return FR_OK;
-}
-
 int ice_change_set_files(struct ice_change *c, const struct fr_ice_table *hint,
                          const struct fr_ice_data_file *files, uint32_t nfiles)
 {
@@ -189,17 +176,13 @@ int ice_change_set_files(struct ice_change *c, const struct fr_ice_table *hint,
             return FR_ENOMEM;
         }
         for (uint32_t p = 0; p < in->npartition; p++) {
-            if (copy_value(a, &in->partition[p], &f->part[p]) < 0) {
+            if (ice_value_copy(a, &in->partition[p], &f->part[p]) < 0) {
                 return FR_ENOMEM;
             }
         }
         for (uint32_t m = 0; m < in->nmetrics; m++) {
-            f->metrics[m] = in->metrics[m];
-            if (in->metrics[m].lower) {
-                f->metrics[m].lower = ice_memdup(a, in->metrics[m].lower, in->metrics[m].lower_len);
-            }
-            if (in->metrics[m].upper) {
-                f->metrics[m].upper = ice_memdup(a, in->metrics[m].upper, in->metrics[m].upper_len);
+            if (ice_metrics_copy(a, &in->metrics[m], &f->metrics[m]) < 0) {
+                return FR_ENOMEM;
             }
         }
     }

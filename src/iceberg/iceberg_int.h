@@ -59,6 +59,11 @@ void *ice_alloc(struct fr_ice_arena *arena, size_t size);
 char *ice_strdup(struct fr_ice_arena *arena, const char *s);
 char *ice_strndup(struct fr_ice_arena *arena, const char *s, size_t len);
 void *ice_memdup(struct fr_ice_arena *arena, const void *p, size_t len);
+/* Deep copies into arena: a value (its string), a column's metrics (its
+ * bounds). FR_ENOMEM. out may not alias in. */
+int ice_value_copy(struct fr_ice_arena *a, const struct fr_ice_value *in, struct fr_ice_value *out);
+int ice_metrics_copy(struct fr_ice_arena *a, const struct fr_ice_col_metrics *in,
+                     struct fr_ice_col_metrics *out);
 char *ice_sprintf(struct fr_ice_arena *arena, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
@@ -533,8 +538,8 @@ struct ice_change {
     /* expire: files to delete once the commit has landed */
     char **doomed;
     uint32_t ndoomed;
-    uint32_t expired; /* expiry: snapshots removed */
-    uint32_t deleted; /* doomed files actually removed */
+    uint32_t expired;        /* expiry: snapshots removed */
+    uint32_t deleted;        /* doomed files actually removed */
     size_t expire_scan_peak; /* expiry: most manifest bytes held at once */
     /* sizes of what the last attempt wrote (fr_ice_commit_timing) */
     uint32_t nmanifests;     /* rows of its manifest list */

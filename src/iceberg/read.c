@@ -79,34 +79,23 @@ int ice_read_manifest(const struct fr_ice_table *table, const struct ice_mfile *
     return rc;
 }
 
-/* Copy what f points at (its partition values and metrics, parsed into a
- * manifest's scratch arena) into the list's arena. */
+/* Copy what f points at (its path, partition values and metrics, parsed
+ * into a manifest's scratch arena) into the list's arena. */
 static int file_keep(struct fr_ice_arena *a, struct fr_ice_file *f)
 {
-    struct fr_ice_value *part = NULL;
-    if (f->npartition) {
-        part = ice_memdup(a, f->partition, sizeof *part * f->npartition);
-        if (!part) {
+    struct fr_ice_value *part = ice_alloc(a, sizeof *part * (f->npartition + 1));
+    struct fr_ice_col_metrics *mx = ice_alloc(a, sizeof *mx * (f->nmetrics + 1));
+    if (!part || !mx) {
+        return FR_ENOMEM;
+    }
+    for (uint32_t p = 0; p < f->npartition; p++) {
+        if (ice_value_copy(a, &f->partition[p], &part[p]) < 0) {
             return FR_ENOMEM;
-        }
-        for (uint32_t p = 0; p < f->npartition; p++) {
-            if (part[p].type == FR_ICE_STRING && !part[p].is_null && part[p].v.str.ptr &&
-                !(part[p].v.str.ptr = ice_memdup(a, part[p].v.str.ptr, part[p].v.str.len + 1))) {
-                return FR_ENOMEM;
-            }
         }
     }
-    struct fr_ice_col_metrics *mx = NULL;
-    if (f->nmetrics) {
-        mx = ice_memdup(a, f->metrics, sizeof *mx * f->nmetrics);
-        if (!mx) {
+    for (uint32_t k = 0; k < f->nmetrics; k++) {
+        if (ice_metrics_copy(a, &f->metrics[k], &mx[k]) < 0) {
             return FR_ENOMEM;
-        }
-        for (uint32_t k = 0; k < f->nmetrics; k++) {
-            if ((mx[k].lower && !(mx[k].lower = ice_memdup(a, mx[k].lower, mx[k].lower_len))) ||
-                (mx[k].upper && !(mx[k].upper = ice_memdup(a, mx[k].upper, mx[k].upper_len)))) {
-                return FR_ENOMEM;
-            }
         }
     }
     f->partition = part;

@@ -135,6 +135,29 @@ void *ice_memdup(struct fr_ice_arena *arena, const void *p, size_t len)
     return q;
 }
 
+int ice_value_copy(struct fr_ice_arena *a, const struct fr_ice_value *in, struct fr_ice_value *out)
+{
+    *out = *in;
+    if (in->type == FR_ICE_STRING && !in->is_null) {
+        out->v.str.ptr = ice_strndup(a, in->v.str.ptr, in->v.str.len);
+        if (!out->v.str.ptr) {
+            return FR_ENOMEM;
+        }
+    }
+    return FR_OK;
+}
+
+int ice_metrics_copy(struct fr_ice_arena *a, const struct fr_ice_col_metrics *in,
+                     struct fr_ice_col_metrics *out)
+{
+    *out = *in;
+    if ((in->lower && !(out->lower = ice_memdup(a, in->lower, in->lower_len))) ||
+        (in->upper && !(out->upper = ice_memdup(a, in->upper, in->upper_len)))) {
+        return FR_ENOMEM;
+    }
+    return FR_OK;
+}
+
 char *ice_sprintf(struct fr_ice_arena *arena, const char *fmt, ...)
 {
     va_list ap;
