@@ -31,6 +31,7 @@
 #include "core/clock.h"
 #include "core/err.h"
 #include "core/fsutil.h"
+#include "core/syncset.h"
 
 #include <limits.h>
 #include <sqlite3.h>
@@ -164,12 +165,30 @@ int ice_cat_get(struct fr_ice_catalog *cat, const char *ns, const char *name, ch
     return rc;
 }
 
+int ice_cat_sync(struct fr_ice_catalog *cat)
+{
+    if (!cat->defer) {
+        return FR_OK;
+    }
+    const char *what = "";
+    int rc = fr_syncset_flush(cat->defer, &what);
+    if (rc < 0) {
+        return ice_err(rc, "cannot make the new files durable before the catalog names them: "
+                           "fsync %s: %s",
+                       what, fr_strerror(rc));
+    }
+    return FR_OK;
+}
+
 int ice_cat_insert(struct fr_ice_catalog *cat, const char *ns, const char *name,
                    const char *location)
 {
     sqlite3_stmt *st = NULL;
-    int rc = FR_OK;
     char *msg = NULL;
+    int rc = ice_cat_sync(cat);
+    if (rc < 0) {
+        return rc;
+    }
     int s = sqlite3_exec(cat->db, "BEGIN IMMEDIATE", NULL, NULL, &msg);
     sqlite3_free(msg);
     if (s != SQLITE_OK) {
@@ -227,13 +246,17 @@ int ice_cat_swap(struct fr_ice_catalog *cat, const struct ice_cat_update *update
     sqlite3_stmt *st = NULL;
     char *msg = NULL;
     char detail[300];
+    int rc = ice_cat_sync(cat);
+    if (rc < 0) {
+        return rc;
+    }
     int s = sqlite3_exec(cat->db, "BEGIN IMMEDIATE", NULL, NULL, &msg);
     sqlite3_free(msg);
     if (s != SQLITE_OK) {
         return sql_err(cat, s, "begin commit transaction");
     }
     ice_io_step(&cat->io, FR_ICE_STEP_CATALOG_BEGIN, cat->lake_dir);
-    int rc = prep(cat,
+    rc = prep(cat,
                   cat->v1 ? "UPDATE iceberg_tables SET metadata_location = ?, "
                             "previous_metadata_location = ? WHERE catalog_name = ? AND "
                             "table_namespace = ? AND table_name = ? AND metadata_location = ? AND "
@@ -421,12 +444,26 @@ void fr_ice_catalog_close(struct fr_ice_catalog *cat)
     if (cat->db) {
         sqlite3_close_v2(cat->db);
     }
+    fr_syncset_free(cat->defer); /* publishes' directories: flushed here */
     ice_meta_cache_free(cat);
     free(cat->lake_dir);
     free(cat->warehouse);
     free(cat->warehouse_uri);
     free(cat->catalog_name);
     free(cat);
+}
+
+int fr_ice_catalog_defer_sync(struct fr_ice_catalog *cat)
+{
+    if (!cat->defer) {
+        cat->defer = fr_syncset_new();
+    }
+    return cat->defer ? FR_OK : FR_ENOMEM;
+}
+
+struct fr_syncset *fr_ice_catalog_syncset(const struct fr_ice_catalog *cat)
+{
+    return cat->defer;
 }
 
 const char *fr_ice_catalog_warehouse(const struct fr_ice_catalog *cat)

@@ -37,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---------------------------------------------------------- lifecycle -- */
 
@@ -118,6 +119,11 @@ void ice_change_reset(struct ice_change *c, bool remove_files)
         free(c->attempt_files[i]);
     }
     c->nattempt_files = 0;
+    if (c->hint_tmp) { /* an attempt that did not publish */
+        unlink(c->hint_tmp);
+        free(c->hint_tmp);
+        c->hint_tmp = NULL;
+    }
     free_doomed(c);
     ice_meta_free(c->next);
     c->next = NULL;
@@ -297,7 +303,7 @@ static int write_meta_file(struct ice_change *c, const char *fname, const struct
     if (rc < 0) {
         return rc;
     }
-    rc = ice_io_create(&t->cat->io, local, b->data, b->len);
+    rc = ice_io_create(t->cat, local, b->data, b->len);
     if (rc < 0) {
         return ice_err(rc, "table %s.%s: cannot write %s: %s", c->ns, c->name, local,
                        fr_strerror(rc));

@@ -151,6 +151,10 @@ static int txn_run(struct fr_ice_catalog *cat, struct ice_change **cs, uint32_t 
             if (rc == FR_OK && cs[i]->next) {
                 rc = ice_write_metadata(cs[i]);
             }
+            if (rc == FR_OK && cs[i]->next) { /* a deferring catalog's hint */
+                rc = ice_publish_prepare(cat, cs[i]->base->dir, cs[i]->next_location,
+                                         &cs[i]->hint_tmp);
+            }
             tm.metadata_us += since_us(&t);
             if (rc == FR_OK && cs[i]->next) {
                 ups[nups++] = (struct ice_cat_update){
@@ -204,9 +208,12 @@ static int txn_run(struct fr_ice_catalog *cat, struct ice_change **cs, uint32_t 
         /* PUBLISH */
         t = fr_mono_ns();
         for (uint32_t i = 0; i < n; i++) {
-            if (cs[i]->next && ice_publish(cat, cs[i]->base->dir, cs[i]->next_location) == FR_OK) {
+            if (cs[i]->next && ice_publish(cat, cs[i]->base->dir, cs[i]->next_location,
+                                           cs[i]->hint_tmp) == FR_OK) {
                 ice_io_step(&cat->io, FR_ICE_STEP_PUBLISHED, cs[i]->next_location);
             }
+            free(cs[i]->hint_tmp); /* ice_publish renamed or removed it */
+            cs[i]->hint_tmp = NULL;
         }
         tm.publish_us += since_us(&t);
         goto finish;

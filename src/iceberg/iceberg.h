@@ -203,7 +203,10 @@ const char *fr_ice_step_name(enum fr_ice_step step);
  * The filesystem effects of the library, an ops table so tests can count
  * them, fail them or stop the process between any two of them. Paths are
  * local. Each returns FR_OK or an fr_err code. fr_ice_io_posix() is the real
- * thing; copy it and replace members. All members must be set.
+ * thing; copy it and replace members. All members must be set. A catalog
+ * that defers its fsyncs (fr_ice_catalog_defer_sync) and whose create is
+ * the POSIX one does its create, replace and link itself, with the fsyncs
+ * handed to its sync set.
  */
 struct fr_ice_io_ops {
     /* Create path holding data, durably, failing with FR_EEXIST when it
@@ -252,6 +255,21 @@ struct fr_ice_catalog_opts {
 int fr_ice_catalog_open(const struct fr_ice_catalog_opts *opts, struct fr_ice_catalog **cat);
 /* Close. Tables and transactions made from it must be freed first. Accepts NULL. */
 void fr_ice_catalog_close(struct fr_ice_catalog *cat);
+/* Defer the fsyncs of the files this handle writes through the POSIX io
+ * (manifests, manifest lists, metadata files, published versions) to one
+ * barrier: they go into a sync set (core/syncset.h) that the handle
+ * flushes at the start of every catalog write, before the catalog can name
+ * any of them, and at close. A commit of a few tables then pays its file
+ * and directory fsyncs back to back, each directory once, instead of two
+ * per file in turn (docs/adr/0029). A crash may leave files that no
+ * catalog row names torn; removing orphans cleans them. Only for a
+ * catalog whose commits all go through this handle (not behind a REST
+ * catalog). Idempotent; FR_ENOMEM. */
+int fr_ice_catalog_defer_sync(struct fr_ice_catalog *cat);
+/* The handle's sync set (NULL when it does not defer): data files written
+ * for its next commit may be added to it (fr_pq_out_file_deferred). */
+struct fr_syncset;
+struct fr_syncset *fr_ice_catalog_syncset(const struct fr_ice_catalog *cat);
 /* The local warehouse directory and its URI; live as long as cat. */
 const char *fr_ice_catalog_warehouse(const struct fr_ice_catalog *cat);
 const char *fr_ice_catalog_warehouse_uri(const struct fr_ice_catalog *cat);

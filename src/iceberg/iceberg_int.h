@@ -110,9 +110,24 @@ bool ice_strset_has(const struct ice_strset *set, const char *s);
 
 /* ---------------------------------------------------------------- io -- */
 
-int ice_io_create(const struct fr_ice_io *io, const char *path, const void *data, size_t len);
-int ice_io_replace(const struct fr_ice_io *io, const char *path, const void *data, size_t len);
-int ice_io_link(const struct fr_ice_io *io, const char *existing, const char *path);
+/* Flush the catalog's sync set (fr_ice_catalog_defer_sync), if any: the
+ * first step of every catalog write that names files. */
+int ice_cat_sync(struct fr_ice_catalog *cat);
+/* The writes go through the catalog: one that defers its fsyncs
+ * (fr_ice_catalog_defer_sync) hands them to its sync set (util.c). */
+int ice_io_create(struct fr_ice_catalog *cat, const char *path, const void *data, size_t len);
+int ice_io_replace(struct fr_ice_catalog *cat, const char *path, const void *data, size_t len);
+int ice_io_link(struct fr_ice_catalog *cat, const char *existing, const char *path);
+/* A deferring catalog's replace in two steps, so that the content's fsync
+ * joins the barrier before a catalog write and only the rename comes after
+ * it: prepare writes data to a new temporary beside path (its name in tmp)
+ * and hands its fsync to the set; finish renames it over path (the
+ * directory's fsync to the set as well). A catalog that does not defer
+ * gets FR_OK and an empty tmp from prepare, and replaces with
+ * ice_io_replace later instead. */
+int ice_io_prepare_replace(struct fr_ice_catalog *cat, const char *path, const void *data,
+                           size_t len, char *tmp, size_t cap);
+int ice_io_finish_replace(struct fr_ice_catalog *cat, const char *tmp, const char *path);
 int ice_io_read(const struct fr_ice_io *io, const char *path, struct fr_buf *buf);
 int ice_io_remove(const struct fr_ice_io *io, const char *path);
 int ice_io_stat(const struct fr_ice_io *io, const char *path, int64_t *size, int64_t *mtime);
@@ -424,6 +439,9 @@ struct fr_ice_catalog {
     int max_retries;
     bool v1; /* iceberg_tables has the iceberg_type column */
     struct fr_ice_io io;
+    /* NULL, or the set that POSIX writes leave their fsyncs to: flushed
+     * before every catalog write (ice_cat_sync) and at close. */
+    struct fr_syncset *defer;
     /* Loads and commits of a table whose row names a version this handle
      * wrote copy it from here instead of reading and parsing the file:
      * bounded, ICE_META_CACHE slots (table.c). */
@@ -535,6 +553,10 @@ struct ice_change {
     uint32_t nattempt_files;
     uint32_t attempt_cap;
     int attempt;
+    /* A deferring catalog: the next version hint, written and fsynced with
+     * the attempt's files, renamed into place by the publish (malloc'ed;
+     * ice_publish_prepare) */
+    char *hint_tmp;
     /* expire: files to delete once the commit has landed */
     char **doomed;
     uint32_t ndoomed;
@@ -580,8 +602,15 @@ int ice_table_create_meta(struct fr_ice_catalog *cat, const char *ns, const char
 /* Write metadata JSON for next as "NNNNN-<uuid>.metadata.json" (no clobber). */
 int ice_write_metadata(struct ice_change *c);
 /* After the catalog moved: v<N>.metadata.json (a hard link to the
- * metadata file) and version-hint.text. */
-int ice_publish(struct fr_ice_catalog *cat, const char *table_dir, const char *meta_location);
+ * metadata file) and version-hint.text (hint_tmp: the prepared one, which
+ * this renames into place or removes; NULL: written here). */
+int ice_publish(struct fr_ice_catalog *cat, const char *table_dir, const char *meta_location,
+                const char *hint_tmp);
+/* The version hint that publishing meta_location will write, prepared
+ * before the catalog write (ice_io_prepare_replace): *tmp_out (malloc'ed)
+ * is NULL when the catalog does not defer or the name is not freshet's. */
+int ice_publish_prepare(struct fr_ice_catalog *cat, const char *table_dir,
+                        const char *meta_location, char **tmp_out);
 /* Version number N of a metadata file name "NNNNN-<uuid>.metadata.json"; -1 if none. */
 int64_t ice_meta_version(const char *location);
 

@@ -160,7 +160,7 @@ int fr_ice_remove_orphans(struct fr_ice_catalog *cat, const char *ns, const char
         goto cleanup;
     }
     /* the hint names the published copy to keep; bring it up to date first */
-    ice_publish(cat, t->dir, t->meta_location);
+    ice_publish(cat, t->dir, t->meta_location, NULL);
     struct orphan_walk w = {t,       &set,  older_than_ms,
                             dry_run, stats, ice_meta_version(t->meta_location)};
     rc = cat->io.ops->list(cat->io.ctx, t->dir, orphan_visit, &w);

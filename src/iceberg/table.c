@@ -515,7 +515,7 @@ int ice_table_create_meta(struct fr_ice_catalog *cat, const char *ns, const char
     }
     rc = ice_local_path_meta(cat, ns, name, m, location, path, sizeof path);
     if (rc == FR_OK) {
-        rc = ice_io_create(&cat->io, path, b.data, b.len);
+        rc = ice_io_create(cat, path, b.data, b.len);
         if (rc < 0) {
             ice_err(rc, "table %s.%s: cannot write metadata file %s: %s", ns, name, path,
                     fr_strerror(rc));
@@ -531,7 +531,7 @@ int ice_table_create_meta(struct fr_ice_catalog *cat, const char *ns, const char
     }
     char dir[ICE_PATH_MAX];
     if (ice_table_dir(cat, ns, name, dir, sizeof dir) == FR_OK) {
-        ice_publish(cat, dir, location);
+        ice_publish(cat, dir, location, NULL);
     }
     if (location_out) {
         *location_out = location;
@@ -569,7 +569,31 @@ int fr_ice_table_create(struct fr_ice_catalog *cat, const char *ns, const char *
 
 /* ---------------------------------------------------------- publishing -- */
 
-int ice_publish(struct fr_ice_catalog *cat, const char *table_dir, const char *meta_location)
+int ice_publish_prepare(struct fr_ice_catalog *cat, const char *table_dir,
+                        const char *meta_location, char **tmp_out)
+{
+    *tmp_out = NULL;
+    int64_t version = ice_meta_version(meta_location);
+    if (version < 0 || !strrchr(meta_location, '/')) {
+        return FR_OK;
+    }
+    char path[ICE_PATH_MAX], tmp[ICE_PATH_MAX], hint[24];
+    snprintf(path, sizeof path, "%s/metadata/version-hint.text", table_dir);
+    int n = snprintf(hint, sizeof hint, "%" PRId64, version);
+    int rc = ice_io_prepare_replace(cat, path, hint, (size_t)n, tmp, sizeof tmp);
+    if (rc < 0) {
+        return ice_err(rc, "publish: cannot write a temporary beside %s: %s", path,
+                       fr_strerror(rc));
+    }
+    if (tmp[0] && !(*tmp_out = strdup(tmp))) {
+        unlink(tmp);
+        return FR_ENOMEM;
+    }
+    return FR_OK;
+}
+
+int ice_publish(struct fr_ice_catalog *cat, const char *table_dir, const char *meta_location,
+                const char *hint_tmp)
 {
     int64_t version = ice_meta_version(meta_location);
     const char *base = strrchr(meta_location, '/');
@@ -588,6 +612,9 @@ int ice_publish(struct fr_ice_catalog *cat, const char *table_dir, const char *m
         dfd = open(cat->lake_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     }
     if (dfd < 0) {
+        if (hint_tmp) {
+            unlink(hint_tmp);
+        }
         return ice_err(fr_err_from_errno(errno), "publish: cannot open %s", mdir);
     }
     int rc = FR_OK;
@@ -607,7 +634,7 @@ int ice_publish(struct fr_ice_catalog *cat, const char *table_dir, const char *m
         }
     }
     snprintf(path, sizeof path, "%s/v%" PRId64 ".metadata.json", mdir, version);
-    rc = ice_io_link(&cat->io, src, path);
+    rc = ice_io_link(cat, src, path);
     if (rc == FR_EEXIST) {
         rc = FR_OK; /* published before a crash, hint not yet moved */
     }
@@ -615,12 +642,20 @@ int ice_publish(struct fr_ice_catalog *cat, const char *table_dir, const char *m
         char hint[24];
         int n = snprintf(hint, sizeof hint, "%" PRId64, version);
         snprintf(path, sizeof path, "%s/version-hint.text", mdir);
-        rc = ice_io_replace(&cat->io, path, hint, (size_t)n);
+        if (hint_tmp) {
+            rc = ice_io_finish_replace(cat, hint_tmp, path);
+            hint_tmp = NULL; /* renamed, or removed on failure */
+        } else {
+            rc = ice_io_replace(cat, path, hint, (size_t)n);
+        }
     }
     if (rc < 0) {
         ice_err(rc, "publish: cannot write %s: %s", path, fr_strerror(rc));
     }
 cleanup:
+    if (hint_tmp) {
+        unlink(hint_tmp); /* a newer version is published, or the link failed */
+    }
     fr_buf_free(&b);
     close(dfd); /* releases the lock */
     return rc;

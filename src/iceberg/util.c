@@ -14,6 +14,7 @@
 
 #include "core/err.h"
 #include "core/fsutil.h"
+#include "core/syncset.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -288,7 +289,10 @@ bool ice_name_ok(const char *name)
 
 static atomic_uint ice_tmp_counter;
 
-static int posix_write_tmp(const char *path, const void *data, size_t len, char *tmp, size_t tmpcap)
+/* Write data to a new temporary beside path and fsync it; with keep_fd,
+ * skip the fsync and leave the descriptor open in *keep_fd instead. */
+static int posix_write_tmp(const char *path, const void *data, size_t len, char *tmp, size_t tmpcap,
+                           int *keep_fd)
 {
     unsigned n = atomic_fetch_add(&ice_tmp_counter, 1);
     int w = snprintf(tmp, tmpcap, "%s.tmp-%ld-%u", path, (long)getpid(), n);
@@ -313,6 +317,10 @@ static int posix_write_tmp(const char *path, const void *data, size_t len, char 
         return fr_err_from_errno(errno);
     }
     int rc = fr_fs_write_all(fd, data, len);
+    if (rc == FR_OK && keep_fd) {
+        *keep_fd = fd;
+        return FR_OK;
+    }
     if (rc == FR_OK && fsync(fd) < 0) {
         rc = fr_err_from_errno(errno);
     }
@@ -329,7 +337,7 @@ static int posix_create(void *ctx, const char *path, const void *data, size_t le
 {
     (void)ctx;
     char tmp[ICE_PATH_MAX];
-    int rc = posix_write_tmp(path, data, len, tmp, sizeof tmp);
+    int rc = posix_write_tmp(path, data, len, tmp, sizeof tmp, NULL);
     if (rc < 0) {
         return rc;
     }
@@ -346,7 +354,7 @@ static int posix_replace(void *ctx, const char *path, const void *data, size_t l
 {
     (void)ctx;
     char tmp[ICE_PATH_MAX];
-    int rc = posix_write_tmp(path, data, len, tmp, sizeof tmp);
+    int rc = posix_write_tmp(path, data, len, tmp, sizeof tmp, NULL);
     if (rc < 0) {
         return rc;
     }
@@ -462,19 +470,101 @@ const struct fr_ice_io_ops *fr_ice_io_posix(void)
     return &ice_posix_ops;
 }
 
-int ice_io_create(const struct fr_ice_io *io, const char *path, const void *data, size_t len)
+/* The POSIX writes of a catalog that defers its fsyncs (fr_ice_catalog_
+ * defer_sync): the same steps as above, with each fsync handed to the
+ * catalog's sync set, which ice_cat_* flushes before any catalog write.
+ * The one kept at once is the version hint's content before its rename, so
+ * that a crash never leaves a torn hint under the real name (it may lag). */
+static bool deferring(const struct fr_ice_catalog *cat)
 {
-    return io->ops->create(io->ctx, path, data, len);
+    return cat->defer && cat->io.ops->create == posix_create;
 }
 
-int ice_io_replace(const struct fr_ice_io *io, const char *path, const void *data, size_t len)
+static int deferred_create(struct fr_ice_catalog *cat, const char *path, const void *data,
+                           size_t len)
 {
-    return io->ops->replace(io->ctx, path, data, len);
+    char tmp[ICE_PATH_MAX];
+    int fd = -1;
+    int rc = posix_write_tmp(path, data, len, tmp, sizeof tmp, &fd);
+    if (rc < 0) {
+        return rc;
+    }
+    if (link(tmp, path) < 0) {
+        rc = errno == EEXIST ? FR_EEXIST : fr_err_from_errno(errno);
+        close(fd);
+        unlink(tmp);
+        return rc;
+    }
+    unlink(tmp);
+    return fr_syncset_add_file(cat->defer, fd, path);
 }
 
-int ice_io_link(const struct fr_ice_io *io, const char *existing, const char *path)
+int ice_io_create(struct fr_ice_catalog *cat, const char *path, const void *data, size_t len)
 {
-    return io->ops->link(io->ctx, existing, path);
+    if (deferring(cat)) {
+        return deferred_create(cat, path, data, len);
+    }
+    return cat->io.ops->create(cat->io.ctx, path, data, len);
+}
+
+int ice_io_replace(struct fr_ice_catalog *cat, const char *path, const void *data, size_t len)
+{
+    if (!deferring(cat)) {
+        return cat->io.ops->replace(cat->io.ctx, path, data, len);
+    }
+    char tmp[ICE_PATH_MAX];
+    int rc = posix_write_tmp(path, data, len, tmp, sizeof tmp, NULL);
+    if (rc < 0) {
+        return rc;
+    }
+    if (rename(tmp, path) < 0) {
+        rc = fr_err_from_errno(errno);
+        unlink(tmp);
+        return rc;
+    }
+    return fr_syncset_add_parent(cat->defer, path);
+}
+
+int ice_io_prepare_replace(struct fr_ice_catalog *cat, const char *path, const void *data,
+                           size_t len, char *tmp, size_t cap)
+{
+    tmp[0] = 0;
+    if (!deferring(cat)) {
+        return FR_OK;
+    }
+    int fd = -1;
+    int rc = posix_write_tmp(path, data, len, tmp, cap, &fd);
+    if (rc < 0) {
+        tmp[0] = 0;
+        return rc;
+    }
+    rc = fr_syncset_add_file(cat->defer, fd, tmp);
+    if (rc < 0) {
+        unlink(tmp);
+        tmp[0] = 0;
+    }
+    return rc;
+}
+
+int ice_io_finish_replace(struct fr_ice_catalog *cat, const char *tmp, const char *path)
+{
+    if (rename(tmp, path) < 0) {
+        int rc = fr_err_from_errno(errno);
+        unlink(tmp);
+        return rc;
+    }
+    return fr_syncset_add_parent(cat->defer, path);
+}
+
+int ice_io_link(struct fr_ice_catalog *cat, const char *existing, const char *path)
+{
+    if (!deferring(cat)) {
+        return cat->io.ops->link(cat->io.ctx, existing, path);
+    }
+    if (link(existing, path) < 0) {
+        return errno == EEXIST ? FR_EEXIST : fr_err_from_errno(errno);
+    }
+    return fr_syncset_add_parent(cat->defer, path);
 }
 
 int ice_io_read(const struct fr_ice_io *io, const char *path, struct fr_buf *buf)

@@ -16,6 +16,12 @@
  *   open       close              fsync, rename, fsync dir -> done | unlinked
  *   open       abort              unlinked
  *
+ * A deferred output (fr_pq_out_file_deferred) closes by renaming at once
+ * and handing the descriptor and the directory to a sync set
+ * (core/syncset.h), whose owner flushes it before anything durable names
+ * the file: so the file's name may outlive a crash with torn contents, and
+ * the caller's contract (parquet.h) says why that is harmless there.
+ *
  * Writeback starts early: every PQ_OUT_KICK_BYTES written, the new bytes
  * are handed to the disk (sync_file_range SYNC_FILE_RANGE_WRITE, advisory,
  * not waited for), as the log writer does, so close's fsync finds them
@@ -28,6 +34,7 @@
 #include "parquet/parquet_int.h"
 
 #include "core/fsutil.h"
+#include "core/syncset.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -69,6 +76,7 @@ struct out_file {
     int fd;
     char *path;
     char *tmp;
+    struct fr_syncset *defer; /* NULL: close fsyncs (see the top) */
     off_t written; /* bytes written so far */
     off_t kicked;  /* writeback started for [0, kicked) */
 };
@@ -102,9 +110,29 @@ static int out_file_write(void *ctx, const void *data, size_t len)
     return FR_OK;
 }
 
+/* Close of a deferred output: rename now, fsyncs at the set's flush. */
+static int out_file_close_deferred(struct out_file *of)
+{
+    if (rename(of->tmp, of->path) < 0) {
+        int rc = pq_err(fr_err_from_errno(errno), "rename %s: %s", of->tmp, strerror(errno));
+        out_file_release(of, true);
+        return rc;
+    }
+    int rc = fr_syncset_add_file(of->defer, of->fd, of->path);
+    of->fd = -1; /* the set's now */
+    if (rc < 0) {
+        pq_err(rc, "fsync %s: %s", of->path, fr_strerror(rc));
+    }
+    out_file_release(of, false);
+    return rc;
+}
+
 static int out_file_close(void *ctx)
 {
     struct out_file *of = ctx;
+    if (of->defer) {
+        return out_file_close_deferred(of);
+    }
     int rc = FR_OK;
     if (fsync(of->fd) < 0) {
         rc = pq_err(fr_err_from_errno(errno), "fsync %s: %s", of->tmp, strerror(errno));
@@ -141,6 +169,11 @@ static const struct fr_pq_out_ops out_file_ops = {
 
 int fr_pq_out_file(const char *path, struct fr_pq_out *out)
 {
+    return fr_pq_out_file_deferred(path, NULL, out);
+}
+
+int fr_pq_out_file_deferred(const char *path, struct fr_syncset *set, struct fr_pq_out *out)
+{
     static atomic_uint seq;
     int rc = FR_ENOMEM;
     struct out_file *of = calloc(1, sizeof *of);
@@ -148,6 +181,7 @@ int fr_pq_out_file(const char *path, struct fr_pq_out *out)
         return pq_err(FR_ENOMEM, "out of memory");
     }
     of->fd = -1;
+    of->defer = set;
     size_t n = strlen(path) + 64;
     of->path = strdup(path);
     of->tmp = malloc(n);

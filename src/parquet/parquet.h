@@ -172,6 +172,15 @@ struct fr_pq_out {
 /* A local file: bytes go to "<path>.tmp.<pid>.<n>"; close fsyncs it, renames
  * it over path and fsyncs the directory; abort unlinks it. */
 int fr_pq_out_file(const char *path, struct fr_pq_out *out);
+/* fr_pq_out_file whose close renames the file into place at once and
+ * leaves its fsync and the directory's to set (core/syncset.h): the file
+ * is durable only after the set's next flush, and a crash before that may
+ * leave it torn under its final name. For a file that nothing durable
+ * names before that flush, under a name that a retry writes over (the
+ * processor's epoch files: the catalog flushes the set before it names
+ * them). */
+struct fr_syncset;
+int fr_pq_out_file_deferred(const char *path, struct fr_syncset *set, struct fr_pq_out *out);
 
 /* ---------------------------------------------------------- writer -- */
 

@@ -1186,7 +1186,13 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
         goto cleanup;
     }
     run->cat = run->lake.cat;
-    rc = run->lake.rest ? FR_OK : fr_tbl_ensure(run->cat);
+    /* A local lake whose commits all go through this catalog handle: the
+     * epoch's files are fsynced together just before the catalog swap
+     * (ADR 0029), data files included (fr_lake_pq_out). */
+    rc = run->lake.rest || run->lake.wh ? FR_OK : fr_ice_catalog_defer_sync(run->cat);
+    if (rc == FR_OK) {
+        rc = run->lake.rest ? FR_OK : fr_tbl_ensure(run->cat);
+    }
     for (int t = 0; run->lake.rest && rc == FR_OK && t < FR_TBL_COUNT; t++) {
         rc = fr_tbl_ensure_rest(run->lake.rest, (enum fr_tbl)t);
     }

@@ -109,7 +109,10 @@ int fr_lake_pq_out(const struct fr_lake *lake, const char *path, struct fr_pq_ou
             return rc;
         }
     }
-    return fr_pq_out_file(path, out);
+    /* The processor's catalog defers its fsyncs (ADR 0029): the data file
+     * joins them, and the catalog flushes them all before it names it. */
+    struct fr_syncset *set = lake->cat ? fr_ice_catalog_syncset(lake->cat) : NULL;
+    return set ? fr_pq_out_file_deferred(path, set, out) : fr_pq_out_file(path, out);
 }
 
 int fr_lake_pq_in(const struct fr_lake *lake, const char *path, struct fr_pq_in *in)

@@ -43,7 +43,9 @@ int fr_lake_table(const struct fr_lake *lake, const char *name, struct fr_ice_ta
 int fr_lake_remote(const struct fr_lake *lake);
 /* An output for the data file at path (a local warehouse path, as
  * fr_ice_table_dir gives): a temporary file renamed into place, or an
- * upload that only becomes visible when closed. */
+ * upload that only becomes visible when closed. When the catalog defers
+ * its fsyncs (fr_ice_catalog_defer_sync: the processor's), the file's
+ * fsync waits for the catalog's next write. */
 int fr_lake_pq_out(const struct fr_lake *lake, const char *path, struct fr_pq_out *out);
 /* An input for the data file at path (as fr_ice_files' local_path gives):
  * the local file, or ranged GETs of the object. */

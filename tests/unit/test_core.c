@@ -15,7 +15,10 @@
 #include "core/fsutil.h"
 #include "core/json.h"
 #include "core/mem.h"
+#include "core/syncset.h"
 
+#include <fcntl.h>
+#include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -345,6 +348,83 @@ static void test_bulk_map(void)
     fr_mem_bulk_unmap(NULL, 4096); /* a no-op */
 }
 
+/* A descriptor is open (fcntl answers) or closed (EBADF). */
+static int fd_open(int fd)
+{
+    return fcntl(fd, F_GETFD) != -1;
+}
+
+static void test_syncset(void)
+{
+    const char *dir = check_tmpdir();
+    char a[4200], b[4200], path[4300];
+    snprintf(a, sizeof a, "%s/a", dir);
+    snprintf(b, sizeof b, "%s/b", dir);
+    CHECK_EQ_INT(fr_fs_mkdirs(a, 0755), FR_OK);
+    CHECK_EQ_INT(fr_fs_mkdirs(b, 0755), FR_OK);
+    struct fr_syncset *set = fr_syncset_new();
+    CHECK(set != NULL);
+    struct fr_syncset_stats st;
+    CHECK_EQ_INT(fr_syncset_flush(set, NULL), FR_OK); /* empty: nothing done */
+    fr_syncset_stats(set, &st);
+    CHECK_EQ_INT(st.flushes, 0);
+
+    /* three files in two directories, and a rename's directory again */
+    int fds[3];
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/f%d", i < 2 ? a : b, i);
+        fds[i] = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        CHECK(fds[i] >= 0);
+        CHECK_EQ_INT(fr_fs_write_all(fds[i], "data", 4), FR_OK);
+        CHECK_EQ_INT(fr_syncset_add_file(set, fds[i], path), FR_OK);
+    }
+    CHECK_EQ_INT(fr_syncset_add_parent(set, path), FR_OK);
+    fr_syncset_stats(set, &st);
+    CHECK_EQ_INT(st.pending, 3);
+    CHECK_EQ_INT(st.pending_dirs, 2);
+    CHECK(fd_open(fds[0]) && fd_open(fds[2])); /* held until the flush */
+    const char *what = NULL;
+    CHECK_EQ_INT(fr_syncset_flush(set, &what), FR_OK);
+    CHECK(what != NULL && what[0] == 0);
+    CHECK(!fd_open(fds[0]) && !fd_open(fds[1]) && !fd_open(fds[2]));
+    fr_syncset_stats(set, &st);
+    CHECK_EQ_INT(st.flushes, 1);
+    CHECK_EQ_INT(st.files, 3);
+    CHECK_EQ_INT(st.dirs, 2);
+    CHECK_EQ_INT(st.pending + st.pending_dirs, 0);
+
+    /* beyond the cap an add is made durable at once */
+    for (int i = 0; i < FR_SYNCSET_FILES + 2; i++) {
+        snprintf(path, sizeof path, "%s/g%d", a, i);
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        CHECK(fd >= 0);
+        CHECK_EQ_INT(fr_syncset_add_file(set, fd, path), FR_OK);
+    }
+    fr_syncset_stats(set, &st);
+    CHECK_EQ_INT(st.pending, FR_SYNCSET_FILES);
+    CHECK_EQ_INT(st.immediate, 2);
+    CHECK_EQ_INT(fr_syncset_flush(set, NULL), FR_OK);
+
+    /* a descriptor that cannot be fsynced (a pipe): the flush reports it
+     * by name, still closes everything and empties the set */
+    int p[2];
+    CHECK_EQ_INT(pipe(p), 0);
+    snprintf(path, sizeof path, "%s/f0", a);
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    CHECK_EQ_INT(fr_syncset_add_file(set, p[1], "the-pipe"), FR_OK);
+    CHECK_EQ_INT(fr_syncset_add_file(set, fd, path), FR_OK);
+    int rc = fr_syncset_flush(set, &what);
+    CHECK(rc < 0);
+    CHECK_EQ_STR(what, "the-pipe");
+    CHECK(!fd_open(p[1]) && !fd_open(fd));
+    close(p[0]);
+    fr_syncset_stats(set, &st);
+    CHECK_EQ_INT(st.pending + st.pending_dirs, 0);
+    CHECK_EQ_INT(fr_syncset_flush(set, NULL), FR_OK);
+    fr_syncset_free(set);
+    fr_syncset_free(NULL);
+}
+
 int main(void)
 {
     RUN(test_crc32c_vectors);
@@ -357,5 +437,6 @@ int main(void)
     RUN(test_json_conformance);
     RUN(test_json_members);
     RUN(test_bulk_map);
+    RUN(test_syncset);
     return check_report();
 }

@@ -18,11 +18,13 @@
 #include "core/clock.h"
 #include "core/fsutil.h"
 #include "core/json.h"
+#include "core/syncset.h"
 #include "iceberg/iceberg_cmd.h"
 #include "iceberg/iceberg_int.h"
 
 #include <fcntl.h>
 #include <sqlite3.h>
+#include <dirent.h>
 #include <sys/wait.h>
 
 static struct fr_ice_catalog *open_cat(const char *dir, int retries)
@@ -441,6 +443,142 @@ static void test_txn_conflict_and_atomicity(void)
         CHECK(system(cmd) == 0);
     }
     fr_ice_catalog_close(other);
+}
+
+/* ------------------------------------------------- deferred fsyncs -- */
+
+struct defer_probe {
+    struct fr_ice_catalog *cat;
+    uint32_t pending_at_metadata; /* files held when the metadata file is written */
+    uint32_t held_at_begin;       /* files and directories held inside the swap */
+    uint64_t flushes_at_begin;
+};
+
+static void defer_step(void *ctx, enum fr_ice_step step, const char *detail)
+{
+    (void)detail;
+    struct defer_probe *p = ctx;
+    if (!p->cat) {
+        return;
+    }
+    struct fr_syncset_stats st;
+    fr_syncset_stats(fr_ice_catalog_syncset(p->cat), &st);
+    if (step == FR_ICE_STEP_METADATA) {
+        p->pending_at_metadata = st.pending;
+    } else if (step == FR_ICE_STEP_CATALOG_BEGIN) {
+        p->held_at_begin = st.pending + st.pending_dirs;
+        p->flushes_at_begin = st.flushes;
+    }
+}
+
+/* Names in dir containing "tmp" (temporaries left behind). */
+static int count_tmp(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    struct dirent *de;
+    while (d && (de = readdir(d)) != NULL) {
+        n += strstr(de->d_name, "tmp") != NULL;
+    }
+    if (d) {
+        closedir(d);
+    }
+    return n;
+}
+
+static void check_hint(const char *mdir, const char *want)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/version-hint.text", mdir);
+    struct fr_buf b;
+    fr_buf_init(&b, 64);
+    CHECK_EQ_INT(fr_fs_read_file(path, &b), FR_OK);
+    CHECK_EQ_STR(fr_buf_cstr(&b), want);
+    fr_buf_free(&b);
+}
+
+/* A catalog that defers its fsyncs (ADR 0029): every file of a commit,
+ * the data file and the next version hint included, is held until the
+ * catalog write and flushed before it; a flush that fails fails the commit
+ * and moves nothing. */
+static void test_deferred_sync(void)
+{
+    const char *dir = check_tmpdir();
+    struct defer_probe probe = {0};
+    struct fr_ice_io_ops ops = *fr_ice_io_posix();
+    ops.step = defer_step;
+    struct fr_ice_io io = {&ops, &probe};
+    struct fr_ice_catalog *cat = NULL;
+    struct fr_ice_catalog_opts o = {.data_dir = dir, .io = &io};
+    CHECK_EQ_INT(fr_ice_catalog_open(&o, &cat), FR_OK);
+    CHECK(fr_ice_catalog_syncset(cat) == NULL);
+    CHECK_EQ_INT(fr_ice_catalog_defer_sync(cat), FR_OK);
+    struct fr_syncset *set = fr_ice_catalog_syncset(cat);
+    CHECK(set != NULL);
+    CHECK_EQ_INT(fr_ice_catalog_defer_sync(cat), FR_OK);
+    CHECK(fr_ice_catalog_syncset(cat) == set);
+    probe.cat = cat;
+    struct fr_syncset_stats st;
+
+    CHECK_EQ_INT(make_table(cat, "d", false), FR_OK);
+    fr_syncset_stats(set, &st);
+    CHECK_EQ_INT(st.flushes, 1); /* the insert flushed the first metadata file */
+    CHECK_EQ_INT(st.files, 1);
+    CHECK_EQ_INT(st.pending, 0);
+    CHECK(st.pending_dirs >= 1); /* the publish's link and hint */
+    char mdir[4200], path[4200];
+    snprintf(mdir, sizeof mdir, "%s/%s/d/metadata", fr_ice_catalog_warehouse(cat), TI_NS);
+    check_hint(mdir, "1");
+
+    /* the data file waits in the set under its final name */
+    ti_defer = set;
+    snprintf(path, sizeof path, "%s/%s/d/data/x.parquet", fr_ice_catalog_warehouse(cat), TI_NS);
+    struct ti_file f;
+    CHECK_EQ_INT(ti_write(&f, path, 0, 5, false), FR_OK);
+    CHECK_EQ_INT(access(path, F_OK), 0);
+    fr_syncset_stats(set, &st);
+    CHECK_EQ_INT(st.pending, 1);
+    uint64_t flushes = st.flushes, files = st.files;
+    struct fr_ice_commit_info info = {"p", 1, "0-5", NULL, 0};
+    CHECK_EQ_INT(fr_ice_append(cat, TI_NS, "d", &f.df, 1, &info, NULL), FR_OK);
+    ti_free(&f);
+    /* data file, manifest, manifest list, metadata file, then the hint */
+    CHECK_EQ_INT(probe.pending_at_metadata, 4);
+    CHECK_EQ_INT(probe.held_at_begin, 0);
+    CHECK_EQ_INT(probe.flushes_at_begin, flushes + 1);
+    fr_syncset_stats(set, &st);
+    CHECK_EQ_INT(st.files, files + 5);
+    CHECK_EQ_INT(st.pending, 0);
+    check_hint(mdir, "2");
+    CHECK_EQ_INT(count_tmp(mdir), 0);
+    struct fr_ice_table *t = NULL;
+    CHECK_EQ_INT(fr_ice_table_load(cat, TI_NS, "d", &t), FR_OK);
+    int64_t snap = fr_ice_table_snapshot_id(t);
+    fr_ice_table_free(t);
+
+    /* a held file that cannot be fsynced: the commit fails, nothing moves,
+     * the attempt's files (the hint's temporary too) are gone */
+    int p[2];
+    CHECK_EQ_INT(pipe(p), 0);
+    CHECK_EQ_INT(fr_syncset_add_file(set, p[1], "the-pipe"), FR_OK);
+    info.epoch = 2;
+    CHECK(ti_append(cat, "d", 100, 3, false, &info) < 0);
+    CHECK(strstr(fr_ice_errmsg(), "the-pipe") != NULL);
+    close(p[0]);
+    CHECK_EQ_INT(fr_ice_table_load(cat, TI_NS, "d", &t), FR_OK);
+    CHECK_EQ_INT(fr_ice_table_snapshot_id(t), snap);
+    CHECK_EQ_INT(fr_ice_find_epoch(t, "p", 2), 0);
+    fr_ice_table_free(t);
+    check_hint(mdir, "2");
+    CHECK_EQ_INT(count_tmp(mdir), 0);
+    /* the retry lands */
+    CHECK_EQ_INT(ti_append(cat, "d", 100, 3, false, &info), FR_OK);
+    check_hint(mdir, "3");
+    struct ti_sum sum;
+    CHECK_EQ_INT(ti_read_table(cat, "d", &sum, 1000), FR_OK);
+    CHECK_EQ_INT(sum.rows, 8);
+    ti_defer = NULL;
+    fr_ice_catalog_close(cat);
 }
 
 static void test_locked_catalog(void)
@@ -938,6 +1076,7 @@ int main(void)
     RUN(test_append_read_time_travel);
     RUN(test_overwrite_rewrite_add_column);
     RUN(test_txn_conflict_and_atomicity);
+    RUN(test_deferred_sync);
     RUN(test_locked_catalog);
     RUN(test_merge_expire_orphans);
     RUN(test_compaction_races_appends);

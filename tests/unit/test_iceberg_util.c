@@ -61,6 +61,9 @@ static int64_t ti_ts(int64_t id)
 }
 
 /* Write rows [first, first+n) to path (all of one day) and describe it. */
+/* Non-NULL: ti_write leaves its data file's fsyncs to this set. */
+static struct fr_syncset *ti_defer;
+
 static int ti_write(struct ti_file *f, const char *path, int64_t first, int n, bool partitioned)
 {
     memset(f, 0, sizeof *f);
@@ -83,7 +86,7 @@ static int ti_write(struct ti_file *f, const char *path, int64_t first, int n, b
     opts.codec = FR_PQ_UNCOMPRESSED;
     struct fr_pq_out out;
     struct fr_pq_writer *w = NULL;
-    int rc = fr_pq_out_file(path, &out);
+    int rc = ti_defer ? fr_pq_out_file_deferred(path, ti_defer, &out) : fr_pq_out_file(path, &out);
     if (rc == FR_OK) {
         rc = fr_pq_writer_open(&f->schema, &opts, &out, &w);
     }
