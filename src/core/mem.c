@@ -1,7 +1,8 @@
 /*
  * mem.c — trimming the allocator's heaps (mem.h) with glibc's malloc_trim,
  * and bulk mappings advised for transparent huge pages.
- * State: the time of the last trim, owned by the one calling thread.
+ * State: the time of the last trim and the resident set after it, owned
+ * by the one calling thread.
  */
 #include "core/mem.h"
 
@@ -10,12 +11,38 @@
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <unistd.h>
+
+static int64_t trimmed_rss = -1; /* resident bytes after the last trim */
+
+int64_t fr_mem_resident_bytes(void)
+{
+    int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return -1;
+    }
+    char text[128];
+    ssize_t n = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (n <= 0) {
+        return -1;
+    }
+    text[n] = 0;
+    /* "size resident shared text lib data dt", in pages */
+    char *end;
+    (void)strtoll(text, &end, 10);
+    long long pages = strtoll(end, &end, 10);
+    long page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? (int64_t)pages * page : -1;
+}
 
 int fr_mem_trim_now(void)
 {
 #if defined(__GLIBC__)
     malloc_trim(0);
+    trimmed_rss = fr_mem_resident_bytes();
     return 1;
 #else
     return 0;
@@ -26,6 +53,10 @@ int fr_mem_trim_idle(int64_t now_ms)
 {
     static int64_t last_ms = INT64_MIN / 2;
     if (now_ms - last_ms < FR_MEM_TRIM_EVERY_MS) {
+        return 0;
+    }
+    int64_t rss = fr_mem_resident_bytes();
+    if (rss >= 0 && trimmed_rss >= 0 && rss - trimmed_rss < FR_MEM_TRIM_SLACK) {
         return 0;
     }
     last_ms = now_ms;

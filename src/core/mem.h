@@ -13,8 +13,8 @@
  * the processor trims after small epochs only: malloc_trim returns the
  * free pages inside the heaps (not only the top) to the system.
  *
- * Threads: fr_mem_trim_idle keeps its time of last trim in a static and is
- * called by one thread (the processor's epoch loop, which also calls
+ * Threads: fr_mem_trim_idle keeps its time of last trim and the resident
+ * set after it in statics and is called by one thread (the processor's epoch loop, which also calls
  * fr_mem_trim_now). A no-op without glibc.
  */
 #ifndef FR_MEM_H
@@ -26,10 +26,26 @@
 /* Trim at most this often: at a 1-second trigger after every epoch, in a
  * catch-up of small epochs not after each of them. */
 enum { FR_MEM_TRIM_EVERY_MS = 1000 };
+/* ... and only once the resident set has grown by this much since the
+ * last trim. Each trim hands back the pages an epoch freed, and the next
+ * epoch touches them again: at the live Wikimedia rate (~50 events/s) that
+ * was ~200 page faults an epoch, 1 of its 2 ms of processing on a machine
+ * where a fault costs ~10 us (docs/BENCHMARKS.md, issue 5, session 10).
+ * Below the slack the freed pages stay for the next epoch to reuse; so
+ * the resident set between epochs stays under (after the last trim) +
+ * slack, and a larger churn (1,000 events/s, a compaction) is trimmed as
+ * before. */
+enum { FR_MEM_TRIM_SLACK = 2 << 20 };
 
 /* Give free heap pages back to the system if the last trim was at least
- * FR_MEM_TRIM_EVERY_MS before now_ms (monotonic). 1: trimmed, 0: not. */
+ * FR_MEM_TRIM_EVERY_MS before now_ms (monotonic) and the resident set grew
+ * by FR_MEM_TRIM_SLACK or more since (always when it cannot be read).
+ * 1: trimmed, 0: not. */
 int fr_mem_trim_idle(int64_t now_ms);
+
+/* This process's resident set in bytes (/proc/self/statm), -1 when it
+ * cannot be read. */
+int64_t fr_mem_resident_bytes(void);
 
 /* Give free heap pages back now, whenever the last trim was (after a burst
  * of large buffers, e.g. one table's compaction; a few ms per call with a

@@ -875,6 +875,9 @@ static void maintain_tables(struct proc_run *run)
     for (int t = 0; t < FR_TBL_EVERY; t++) {
         want[t] = (uint8_t)epoch_writes(run, t);
     }
+    /* The epochs leave up to FR_MEM_TRIM_SLACK of free pages resident
+     * (core/mem.h); the round's peak should not stand on them. */
+    fr_mem_trim_now();
     fr_maint_tables(&run->lake, run->conf, want,
                     fr_wall_ms() - run->conf->maintenance_expire_after_s * 1000);
 }

@@ -19,6 +19,7 @@
 
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -425,6 +426,32 @@ static void test_syncset(void)
     fr_syncset_free(NULL);
 }
 
+/* fr_mem_trim_idle trims only once the resident set grew by the slack
+ * since the last trim (the growth here is a mapping of our own, so the
+ * test does not depend on where malloc put its blocks). */
+static void test_trim_slack(void)
+{
+    if (fr_mem_resident_bytes() <= 0) {
+        fprintf(stderr, "  /proc/self/statm unreadable: trimming is unconditional, skipped\n");
+        return;
+    }
+    fr_mem_trim_now();
+    int64_t t = 1000000;
+    CHECK_EQ_INT(fr_mem_trim_idle(t), 0); /* nothing grew */
+    size_t small = FR_MEM_TRIM_SLACK / 4, big = (size_t)4 * FR_MEM_TRIM_SLACK;
+    char *p = mmap(NULL, small + big, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(p != MAP_FAILED);
+    if (p == MAP_FAILED) {
+        return;
+    }
+    memset(p, 1, small); /* a quarter of the slack: kept, not trimmed */
+    CHECK_EQ_INT(fr_mem_trim_idle(t + 2 * FR_MEM_TRIM_EVERY_MS), 0);
+    memset(p + small, 1, big); /* past the slack: trimmed */
+    CHECK_EQ_INT(fr_mem_trim_idle(t + 4 * FR_MEM_TRIM_EVERY_MS), 1);
+    CHECK_EQ_INT(fr_mem_trim_idle(t + 6 * FR_MEM_TRIM_EVERY_MS), 0); /* no growth since */
+    munmap(p, small + big);
+}
+
 int main(void)
 {
     RUN(test_crc32c_vectors);
@@ -438,5 +465,6 @@ int main(void)
     RUN(test_json_members);
     RUN(test_bulk_map);
     RUN(test_syncset);
+    RUN(test_trim_slack);
     return check_report();
 }
