@@ -350,9 +350,9 @@ static int posix_create(void *ctx, const char *path, const void *data, size_t le
     return fr_fs_fsync_parent(path);
 }
 
-static int posix_replace(void *ctx, const char *path, const void *data, size_t len)
+/* A replace without its directory's fsync: temporary (fsynced), rename. */
+static int posix_rename_in(const char *path, const void *data, size_t len)
 {
-    (void)ctx;
     char tmp[ICE_PATH_MAX];
     int rc = posix_write_tmp(path, data, len, tmp, sizeof tmp, NULL);
     if (rc < 0) {
@@ -361,9 +361,15 @@ static int posix_replace(void *ctx, const char *path, const void *data, size_t l
     if (rename(tmp, path) < 0) {
         rc = fr_err_from_errno(errno);
         unlink(tmp);
-        return rc;
     }
-    return fr_fs_fsync_parent(path);
+    return rc;
+}
+
+static int posix_replace(void *ctx, const char *path, const void *data, size_t len)
+{
+    (void)ctx;
+    int rc = posix_rename_in(path, data, len);
+    return rc < 0 ? rc : fr_fs_fsync_parent(path);
 }
 
 static int posix_link(void *ctx, const char *existing, const char *path)
@@ -512,17 +518,8 @@ int ice_io_replace(struct fr_ice_catalog *cat, const char *path, const void *dat
     if (!deferring(cat)) {
         return cat->io.ops->replace(cat->io.ctx, path, data, len);
     }
-    char tmp[ICE_PATH_MAX];
-    int rc = posix_write_tmp(path, data, len, tmp, sizeof tmp, NULL);
-    if (rc < 0) {
-        return rc;
-    }
-    if (rename(tmp, path) < 0) {
-        rc = fr_err_from_errno(errno);
-        unlink(tmp);
-        return rc;
-    }
-    return fr_syncset_add_parent(cat->defer, path);
+    int rc = posix_rename_in(path, data, len);
+    return rc < 0 ? rc : fr_syncset_add_parent(cat->defer, path);
 }
 
 int ice_io_prepare_replace(struct fr_ice_catalog *cat, const char *path, const void *data,
