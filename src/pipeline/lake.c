@@ -111,7 +111,7 @@ int fr_lake_pq_out(const struct fr_lake *lake, const char *path, struct fr_pq_ou
     }
     /* The processor's catalog defers its fsyncs (ADR 0029): the data file
      * joins them, and the catalog flushes them all before it names it. */
-    struct fr_syncset *set = lake->cat ? fr_ice_catalog_syncset(lake->cat) : NULL;
+    struct fr_syncset *set = lake && lake->cat ? fr_ice_catalog_syncset(lake->cat) : NULL;
     return set ? fr_pq_out_file_deferred(path, set, out) : fr_pq_out_file(path, out);
 }
 
