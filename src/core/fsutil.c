@@ -49,23 +49,24 @@ int fr_fs_fsync_dir(const char *dir)
     return rc;
 }
 
+int fr_fs_parent_dir(const char *path, char *dir, size_t cap)
+{
+    const char *slash = strrchr(path, '/');
+    const char *from = slash ? path : ".";
+    size_t len = !slash ? 1 : slash == path ? 1 : (size_t)(slash - path); /* "/name": "/" */
+    if (len >= cap) {
+        return FR_EINVAL;
+    }
+    memcpy(dir, from, len);
+    dir[len] = 0;
+    return FR_OK;
+}
+
 int fr_fs_fsync_parent(const char *path)
 {
     char dir[PATH_MAX];
-    const char *slash = strrchr(path, '/');
-    if (!slash) {
-        return fr_fs_fsync_dir(".");
-    }
-    size_t len = (size_t)(slash - path);
-    if (len == 0) {
-        return fr_fs_fsync_dir("/");
-    }
-    if (len >= sizeof dir) {
-        return FR_EINVAL;
-    }
-    memcpy(dir, path, len);
-    dir[len] = 0;
-    return fr_fs_fsync_dir(dir);
+    int rc = fr_fs_parent_dir(path, dir, sizeof dir);
+    return rc < 0 ? rc : fr_fs_fsync_dir(dir);
 }
 
 int fr_fs_write_all(int fd, const void *data, size_t len)

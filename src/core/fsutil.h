@@ -18,6 +18,9 @@
 int fr_fs_mkdirs(const char *path, mode_t mode);
 /* fsync the directory itself so that creates and renames in it are durable. */
 int fr_fs_fsync_dir(const char *dir);
+/* The directory that contains path into dir: "." for a bare name, "/" for
+ * "/name". FR_EINVAL when it does not fit in cap bytes. */
+int fr_fs_parent_dir(const char *path, char *dir, size_t cap);
 /* fsync the directory that contains path. */
 int fr_fs_fsync_parent(const char *path);
 /* Durably replace path with data (see above). */

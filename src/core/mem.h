@@ -14,8 +14,8 @@
  * free pages inside the heaps (not only the top) to the system.
  *
  * Threads: fr_mem_trim_idle keeps its time of last trim and the resident
- * set after it in statics and is called by one thread (the processor's epoch loop, which also calls
- * fr_mem_trim_now). A no-op without glibc.
+ * set after it in statics and is called by one thread (the processor's
+ * epoch loop, which also calls fr_mem_trim_now). A no-op without glibc.
  */
 #ifndef FR_MEM_H
 #define FR_MEM_H

@@ -51,30 +51,12 @@ void fr_syncset_free(struct fr_syncset *s)
     free(s);
 }
 
-/* The directory part of path into dir ("." for a bare name). */
-static int parent_of(const char *path, char *dir, size_t cap)
-{
-    const char *slash = strrchr(path, '/');
-    size_t len = slash ? (size_t)(slash - path) : 1;
-    if (!slash) {
-        path = ".";
-    } else if (len == 0) {
-        len = 1; /* "/name": the root */
-    }
-    if (len >= cap) {
-        return FR_EINVAL;
-    }
-    memcpy(dir, path, len);
-    dir[len] = 0;
-    return FR_OK;
-}
-
 /* Hold dir unless held; with the directory part full, fsync it now.
  * Called with the mutex held. */
 static int hold_dir(struct fr_syncset *s, const char *path)
 {
     char dir[PATH_MAX];
-    int rc = parent_of(path, dir, sizeof dir);
+    int rc = fr_fs_parent_dir(path, dir, sizeof dir);
     if (rc < 0) {
         return rc;
     }

@@ -32,11 +32,11 @@ enum { FR_SYNCSET_FILES = 64, FR_SYNCSET_DIRS = 16 };
 struct fr_syncset;
 
 struct fr_syncset_stats {
-    uint64_t flushes;     /* fr_syncset_flush calls that had work */
-    uint64_t files;       /* file fsyncs done by flushes */
-    uint64_t dirs;        /* directory fsyncs done by flushes */
-    uint64_t immediate;   /* adds made durable at once (the set was full) */
-    uint32_t pending;     /* files held now */
+    uint64_t flushes;      /* fr_syncset_flush calls that had work */
+    uint64_t files;        /* file fsyncs done by flushes */
+    uint64_t dirs;         /* directory fsyncs done by flushes */
+    uint64_t immediate;    /* adds made durable at once (the set was full) */
+    uint32_t pending;      /* files held now */
     uint32_t pending_dirs; /* directories held now */
 };
 

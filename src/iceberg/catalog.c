@@ -173,8 +173,9 @@ int ice_cat_sync(struct fr_ice_catalog *cat)
     const char *what = "";
     int rc = fr_syncset_flush(cat->defer, &what);
     if (rc < 0) {
-        return ice_err(rc, "cannot make the new files durable before the catalog names them: "
-                           "fsync %s: %s",
+        return ice_err(rc,
+                       "cannot make the new files durable before the catalog names them: "
+                       "fsync %s: %s",
                        what, fr_strerror(rc));
     }
     return FR_OK;
@@ -257,14 +258,14 @@ int ice_cat_swap(struct fr_ice_catalog *cat, const struct ice_cat_update *update
     }
     ice_io_step(&cat->io, FR_ICE_STEP_CATALOG_BEGIN, cat->lake_dir);
     rc = prep(cat,
-                  cat->v1 ? "UPDATE iceberg_tables SET metadata_location = ?, "
-                            "previous_metadata_location = ? WHERE catalog_name = ? AND "
-                            "table_namespace = ? AND table_name = ? AND metadata_location = ? AND "
-                            "(iceberg_type = 'TABLE' OR iceberg_type IS NULL)"
-                          : "UPDATE iceberg_tables SET metadata_location = ?, "
-                            "previous_metadata_location = ? WHERE catalog_name = ? AND "
-                            "table_namespace = ? AND table_name = ? AND metadata_location = ?",
-                  &st);
+              cat->v1 ? "UPDATE iceberg_tables SET metadata_location = ?, "
+                        "previous_metadata_location = ? WHERE catalog_name = ? AND "
+                        "table_namespace = ? AND table_name = ? AND metadata_location = ? AND "
+                        "(iceberg_type = 'TABLE' OR iceberg_type IS NULL)"
+                      : "UPDATE iceberg_tables SET metadata_location = ?, "
+                        "previous_metadata_location = ? WHERE catalog_name = ? AND "
+                        "table_namespace = ? AND table_name = ? AND metadata_location = ?",
+              &st);
     for (uint32_t i = 0; rc == FR_OK && i < n; i++) {
         const struct ice_cat_update *u = &updates[i];
         sqlite3_reset(st);

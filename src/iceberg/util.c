@@ -333,52 +333,86 @@ static int posix_write_tmp(const char *path, const void *data, size_t len, char 
     return rc;
 }
 
-static int posix_create(void *ctx, const char *path, const void *data, size_t len)
+/* The POSIX writes. Each makes its result durable either now (defer NULL:
+ * the file's and the directory's fsyncs) or at the next flush of defer (a
+ * catalog that defers its fsyncs: the descriptor and the directory go to
+ * its set, which ice_cat_* flushes before any catalog write). */
+
+/* The directory holding path durable, now or at defer's flush. */
+static int dir_durable(struct fr_syncset *defer, const char *path)
 {
-    (void)ctx;
+    return defer ? fr_syncset_add_parent(defer, path) : fr_fs_fsync_parent(path);
+}
+
+/* Rename the temporary tmp over path; on failure remove it. */
+static int rename_tmp(const char *tmp, const char *path)
+{
+    if (rename(tmp, path) < 0) {
+        int rc = fr_err_from_errno(errno);
+        unlink(tmp);
+        return rc;
+    }
+    return FR_OK;
+}
+
+/* create: temporary, link to path (FR_EEXIST when it exists), unlink the
+ * temporary; the file's fsync before the link, or deferred with it. */
+static int put_new(struct fr_syncset *defer, const char *path, const void *data, size_t len)
+{
     char tmp[ICE_PATH_MAX];
-    int rc = posix_write_tmp(path, data, len, tmp, sizeof tmp, NULL);
+    int fd = -1;
+    int rc = posix_write_tmp(path, data, len, tmp, sizeof tmp, defer ? &fd : NULL);
     if (rc < 0) {
         return rc;
     }
     if (link(tmp, path) < 0) {
         rc = errno == EEXIST ? FR_EEXIST : fr_err_from_errno(errno);
+        if (fd >= 0) {
+            close(fd);
+        }
         unlink(tmp);
         return rc;
     }
     unlink(tmp);
-    return fr_fs_fsync_parent(path);
+    return defer ? fr_syncset_add_file(defer, fd, path) : fr_fs_fsync_parent(path);
 }
 
-/* A replace without its directory's fsync: temporary (fsynced), rename. */
-static int posix_rename_in(const char *path, const void *data, size_t len)
+/* replace: the content fsynced before the rename in both cases, so that a
+ * crash never leaves a torn file under path (the version hint may lag). */
+static int put_replace(struct fr_syncset *defer, const char *path, const void *data, size_t len)
 {
     char tmp[ICE_PATH_MAX];
     int rc = posix_write_tmp(path, data, len, tmp, sizeof tmp, NULL);
-    if (rc < 0) {
-        return rc;
+    if (rc == FR_OK) {
+        rc = rename_tmp(tmp, path);
     }
-    if (rename(tmp, path) < 0) {
-        rc = fr_err_from_errno(errno);
-        unlink(tmp);
+    return rc < 0 ? rc : dir_durable(defer, path);
+}
+
+static int put_link(struct fr_syncset *defer, const char *existing, const char *path)
+{
+    if (link(existing, path) < 0) {
+        return errno == EEXIST ? FR_EEXIST : fr_err_from_errno(errno);
     }
-    return rc;
+    return dir_durable(defer, path);
+}
+
+static int posix_create(void *ctx, const char *path, const void *data, size_t len)
+{
+    (void)ctx;
+    return put_new(NULL, path, data, len);
 }
 
 static int posix_replace(void *ctx, const char *path, const void *data, size_t len)
 {
     (void)ctx;
-    int rc = posix_rename_in(path, data, len);
-    return rc < 0 ? rc : fr_fs_fsync_parent(path);
+    return put_replace(NULL, path, data, len);
 }
 
 static int posix_link(void *ctx, const char *existing, const char *path)
 {
     (void)ctx;
-    if (link(existing, path) < 0) {
-        return errno == EEXIST ? FR_EEXIST : fr_err_from_errno(errno);
-    }
-    return fr_fs_fsync_parent(path);
+    return put_link(NULL, existing, path);
 }
 
 static int posix_read(void *ctx, const char *path, struct fr_buf *buf)
@@ -476,50 +510,27 @@ const struct fr_ice_io_ops *fr_ice_io_posix(void)
     return &ice_posix_ops;
 }
 
-/* The POSIX writes of a catalog that defers its fsyncs (fr_ice_catalog_
- * defer_sync): the same steps as above, with each fsync handed to the
- * catalog's sync set, which ice_cat_* flushes before any catalog write.
- * The one kept at once is the version hint's content before its rename, so
- * that a crash never leaves a torn hint under the real name (it may lag). */
+/* A catalog that defers its fsyncs (fr_ice_catalog_defer_sync) does the
+ * POSIX writes itself, with the fsyncs handed to its set (above). */
 static bool deferring(const struct fr_ice_catalog *cat)
 {
     return cat->defer && cat->io.ops->create == posix_create;
 }
 
-static int deferred_create(struct fr_ice_catalog *cat, const char *path, const void *data,
-                           size_t len)
-{
-    char tmp[ICE_PATH_MAX];
-    int fd = -1;
-    int rc = posix_write_tmp(path, data, len, tmp, sizeof tmp, &fd);
-    if (rc < 0) {
-        return rc;
-    }
-    if (link(tmp, path) < 0) {
-        rc = errno == EEXIST ? FR_EEXIST : fr_err_from_errno(errno);
-        close(fd);
-        unlink(tmp);
-        return rc;
-    }
-    unlink(tmp);
-    return fr_syncset_add_file(cat->defer, fd, path);
-}
-
 int ice_io_create(struct fr_ice_catalog *cat, const char *path, const void *data, size_t len)
 {
     if (deferring(cat)) {
-        return deferred_create(cat, path, data, len);
+        return put_new(cat->defer, path, data, len);
     }
     return cat->io.ops->create(cat->io.ctx, path, data, len);
 }
 
 int ice_io_replace(struct fr_ice_catalog *cat, const char *path, const void *data, size_t len)
 {
-    if (!deferring(cat)) {
-        return cat->io.ops->replace(cat->io.ctx, path, data, len);
+    if (deferring(cat)) {
+        return put_replace(cat->defer, path, data, len);
     }
-    int rc = posix_rename_in(path, data, len);
-    return rc < 0 ? rc : fr_syncset_add_parent(cat->defer, path);
+    return cat->io.ops->replace(cat->io.ctx, path, data, len);
 }
 
 int ice_io_prepare_replace(struct fr_ice_catalog *cat, const char *path, const void *data,
@@ -545,23 +556,16 @@ int ice_io_prepare_replace(struct fr_ice_catalog *cat, const char *path, const v
 
 int ice_io_finish_replace(struct fr_ice_catalog *cat, const char *tmp, const char *path)
 {
-    if (rename(tmp, path) < 0) {
-        int rc = fr_err_from_errno(errno);
-        unlink(tmp);
-        return rc;
-    }
-    return fr_syncset_add_parent(cat->defer, path);
+    int rc = rename_tmp(tmp, path);
+    return rc < 0 ? rc : dir_durable(cat->defer, path);
 }
 
 int ice_io_link(struct fr_ice_catalog *cat, const char *existing, const char *path)
 {
-    if (!deferring(cat)) {
-        return cat->io.ops->link(cat->io.ctx, existing, path);
+    if (deferring(cat)) {
+        return put_link(cat->defer, existing, path);
     }
-    if (link(existing, path) < 0) {
-        return errno == EEXIST ? FR_EEXIST : fr_err_from_errno(errno);
-    }
-    return fr_syncset_add_parent(cat->defer, path);
+    return cat->io.ops->link(cat->io.ctx, existing, path);
 }
 
 int ice_io_read(const struct fr_ice_io *io, const char *path, struct fr_buf *buf)

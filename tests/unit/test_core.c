@@ -200,6 +200,14 @@ static void test_write_atomic(void)
     fr_buf_init(&buf, 100);
     CHECK_EQ_INT(fr_fs_read_file(missing, &buf), FR_ENOTFOUND);
     fr_buf_free(&buf);
+    char parent[8];
+    CHECK_EQ_INT(fr_fs_parent_dir("a/bc/d", parent, sizeof parent), FR_OK);
+    CHECK_EQ_STR(parent, "a/bc");
+    CHECK_EQ_INT(fr_fs_parent_dir("d", parent, sizeof parent), FR_OK);
+    CHECK_EQ_STR(parent, ".");
+    CHECK_EQ_INT(fr_fs_parent_dir("/d", parent, sizeof parent), FR_OK);
+    CHECK_EQ_STR(parent, "/");
+    CHECK_EQ_INT(fr_fs_parent_dir("abcdefgh/d", parent, sizeof parent), FR_EINVAL);
 }
 
 static void test_err_table(void)
