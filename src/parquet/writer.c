@@ -244,7 +244,7 @@ static int flush_page(struct fr_pq_writer *w, struct pq_wcol *c)
         int bw = pq_bit_width(c->dict.n ? c->dict.n - 1 : 0);
         bw = bw ? bw : 1;
         uint64_t with_dict = c->dict.vals.len + ((uint64_t)c->page_nn * (uint64_t)bw + 7) / 8;
-        if (with_dict >= c->page_plain) {
+        if (with_dict * 4 >= c->page_plain * 3) {
             c->dict_refused = true;
             rc = dict_to_plain(c);
             if (rc < 0) {
