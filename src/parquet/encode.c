@@ -527,10 +527,28 @@ static int dict_room(struct pq_dict *dict, size_t entry_bytes)
     return FR_OK;
 }
 
+static inline uint32_t dict_hash_fixed(uint64_t bits)
+{
+    return (uint32_t)(pq_hash64(bits * 0x9e3779b97f4a7c15ull) >> 32);
+}
+
+void pq_dict_prefetch_fixed(const struct pq_dict *dict, uint64_t bits)
+{
+    if (dict->slots) {
+        __builtin_prefetch(&dict->slots[dict_hash_fixed(bits) & dict->mask]);
+    }
+}
+
+void pq_dict_prefetch_bytes(const struct pq_dict *dict, uint64_t hash)
+{
+    if (dict->slots) {
+        __builtin_prefetch(&dict->slots[2 * (size_t)((uint32_t)(hash >> 32) & dict->mask)]);
+    }
+}
+
 int pq_dict_put_fixed(struct pq_dict *dict, uint64_t bits, uint32_t *index)
 {
-    uint64_t h = pq_hash64(bits * 0x9e3779b97f4a7c15ull);
-    uint32_t h32 = (uint32_t)(h >> 32);
+    uint32_t h32 = dict_hash_fixed(bits);
     if (dict->slots) {
         uint32_t at = h32 & dict->mask;
         for (;;) {

@@ -270,6 +270,16 @@ int fr_pq_write_str(struct fr_pq_writer *writer, uint32_t col, const char *ptr, 
  * readers may reject. */
 int fr_pq_write_str_valid(struct fr_pq_writer *writer, uint32_t col, const char *ptr, size_t len);
 
+/* Hints, not writes: start loading the dictionary slot that writing this
+ * value to column col would probe, so that the write a row later finds it
+ * in cache (a large chunk's dictionary is megabytes of slots, and each
+ * probe of it used to miss). No effect on the output, nor on any state;
+ * nothing when col is out of range, of another type, or not dictionary
+ * encoded at the moment. */
+void fr_pq_prefetch_int64(const struct fr_pq_writer *writer, uint32_t col, int64_t value);
+void fr_pq_prefetch_str(const struct fr_pq_writer *writer, uint32_t col, const char *ptr,
+                        size_t len);
+
 /* Finish the current row: FR_ESTATE (naming the column) when a column has no
  * value yet. May write a row group to the output. */
 int fr_pq_row_end(struct fr_pq_writer *writer);

@@ -259,6 +259,10 @@ struct pq_dict {
 };
 
 int pq_dict_init(struct pq_dict *dict, int width, size_t max_bytes);
+/* Prefetch the first slot pq_dict_put_fixed(bits) / pq_dict_put_bytes(hash)
+ * would probe (nothing while the dictionary has no slots). */
+void pq_dict_prefetch_fixed(const struct pq_dict *dict, uint64_t bits);
+void pq_dict_prefetch_bytes(const struct pq_dict *dict, uint64_t hash);
 void pq_dict_free(struct pq_dict *dict);
 void pq_dict_clear(struct pq_dict *dict);
 /* Bytes allocated for dict: slots, offsets and values. */

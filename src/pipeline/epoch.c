@@ -222,7 +222,11 @@ static int process_record(struct proc_run *run, const struct fr_log_rec *rec, in
  * silver writer hash and copy them. The decode-ahead thread wrote them (the
  * log's bytes, or its decode buffer) on the other core, so the first load of
  * each used to wait on a cache miss (fr_proc_hash, the writers' hashes).
- * One row ahead is enough: the epoch loop spends microseconds on a row. */
+ * The epoch loop spends microseconds on a row, so the strings are asked for
+ * two rows ahead, and the dictionary slots the silver writer will probe
+ * (which needs the strings' hashes) one row ahead. always_inline: GCC finds
+ * a function that only prefetches free of side effects and drops the calls
+ * to it (-O1 and up). */
 static inline __attribute__((always_inline)) void prefetch_str(struct fr_proc_str s)
 {
     if (s.len) {
@@ -233,20 +237,24 @@ static inline __attribute__((always_inline)) void prefetch_str(struct fr_proc_st
     }
 }
 
-/* always_inline: GCC finds a function that only prefetches free of side
- * effects and drops the calls to it (-O1 and up). */
-static inline __attribute__((always_inline)) void prefetch_row(const struct fr_ahead_item *item)
+static inline __attribute__((always_inline)) void prefetch_strings(const struct fr_ahead_item *item)
 {
     const struct fr_row *r = &item->row;
-    if (item->reason != FR_GATE_OK) {
-        return;
+    if (item->reason == FR_GATE_OK) {
+        prefetch_str(r->meta_id);
+        prefetch_str(r->wiki);
+        prefetch_str(r->title);
+        prefetch_str(r->user);
+        prefetch_str(r->comment);
+        prefetch_str(r->server_name);
     }
-    prefetch_str(r->meta_id);
-    prefetch_str(r->wiki);
-    prefetch_str(r->title);
-    prefetch_str(r->user);
-    prefetch_str(r->comment);
-    prefetch_str(r->server_name);
+}
+
+static void prefetch_slots(const struct proc_run *run, const struct fr_ahead_item *item)
+{
+    if (item->reason == FR_GATE_OK && run->write) {
+        fr_tw_silver_prefetch(&run->tw[FR_TBL_SILVER], &item->row);
+    }
 }
 
 /* A record the decode-ahead thread read and decoded. */
@@ -744,8 +752,11 @@ static int read_range(struct proc_run *run, const struct fr_ck_range *range)
             break;
         }
         for (uint32_t i = 0; i < batch->n && rc >= 0; i++) {
+            if (i + 2 < batch->n) {
+                prefetch_strings(&batch->items[i + 2]);
+            }
             if (i + 1 < batch->n) {
-                prefetch_row(&batch->items[i + 1]);
+                prefetch_slots(run, &batch->items[i + 1]);
             }
             rc = process_item(run, &batch->items[i]);
         }

@@ -372,6 +372,28 @@ int fr_tw_silver(struct fr_tw *tw, const struct fr_row *r)
     return FR_OK;
 }
 
+void fr_tw_silver_prefetch(const struct fr_tw *tw, const struct fr_row *r)
+{
+    const struct fr_pq_writer *w = tw->pq;
+    if (!w) {
+        return;
+    }
+    /* The columns with large dictionaries (ids, users, comments); the
+     * others' dictionaries are a few KiB and stay in cache. */
+    if (r->has & FR_ROW_USER) {
+        fr_pq_prefetch_str(w, 6, r->user.s, r->user.len);
+    }
+    if (r->has & FR_ROW_REVISION_NEW) {
+        fr_pq_prefetch_int64(w, 13, r->revision_new);
+    }
+    if (r->has & FR_ROW_COMMENT) {
+        fr_pq_prefetch_str(w, 15, r->comment.s, r->comment.len);
+    }
+    if (r->has & FR_ROW_RC_ID) {
+        fr_pq_prefetch_int64(w, 18, r->rc_id);
+    }
+}
+
 int fr_tw_late(struct fr_tw *tw, const struct fr_row *r, int64_t watermark_us,
                int64_t lateness_us)
 {

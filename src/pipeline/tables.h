@@ -108,6 +108,9 @@ void fr_tw_init_named(struct fr_tw *tw, enum fr_tbl tbl, const char *table_dir, 
 /* Rows. Each returns FR_OK or a Parquet error (with fr_pq_errmsg()). */
 int fr_tw_bronze(struct fr_tw *tw, const struct fr_row *row, const char *raw, size_t raw_len);
 int fr_tw_silver(struct fr_tw *tw, const struct fr_row *row);
+/* Warm the caches for fr_tw_silver(tw, row) a row later (the dictionary
+ * slots its values will probe): a hint, no effect on the output. */
+void fr_tw_silver_prefetch(const struct fr_tw *tw, const struct fr_row *row);
 int fr_tw_late(struct fr_tw *tw, const struct fr_row *row, int64_t watermark_us,
                int64_t lateness_us);
 int fr_tw_dlq(struct fr_tw *tw, const struct fr_proc_pos *pos, const char *reason,

@@ -632,6 +632,110 @@ static void test_string_bounds_order(void)
     }
 }
 
+/* A chunk keeps its dictionary only when the first page shows it saving at
+ * least a quarter of the PLAIN bytes. A first page of 512 INT64 values
+ * (4 KiB): 384 distinct values cost 3,072 bytes of dictionary and 576 of
+ * 9-bit indices, 11 % less than PLAIN (refused); 128 distinct cost 1,024
+ * + 448, 64 % less (kept). */
+static void test_dictionary_must_save_a_quarter(void)
+{
+    static const struct fr_pq_column cols[] = {
+        {"saves_11pct", FR_PQ_INT64, true, 1},
+        {"saves_64pct", FR_PQ_INT64, true, 2},
+    };
+    struct fr_pq_schema schema = {cols, 2};
+    struct mem_out m;
+    mem_init(&m);
+    struct fr_pq_out out = mem_out(&m);
+    struct fr_pq_opts o;
+    fr_pq_opts_default(&o);
+    o.page_bytes = 4096;
+    struct fr_pq_writer *w;
+    CHECK_EQ_INT(fr_pq_writer_open(&schema, &o, &out, &w), FR_OK);
+    enum { N = 3000 };
+    for (int r = 0; r < N; r++) {
+        CHECK_EQ_INT(fr_pq_write_int64(w, 0, 1000000 + r % 384), FR_OK);
+        CHECK_EQ_INT(fr_pq_write_int64(w, 1, 2000000 + r % 128), FR_OK);
+        CHECK_EQ_INT(fr_pq_row_end(w), FR_OK);
+    }
+    CHECK_EQ_INT(fr_pq_writer_close(w, NULL), FR_OK);
+    fr_pq_writer_free(w);
+    struct fr_pq_reader *r = open_mem(&m, NULL);
+    CHECK(r != NULL);
+    if (!r) {
+        return;
+    }
+    struct fr_pq_chunk_info ci;
+    fr_pq_reader_chunk(r, 0, 0, &ci);
+    CHECK(!ci.has_dictionary);
+    fr_pq_reader_chunk(r, 0, 1, &ci);
+    CHECK(ci.has_dictionary);
+    struct fr_pq_scan *sc;
+    CHECK_EQ_INT(fr_pq_scan_open(r, NULL, &sc), FR_OK);
+    const struct fr_pq_batch *b;
+    int bad = 0, rows = 0;
+    while (fr_pq_scan_next(sc, &b) == FR_OK) {
+        for (uint32_t i = 0; i < b->nrows; i++) {
+            int row = (int)(b->first_row + i);
+            bad += b->cols[0].v.i64[i] != 1000000 + row % 384;
+            bad += b->cols[1].v.i64[i] != 2000000 + row % 128;
+            rows++;
+        }
+    }
+    CHECK_EQ_INT(bad, 0);
+    CHECK_EQ_INT(rows, N);
+    fr_pq_scan_free(sc);
+    fr_pq_reader_free(r);
+    fr_buf_free(&m.buf);
+}
+
+/* fr_pq_prefetch_* are hints: a file written with them before every value
+ * (and with some aimed at no column, or at one of another type) is byte for
+ * byte the file written without them. */
+static void write_prefetch_case(struct mem_out *m, int hints)
+{
+    static const struct fr_pq_column cols[] = {
+        {"s", FR_PQ_STRING, true, 1},
+        {"n", FR_PQ_INT64, true, 2},
+    };
+    struct fr_pq_schema schema = {cols, 2};
+    mem_init(m);
+    struct fr_pq_out out = mem_out(m);
+    struct fr_pq_opts o;
+    fr_pq_opts_default(&o);
+    o.page_bytes = 4096;
+    struct fr_pq_writer *w;
+    CHECK_EQ_INT(fr_pq_writer_open(&schema, &o, &out, &w), FR_OK);
+    char s[32];
+    for (int r = 0; r < 5000; r++) {
+        int n = snprintf(s, sizeof s, "v%d", r % 300);
+        if (hints) {
+            fr_pq_prefetch_str(w, 0, s, (size_t)n);
+            fr_pq_prefetch_int64(w, 1, r % 77);
+            fr_pq_prefetch_int64(w, 0, r);        /* wrong type */
+            fr_pq_prefetch_str(w, 1, s, (size_t)n); /* wrong type */
+            fr_pq_prefetch_str(w, 9, s, (size_t)n); /* no such column */
+        }
+        CHECK_EQ_INT(fr_pq_write_str(w, 0, s, (size_t)n), FR_OK);
+        CHECK_EQ_INT(fr_pq_write_int64(w, 1, r % 77), FR_OK);
+        CHECK_EQ_INT(fr_pq_row_end(w), FR_OK);
+    }
+    CHECK_EQ_INT(fr_pq_writer_close(w, NULL), FR_OK);
+    fr_pq_writer_free(w);
+}
+
+static void test_prefetch_changes_nothing(void)
+{
+    struct mem_out a, b;
+    write_prefetch_case(&a, 0);
+    write_prefetch_case(&b, 1);
+    CHECK(a.buf.len > 0);
+    CHECK_EQ_INT(a.buf.len, b.buf.len);
+    CHECK(a.buf.len == b.buf.len && memcmp(a.buf.data, b.buf.data, a.buf.len) == 0);
+    fr_buf_free(&a.buf);
+    fr_buf_free(&b.buf);
+}
+
 static void test_dictionary_fallback_and_long_strings(void)
 {
     static const struct fr_pq_column cols[] = {
@@ -1406,6 +1510,8 @@ int main(void)
     RUN(test_value_errors);
     RUN(test_string_bounds_order);
     RUN(test_dictionary_fallback_and_long_strings);
+    RUN(test_dictionary_must_save_a_quarter);
+    RUN(test_prefetch_changes_nothing);
     RUN(test_kv_empty_all_null);
     RUN(test_output_failures);
     RUN(test_file_output);
