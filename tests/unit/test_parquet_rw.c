@@ -632,6 +632,20 @@ static void test_string_bounds_order(void)
     }
 }
 
+/* A writer into m with 4 KiB pages (so that a few thousand rows make
+ * several), otherwise the defaults. */
+static struct fr_pq_writer *open_4k_pages(const struct fr_pq_schema *schema, struct mem_out *m)
+{
+    mem_init(m);
+    struct fr_pq_out out = mem_out(m);
+    struct fr_pq_opts o;
+    fr_pq_opts_default(&o);
+    o.page_bytes = 4096;
+    struct fr_pq_writer *w = NULL;
+    CHECK_EQ_INT(fr_pq_writer_open(schema, &o, &out, &w), FR_OK);
+    return w;
+}
+
 /* A chunk keeps its dictionary only when the first page shows it saving at
  * least a quarter of the PLAIN bytes. A first page of 512 INT64 values
  * (4 KiB): 384 distinct values cost 3,072 bytes of dictionary and 576 of
@@ -645,13 +659,10 @@ static void test_dictionary_must_save_a_quarter(void)
     };
     struct fr_pq_schema schema = {cols, 2};
     struct mem_out m;
-    mem_init(&m);
-    struct fr_pq_out out = mem_out(&m);
-    struct fr_pq_opts o;
-    fr_pq_opts_default(&o);
-    o.page_bytes = 4096;
-    struct fr_pq_writer *w;
-    CHECK_EQ_INT(fr_pq_writer_open(&schema, &o, &out, &w), FR_OK);
+    struct fr_pq_writer *w = open_4k_pages(&schema, &m);
+    if (!w) {
+        return;
+    }
     enum { N = 3000 };
     for (int r = 0; r < N; r++) {
         CHECK_EQ_INT(fr_pq_write_int64(w, 0, 1000000 + r % 384), FR_OK);
@@ -699,13 +710,10 @@ static void write_prefetch_case(struct mem_out *m, int hints)
         {"n", FR_PQ_INT64, true, 2},
     };
     struct fr_pq_schema schema = {cols, 2};
-    mem_init(m);
-    struct fr_pq_out out = mem_out(m);
-    struct fr_pq_opts o;
-    fr_pq_opts_default(&o);
-    o.page_bytes = 4096;
-    struct fr_pq_writer *w;
-    CHECK_EQ_INT(fr_pq_writer_open(&schema, &o, &out, &w), FR_OK);
+    struct fr_pq_writer *w = open_4k_pages(&schema, m);
+    if (!w) {
+        return;
+    }
     char s[32];
     for (int r = 0; r < 5000; r++) {
         int n = snprintf(s, sizeof s, "v%d", r % 300);
