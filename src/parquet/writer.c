@@ -1117,8 +1117,7 @@ void fr_pq_prefetch_int64(const struct fr_pq_writer *w, uint32_t col, int64_t va
 {
     const struct pq_wcol *c = prefetch_col(w, col, API_I64);
     if (c) {
-        pq_dict_prefetch_fixed(&c->dict, c->width == 4 ? (uint64_t)(uint32_t)value
-                                                       : (uint64_t)value);
+        pq_dict_prefetch_fixed(&c->dict, (uint64_t)value); /* API_I64: 8 bytes wide */
     }
 }
 

@@ -315,6 +315,10 @@ static int put_opt_bool(struct fr_pq_writer *w, uint32_t col, uint32_t has, uint
     return (has & bit) ? fr_pq_write_bool(w, col, v != 0) : fr_pq_write_null(w, col);
 }
 
+/* Positions of the silver columns that fr_tw_silver_prefetch names too
+ * (the order of SILVER_COLS). */
+enum { SILVER_USER = 6, SILVER_REVISION_NEW = 13, SILVER_COMMENT = 15, SILVER_RC_ID = 18 };
+
 /* The 23 columns silver and late_arrivals share. */
 static int put_silver(struct fr_pq_writer *w, const struct fr_row *r)
 {
@@ -325,19 +329,19 @@ static int put_silver(struct fr_pq_writer *w, const struct fr_row *r)
     TRY(fr_pq_write_str_valid(w, 3, type, strlen(type))); /* ASCII names */
     TRY((r->has & FR_ROW_NAMESPACE) ? fr_pq_write_int32(w, 4, r->ns) : fr_pq_write_null(w, 4));
     TRY(put_opt_str(w, 5, r->has, FR_ROW_TITLE, r->title));
-    TRY(put_opt_str(w, 6, r->has, FR_ROW_USER, r->user));
+    TRY(put_opt_str(w, SILVER_USER, r->has, FR_ROW_USER, r->user));
     TRY(put_opt_bool(w, 7, r->has, FR_ROW_BOT, r->bot));
     TRY(put_opt_bool(w, 8, r->has, FR_ROW_MINOR, r->minor));
     TRY(put_opt_bool(w, 9, r->has, FR_ROW_PATROLLED, r->patrolled));
     TRY(put_opt_i64(w, 10, r->has, FR_ROW_LENGTH_OLD, r->length_old));
     TRY(put_opt_i64(w, 11, r->has, FR_ROW_LENGTH_NEW, r->length_new));
     TRY(put_opt_i64(w, 12, r->has, FR_ROW_REVISION_OLD, r->revision_old));
-    TRY(put_opt_i64(w, 13, r->has, FR_ROW_REVISION_NEW, r->revision_new));
+    TRY(put_opt_i64(w, SILVER_REVISION_NEW, r->has, FR_ROW_REVISION_NEW, r->revision_new));
     TRY(put_opt_str(w, 14, r->has, FR_ROW_SERVER_NAME, r->server_name));
-    TRY(put_opt_str(w, 15, r->has, FR_ROW_COMMENT, r->comment));
+    TRY(put_opt_str(w, SILVER_COMMENT, r->has, FR_ROW_COMMENT, r->comment));
     TRY(put_opt_str(w, 16, r->has, FR_ROW_LOG_TYPE, r->log_type));
     TRY(put_opt_str(w, 17, r->has, FR_ROW_LOG_ACTION, r->log_action));
-    TRY(put_opt_i64(w, 18, r->has, FR_ROW_RC_ID, r->rc_id));
+    TRY(put_opt_i64(w, SILVER_RC_ID, r->has, FR_ROW_RC_ID, r->rc_id));
     TRY(put_opt_i64(w, 19, r->has, FR_ROW_LOG_ID, r->log_id));
     TRY(fr_pq_write_int32(w, 20, r->partition));
     TRY(fr_pq_write_int64(w, 21, r->offset));
@@ -381,16 +385,16 @@ void fr_tw_silver_prefetch(const struct fr_tw *tw, const struct fr_row *r)
     /* The columns with large dictionaries (ids, users, comments); the
      * others' dictionaries are a few KiB and stay in cache. */
     if (r->has & FR_ROW_USER) {
-        fr_pq_prefetch_str(w, 6, r->user.s, r->user.len);
+        fr_pq_prefetch_str(w, SILVER_USER, r->user.s, r->user.len);
     }
     if (r->has & FR_ROW_REVISION_NEW) {
-        fr_pq_prefetch_int64(w, 13, r->revision_new);
+        fr_pq_prefetch_int64(w, SILVER_REVISION_NEW, r->revision_new);
     }
     if (r->has & FR_ROW_COMMENT) {
-        fr_pq_prefetch_str(w, 15, r->comment.s, r->comment.len);
+        fr_pq_prefetch_str(w, SILVER_COMMENT, r->comment.s, r->comment.len);
     }
     if (r->has & FR_ROW_RC_ID) {
-        fr_pq_prefetch_int64(w, 18, r->rc_id);
+        fr_pq_prefetch_int64(w, SILVER_RC_ID, r->rc_id);
     }
 }
 

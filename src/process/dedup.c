@@ -90,18 +90,24 @@ static int dd_less(const struct fr_dedup *dd, uint32_t x, uint32_t y)
     return a->t < b->t || (a->t == b->t && a->seq < b->seq);
 }
 
-static void dd_heap_push(struct fr_dedup *dd, uint32_t idx)
+/* Put idx at the hole heap[i], moving it up past larger parents. */
+static void dd_sift_up(struct fr_dedup *dd, uint32_t i, uint32_t idx)
 {
-    uint32_t i = dd->heap_n++;
+    uint32_t *heap = dd->heap;
     while (i > 0) {
         uint32_t parent = (i - 1) / 2;
-        if (!dd_less(dd, idx, dd->heap[parent])) {
+        if (!dd_less(dd, idx, heap[parent])) {
             break;
         }
-        dd->heap[i] = dd->heap[parent];
+        heap[i] = heap[parent];
         i = parent;
     }
-    dd->heap[i] = idx;
+    heap[i] = idx;
+}
+
+static void dd_heap_push(struct fr_dedup *dd, uint32_t idx)
+{
+    dd_sift_up(dd, dd->heap_n++, idx);
 }
 
 /* Bottom-up (after Wegener): the hole left by the minimum goes down to a
@@ -130,15 +136,7 @@ static uint32_t dd_heap_pop(struct fr_dedup *dd)
         heap[i] = heap[c];
         i = c;
     }
-    while (i > 0) {
-        uint32_t parent = (i - 1) / 2;
-        if (!dd_less(dd, last, heap[parent])) {
-            break;
-        }
-        heap[i] = heap[parent];
-        i = parent;
-    }
-    heap[i] = last;
+    dd_sift_up(dd, i, last);
     return top;
 }
 
