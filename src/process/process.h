@@ -365,9 +365,17 @@ typedef int (*fr_top_emit_fn)(void *arg, const struct fr_top_row *row);
 struct fr_top_opts {
     uint64_t max_entries;    /* (pane, wiki, title) counters held */
     uint64_t max_text_bytes; /* bytes of wiki and title held */
+    /* A settled window whose panes hold at most this many pairs is ranked
+     * from a hash map that slides from window to window (scratch: ~60-90
+     * bytes a distinct pair, kept between windows, in bytes); a larger one
+     * by merging its sorted panes (no scratch; the map is freed). Either
+     * way the same rows (docs/adr/0031). 0: FR_TOP_DEFAULT_MAP_PAIRS;
+     * < 0: always merge. At most 2^24. */
+    int64_t map_pairs;
 };
 #define FR_TOP_DEFAULT_MAX_ENTRIES ((uint64_t)2000000)
 #define FR_TOP_DEFAULT_MAX_TEXT_BYTES ((uint64_t)256 << 20)
+#define FR_TOP_DEFAULT_MAP_PAIRS ((int64_t)1 << 15)
 
 struct fr_top_stats {
     uint64_t panes, entries, text_bytes; /* gauges, logical */
@@ -377,6 +385,10 @@ struct fr_top_stats {
     uint64_t dropped_keys;               /* edits not counted: entry or text cap */
     uint64_t dropped_closed;             /* edits for panes no open window needs */
     uint64_t thaws;                      /* early-frozen panes thawed by a row */
+    /* Settled windows ranked from the map (opts.map_pairs): moved on from
+     * the window before, or built from the window's panes (the first, or
+     * after a load or a merged window). Not state: 0 after a load. */
+    uint64_t map_slid, map_built;
 };
 
 struct fr_top;

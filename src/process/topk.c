@@ -6,10 +6,14 @@
  * Rows without a title are not counted.
  *
  * Panes: each silver row is counted once, in the 1-minute pane
- * [p, p + 1 min) that holds its event time. At emission, a window merges
- * its ten panes, each listed in (wiki, title) order, summing the counts of
- * equal pairs, and selects the top 20 with a bounded insertion; rows are
- * never rescanned and no map of the window's pairs is built. A pane is
+ * [p, p + 1 min) that holds its event time. At emission, a settled window
+ * is ranked from a hash map of its pairs' sums that slides from window to
+ * window (the pane that leaves subtracted, the one that joins added:
+ * top_combine_settled); a window too large for the map, and the
+ * provisional view, merge the ten panes, each listed in (wiki, title)
+ * order, summing the counts of equal pairs (top_combine_merge). Either
+ * way the top 20 come from a bounded insertion, and rows are never
+ * rescanned (docs/adr/0031). A pane is
  * frozen (packed, in that order: struct top_pane) once the watermark has
  * passed it, or earlier, once a row TOP_FREEZE_GRACE_US newer than its end
  * has been counted: in a live stream only the newest pane is then still
@@ -125,10 +129,13 @@ struct top_slot {
     uint64_t wk[2], tk[2]; /* merging: the strings' first 16 bytes (top_key) */
 };
 
+struct top_map;
+
 struct fr_top {
     struct fr_top_opts opts;
     struct top_pane *panes; /* ascending start */
     uint32_t n_panes, alloc;
+    struct top_map *map; /* top_combine_map's scratch: not state */
     int64_t next_start;
     /* The newest event time counted (INT64_MIN: none since create or load).
      * Not state: it only decides when a pane is frozen early. */
@@ -199,12 +206,15 @@ static void top_pane_free(struct fr_top *top, struct top_pane *pane)
     memset(pane, 0, sizeof *pane);
 }
 
+static void top_map_leave(struct fr_top *top, const struct top_pane *pane);
+
 static void top_drop_front(struct fr_top *top, uint32_t n)
 {
     if (n == 0) {
         return;
     }
     for (uint32_t i = 0; i < n; i++) {
+        top_map_leave(top, &top->panes[i]);
         top_pane_free(top, &top->panes[i]);
     }
     memmove(&top->panes[0], &top->panes[n], (size_t)(top->n_panes - n) * sizeof *top->panes);
@@ -762,8 +772,8 @@ static void top_best_fix(struct top_best *best, uint32_t n)
  * total. Wikis and long titles in best point into the panes; short titles
  * into best itself.
  */
-static int top_combine(struct fr_top *top, uint32_t first, uint32_t last,
-                       struct top_best best[FR_TOP_N], uint32_t *n)
+static int top_combine_merge(struct fr_top *top, uint32_t first, uint32_t last,
+                             struct top_best best[FR_TOP_N], uint32_t *n)
 {
     struct top_cursor curs[TOP_PANES_PER_WINDOW];
     struct top_cursor *heap[TOP_PANES_PER_WINDOW];
@@ -824,6 +834,396 @@ static int top_combine(struct fr_top *top, uint32_t first, uint32_t last,
     return FR_OK;
 }
 
+/*
+ * Settled windows slide: window s + 1 min is window s less its oldest
+ * pane plus one newer pane. So the emission loop keeps the sums of the
+ * window just emitted in a hash map of (wiki, title) -> count, and moves
+ * it to the next window by subtracting the panes that leave (as they are
+ * dropped) and adding the panes that join: each pair is read twice in
+ * all, not once for each of the ten windows that hold its pane, and one
+ * pass over the map ranks the best FR_TOP_N. The result is the merge's
+ * (top_combine_merge): the same pairs with the same sums, in the same
+ * total order.
+ *
+ * Exact because a pane in the map never changes: it is in a settled
+ * window or in the one being emitted, so any row for it is dropped_closed
+ * (and, in the processor, late). The map covers exactly the panes whose
+ * start is in [lo, hi) (those that exist); top_drop_front subtracts a
+ * pane before freeing it. Scratch, not state: a load starts without it,
+ * and the next window rebuilds it from its panes.
+ *
+ * Memory: about 24 bytes an entry plus its wiki and title plus 8-16
+ * bytes of slots, in st.bytes. A window whose panes hold more than
+ * opts.map_pairs pairs is merged instead and the map is freed, so the
+ * live processor at high rates keeps the merge's footprint.
+ */
+struct top_ment {
+    uint64_t count;
+    uint32_t hash; /* top_hash, low 32 bits */
+    uint32_t off;  /* wiki then title in text */
+    uint32_t wiki_len, title_len;
+};
+
+struct top_map {
+    uint32_t *slots; /* live entry + 1; 0 is empty; load <= 1/2 */
+    uint32_t nslots;
+    /* In the order written, text too; a removed entry stays, with count
+     * 0, until top_map_compact squeezes it and its text out. */
+    struct top_ment *ents;
+    uint32_t n, alloc, dead; /* dead: removed entries among the n */
+    char *text;
+    size_t text_len, text_alloc, text_dead; /* dead: of removed entries */
+    /* The panes summed: those with start in [lo, hi). */
+    int64_t lo, hi;
+};
+
+static uint64_t top_map_bytes(const struct top_map *m)
+{
+    return m ? sizeof *m + (uint64_t)m->nslots * sizeof *m->slots +
+                   (uint64_t)m->alloc * sizeof *m->ents + m->text_alloc
+             : 0;
+}
+
+static void top_map_free(struct fr_top *top)
+{
+    struct top_map *m = top->map;
+    if (m) {
+        top->st.bytes -= top_map_bytes(m);
+        free(m->slots);
+        free(m->ents);
+        free(m->text);
+        free(m);
+        top->map = NULL;
+    }
+}
+
+/* Empty, covering no pane. */
+static void top_map_clear(struct top_map *m)
+{
+    memset(m->slots, 0, (size_t)m->nslots * sizeof *m->slots);
+    m->n = m->dead = 0;
+    m->text_len = m->text_dead = 0;
+    m->lo = m->hi = 0;
+}
+
+/* The slot holding (wiki, title), or the empty slot where it would go. */
+static uint32_t top_map_find(const struct top_map *m, uint32_t h, const char *wiki, uint32_t wlen,
+                             const char *title, uint32_t tlen)
+{
+    uint32_t mask = m->nslots - 1;
+    for (uint32_t i = h & mask;; i = (i + 1) & mask) {
+        uint32_t s = m->slots[i];
+        if (s == 0) {
+            return i;
+        }
+        const struct top_ment *e = &m->ents[s - 1];
+        if (e->hash == h && e->wiki_len == wlen && e->title_len == tlen &&
+            memcmp(m->text + e->off, wiki, wlen) == 0 &&
+            (tlen == 0 || memcmp(m->text + e->off + wlen, title, tlen) == 0)) {
+            return i;
+        }
+    }
+}
+
+static int top_map_rehash(struct top_map *m, uint32_t nslots)
+{
+    uint32_t *slots = calloc(nslots, sizeof *slots);
+    if (!slots) {
+        return FR_ENOMEM;
+    }
+    free(m->slots);
+    m->slots = slots;
+    m->nslots = nslots;
+    for (uint32_t j = 0; j < m->n; j++) {
+        if (m->ents[j].count == 0) {
+            continue;
+        }
+        uint32_t i = m->ents[j].hash & (nslots - 1);
+        while (slots[i]) {
+            i = (i + 1) & (nslots - 1);
+        }
+        slots[i] = j + 1;
+    }
+    return FR_OK;
+}
+
+/* Squeeze out the removed entries and their text, in place (both are in
+ * the order written, so the live ones only move down), and index the
+ * rest again. */
+static void top_map_compact(struct top_map *m)
+{
+    uint32_t k = 0;
+    size_t at = 0;
+    for (uint32_t j = 0; j < m->n; j++) {
+        const struct top_ment *e = &m->ents[j];
+        if (e->count == 0) {
+            continue;
+        }
+        size_t len = (size_t)e->wiki_len + e->title_len;
+        if (e->off != at) {
+            memmove(m->text + at, m->text + e->off, len);
+        }
+        m->ents[k] = *e;
+        m->ents[k].off = (uint32_t)at;
+        k++;
+        at += len;
+    }
+    m->n = k;
+    m->dead = 0;
+    m->text_len = at;
+    m->text_dead = 0;
+    memset(m->slots, 0, (size_t)m->nslots * sizeof *m->slots);
+    for (uint32_t j = 0; j < m->n; j++) {
+        uint32_t i = m->ents[j].hash & (m->nslots - 1);
+        while (m->slots[i]) {
+            i = (i + 1) & (m->nslots - 1);
+        }
+        m->slots[i] = j + 1;
+    }
+}
+
+/* Room for one more entry of len text bytes. Removed entries and their
+ * text are reclaimed (top_map_compact) when they are a quarter of the
+ * entries or of the text; otherwise the arrays grow (entries double, text
+ * by half). So a compaction follows at least a quarter of the map being
+ * replaced, and the memory stays within about twice what is live. */
+static int top_map_room(struct fr_top *top, size_t len)
+{
+    struct top_map *m = top->map;
+    uint64_t before = top_map_bytes(m);
+    int rc = FR_OK;
+    int full = m->n == m->alloc, text_full = m->text_alloc - m->text_len < len || !m->text;
+    if ((full && m->dead >= m->n / 4) || (text_full && m->text_dead >= m->text_len / 4)) {
+        top_map_compact(m);
+        full = m->n == m->alloc;
+        text_full = m->text_alloc - m->text_len < len || !m->text;
+    }
+    if (full) {
+        uint32_t alloc = m->alloc ? m->alloc * 2 : 256;
+        struct top_ment *ents = realloc(m->ents, (size_t)alloc * sizeof *ents);
+        if (!ents) {
+            return FR_ENOMEM;
+        }
+        m->ents = ents;
+        m->alloc = alloc;
+    }
+    if ((uint64_t)(m->n - m->dead + 1) * 2 > m->nslots) {
+        rc = top_map_rehash(m, m->nslots * 2);
+    }
+    if (rc == FR_OK && text_full) {
+        size_t alloc = m->text_len + len + (m->text_len + len) / 2 + 4096;
+        char *text = realloc(m->text, alloc);
+        if (!text) {
+            rc = FR_ENOMEM;
+        } else {
+            m->text = text;
+            m->text_alloc = alloc;
+        }
+    }
+    top->st.bytes += top_map_bytes(m) - before;
+    return rc;
+}
+
+/* Add count to (wiki, title) (sign > 0) or take it away (sign < 0; the
+ * pair is there with at least count, as the panes it came from are; an
+ * entry that reaches 0 is removed). */
+static int top_map_put(struct fr_top *top, int sign, uint32_t h, const char *wiki, uint32_t wlen,
+                       const char *title, uint32_t tlen, uint64_t count)
+{
+    struct top_map *m = top->map;
+    uint32_t i = top_map_find(m, h, wiki, wlen, title, tlen);
+    uint32_t s = m->slots[i];
+    if (sign < 0) {
+        if (s == 0 || m->ents[s - 1].count < count) {
+            return FR_ESTATE;
+        }
+        struct top_ment *e = &m->ents[s - 1];
+        e->count -= count;
+        if (e->count) {
+            return FR_OK;
+        }
+        m->text_dead += (size_t)wlen + tlen;
+        /* Backward-shift deletion of slot i. */
+        uint32_t mask = m->nslots - 1;
+        for (uint32_t j = (i + 1) & mask;; j = (j + 1) & mask) {
+            uint32_t t = m->slots[j];
+            if (t == 0) {
+                break;
+            }
+            uint32_t home = m->ents[t - 1].hash & mask;
+            if (i <= j ? (home <= i || home > j) : (home <= i && home > j)) {
+                m->slots[i] = t;
+                i = j;
+            }
+        }
+        m->slots[i] = 0;
+        m->dead++; /* stays in ents, count 0, until a compaction */
+        return FR_OK;
+    }
+    if (s) {
+        m->ents[s - 1].count = fr_proc_sat_add(m->ents[s - 1].count, count);
+        return FR_OK;
+    }
+    int rc = top_map_room(top, (size_t)wlen + tlen);
+    if (rc < 0) {
+        return rc;
+    }
+    i = top_map_find(m, h, wiki, wlen, title, tlen); /* the slots may have moved */
+    struct top_ment *e = &m->ents[m->n];
+    *e = (struct top_ment){count, h, (uint32_t)m->text_len, wlen, tlen};
+    memcpy(m->text + m->text_len, wiki, wlen);
+    if (tlen) {
+        memcpy(m->text + m->text_len + wlen, title, tlen);
+    }
+    m->text_len += (size_t)wlen + tlen;
+    m->slots[i] = ++m->n;
+    return FR_OK;
+}
+
+/* Add (sign > 0) or subtract every pair of pane. */
+static int top_map_pane(struct fr_top *top, const struct top_pane *pane, int sign)
+{
+    int rc = FR_OK;
+    if (!pane->packed) {
+        for (uint32_t j = 0; j < pane->n && rc == FR_OK; j++) {
+            const struct top_entry *e = &pane->entries[j];
+            const char *w = pane->text + e->off;
+            rc = top_map_put(top, sign, e->hash, w, e->wiki_len, w + e->wiki_len, e->title_len,
+                             e->count);
+        }
+        return rc;
+    }
+    struct top_cursor cur;
+    for (int more = top_cursor_start(&cur, pane, 0); more && rc == FR_OK;
+         more = top_cursor_next(&cur)) {
+        const struct top_slot *q = &cur.cur;
+        uint32_t h = (uint32_t)top_hash(q->wiki, q->wiki_len, q->title, q->title_len);
+        rc = top_map_put(top, sign, h, q->wiki, q->wiki_len, q->title, q->title_len, q->count);
+    }
+    return rc;
+}
+
+/* top_drop_front is about to free pane: take it out of the map. A map
+ * that cannot be kept exact is freed (the next window rebuilds it). */
+static void top_map_leave(struct fr_top *top, const struct top_pane *pane)
+{
+    struct top_map *m = top->map;
+    if (!m || pane->start < m->lo || pane->start >= m->hi) {
+        return;
+    }
+    if (top_map_pane(top, pane, -1) < 0) {
+        top_map_free(top);
+        return;
+    }
+    m->lo = pane->start + FR_PROC_MINUTE_US;
+}
+
+/* The map moved to the panes [first, last) of the window starting at s. */
+static int top_map_window(struct fr_top *top, int64_t s, uint32_t first, uint32_t last)
+{
+    struct top_map *m = top->map;
+    if (!m) {
+        m = top->map = calloc(1, sizeof *m);
+        if (!m || top_map_rehash(m, 64) < 0) {
+            free(m);
+            top->map = NULL;
+            return FR_ENOMEM;
+        }
+        top->st.bytes += top_map_bytes(m);
+    }
+    int64_t end = s + FR_TOP_WINDOW_US;
+    if (m->hi <= m->lo || m->lo > s || m->hi > end) {
+        top_map_clear(m); /* nothing kept that this window can use */
+        m->lo = m->hi = s;
+        top->st.map_built++;
+    } else {
+        top->st.map_slid++;
+    }
+    /* Panes older than s left the map as they were dropped; one still
+     * here (not dropped yet) leaves now. */
+    for (uint32_t k = 0; k < first; k++) {
+        const struct top_pane *pane = &top->panes[k];
+        if (pane->start >= m->lo && pane->start < m->hi) {
+            int rc = top_map_pane(top, pane, -1);
+            if (rc < 0) {
+                top_map_free(top);
+                return rc;
+            }
+        }
+    }
+    for (uint32_t k = first; k < last; k++) {
+        const struct top_pane *pane = &top->panes[k];
+        if (pane->start >= m->hi) {
+            int rc = top_map_pane(top, pane, 1);
+            if (rc < 0) {
+                top_map_free(top);
+                return rc;
+            }
+        }
+    }
+    m->lo = s;
+    m->hi = end;
+    return FR_OK;
+}
+
+/* Rank the map's best FR_TOP_N into best, as top_combine_merge does.
+ * Wikis and titles point into the map's text, valid until it changes. */
+static void top_map_best(const struct top_map *m, struct top_best best[FR_TOP_N], uint32_t *n)
+{
+    struct top_slot rank[FR_TOP_N]; /* moved while ranking: smaller than top_best */
+    uint32_t r = 0;
+    for (uint32_t j = 0; j < m->n; j++) {
+        const struct top_ment *e = &m->ents[j];
+        if (e->count == 0 || (r == FR_TOP_N && e->count < rank[FR_TOP_N - 1].count)) {
+            continue; /* the common case, decided without the keys */
+        }
+        struct top_slot cur = {.count = e->count,
+                               .wiki = m->text + e->off,
+                               .title = m->text + e->off + e->wiki_len,
+                               .wiki_len = e->wiki_len,
+                               .title_len = e->title_len};
+        top_key(cur.wiki, cur.wiki_len, cur.wk);
+        top_key(cur.title, cur.title_len, cur.tk);
+        if (r == FR_TOP_N && !top_before(&cur, &rank[FR_TOP_N - 1])) {
+            continue;
+        }
+        uint32_t i = r < FR_TOP_N ? r++ : FR_TOP_N - 1;
+        while (i > 0 && top_before(&cur, &rank[i - 1])) {
+            rank[i] = rank[i - 1];
+            i--;
+        }
+        rank[i] = cur;
+    }
+    for (uint32_t i = 0; i < r; i++) {
+        best[i].s = rank[i];
+        best[i].inl = 0;
+    }
+    *n = r;
+}
+
+/* A settled window [s, s + 10 min): its panes [first, last) summed and
+ * ranked through the sliding map, or merged when they hold more than
+ * opts.map_pairs pairs. */
+static int top_combine_settled(struct fr_top *top, int64_t s, uint32_t first, uint32_t last,
+                               struct top_best best[FR_TOP_N], uint32_t *n)
+{
+    int64_t limit = top->opts.map_pairs ? top->opts.map_pairs : FR_TOP_DEFAULT_MAP_PAIRS;
+    uint64_t pairs = 0;
+    for (uint32_t k = first; k < last; k++) {
+        pairs += top->panes[k].n;
+    }
+    if (limit < 0 || pairs > (uint64_t)limit) {
+        top_map_free(top);
+        return top_combine_merge(top, first, last, best, n);
+    }
+    int rc = top_map_window(top, s, first, last);
+    if (rc < 0) {
+        return rc;
+    }
+    top_map_best(top->map, best, n);
+    return FR_OK;
+}
+
 /* Panes [first, last) that fall in the window starting at s. */
 static void top_window_panes(const struct fr_top *top, int64_t s, uint32_t *first, uint32_t *last)
 {
@@ -847,7 +1247,7 @@ int fr_win_top_create(const struct fr_top_opts *opts, struct fr_top **out)
 {
     *out = NULL;
     if (!opts || opts->max_entries < 1 || opts->max_entries > ((uint64_t)1 << 30) ||
-        opts->max_text_bytes < 1) {
+        opts->max_text_bytes < 1 || opts->map_pairs > ((int64_t)1 << 24)) {
         return FR_EINVAL;
     }
     struct fr_top *top = calloc(1, sizeof *top);
@@ -871,6 +1271,7 @@ void fr_win_top_destroy(struct fr_top *top)
         top_pane_free(top, &top->panes[i]);
     }
     free(top->panes);
+    top_map_free(top);
     free(top);
 }
 
@@ -928,7 +1329,7 @@ int fr_win_top_advance(struct fr_top *top, int64_t watermark_us, fr_top_emit_fn 
         uint32_t first, last, n;
         struct top_best best[FR_TOP_N];
         top_window_panes(top, lo, &first, &last);
-        int rc = top_combine(top, first, last, best, &n);
+        int rc = top_combine_settled(top, lo, first, last, best, &n);
         if (rc < 0) {
             return rc;
         }
@@ -993,7 +1394,7 @@ void fr_win_top_view(struct fr_top *top, struct fr_proc_view *view)
     uint32_t first, last, n;
     struct top_best best[FR_TOP_N];
     top_window_panes(top, s, &first, &last);
-    if (top_combine(top, first, last, best, &n) < 0) {
+    if (top_combine_merge(top, first, last, best, &n) < 0) {
         view->truncated = 1;
         return;
     }

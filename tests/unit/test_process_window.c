@@ -87,9 +87,15 @@ static struct fr_win *win_new(uint64_t groups, uint64_t users, uint64_t text)
     return win;
 }
 
+/* opts.map_pairs of every operator top_new makes: main runs the top-pages
+ * tests with windows always merged (-1), always ranked from the map (the
+ * default, 0: these windows are small), and mixed (400 pairs: about half
+ * of test_top_vs_model's windows are larger). */
+static int64_t top_map_pairs;
+
 static struct fr_top *top_new(uint64_t entries, uint64_t text)
 {
-    struct fr_top_opts o = {entries, text};
+    struct fr_top_opts o = {entries, text, top_map_pairs};
     struct fr_top *top = NULL;
     if (fr_win_top_create(&o, &top) != FR_OK) {
         exit(1);
@@ -515,7 +521,7 @@ static void test_top_vs_model(void)
     int64_t max_t = T0, settled = INT64_MIN; /* last window start emitted */
     size_t wlen = 0;
     got_len = 0;
-    uint64_t views = 0, thaws = 0;
+    uint64_t views = 0, thaws = 0, slid = 0, built = 0;
     struct fr_top_stats st;
     for (size_t i = 0; i < MODEL_ROWS; i++) {
         struct model_row *r = &mrows[i];
@@ -600,18 +606,98 @@ static void test_top_vs_model(void)
             fr_buf_free(&b);
             fr_win_top_stats(top, &st);
             thaws += st.thaws;
+            slid += st.map_slid;
+            built += st.map_built;
             fr_win_top_destroy(top);
             top = copy;
         }
     }
     fr_win_top_stats(top, &st);
     thaws += st.thaws;
+    slid += st.map_slid;
+    built += st.map_built;
     CHECK_EQ_INT(st.panes, 0);
     CHECK(st.windows > 20 && st.dropped_closed > 0);
     CHECK(views >= 10);
     CHECK(thaws > 0);
-    fprintf(stderr, "  %llu thaws\n", (unsigned long long)thaws);
+    /* Every window merged (-1); every one from the map, slid on from the
+     * one before except after a load (0); or some of each (400). */
+    if (top_map_pairs < 0) {
+        CHECK(slid == 0 && built == 0);
+    } else if (top_map_pairs == 0) {
+        CHECK(slid > built && built > 0 && slid + built == st.windows);
+    } else {
+        CHECK(slid > 0 && built > 0 && slid + built < st.windows);
+    }
+    fprintf(stderr, "  %llu thaws; windows from the map: %llu slid, %llu built\n",
+            (unsigned long long)thaws, (unsigned long long)slid, (unsigned long long)built);
     fr_win_top_destroy(top);
+}
+
+/* Rows ranked as text into the fr_buf at arg. */
+static int on_top_buf(void *arg, const struct fr_top_row *r)
+{
+    char line[1024];
+    int n = snprintf(line, sizeof line, "%lld #%u %.*s|%.*s %llu\n",
+                     (long long)((r->window_start_us - T0) / MIN), r->rank, (int)r->wiki.len,
+                     r->wiki.s, (int)r->title.len, r->title.s, (unsigned long long)r->count);
+    return fr_buf_append(arg, line, (size_t)n) == FR_OK ? 0 : -1;
+}
+
+/*
+ * A long slide: 400 minutes, the watermark a minute at a time, so the
+ * map moves on from window to window without a reload and removes most
+ * of what it adds (three titles in four are new each minute), which
+ * makes it reclaim its text many times over. Every window must be the
+ * merge's (checked against the recomputation in test_top_vs_model).
+ */
+static void test_top_map_long_slide(void)
+{
+    int64_t keep = top_map_pairs;
+    top_map_pairs = 0;
+    struct fr_top *map = top_new(1 << 20, 1 << 26);
+    top_map_pairs = -1;
+    struct fr_top *merge = top_new(1 << 20, 1 << 26);
+    top_map_pairs = keep;
+    struct fr_buf a, b;
+    fr_buf_init(&a, 1 << 24);
+    fr_buf_init(&b, 1 << 24);
+    char title[300];
+    for (int m = 0; m < 400; m++) {
+        for (int r = 0; r < 120; r++) {
+            uint64_t x = rnd();
+            int hot = x % 4 == 0;
+            /* hot: one of 40 titles any minute; else new this minute, a
+             * quarter of them long (front coding and whole titles) */
+            snprintf(title, sizeof title, "%s %d %.*s", hot ? "Hot" : "New",
+                     hot ? (int)(x >> 8) % 40 : m * 1000 + r,
+                     x % 16 == 1 ? 260 : (int)(x >> 20) % 12, long_pad);
+            char wiki[8];
+            snprintf(wiki, sizeof wiki, "w%d", (int)(x >> 40) % 3);
+            struct fr_row row = mk(T0 + m * MIN + (int64_t)((x >> 24) % (uint64_t)MIN), wiki,
+                                   FR_TYPE_EDIT, title, NULL);
+            CHECK_EQ_INT(fr_win_top_add(map, &row), FR_OK);
+            CHECK_EQ_INT(fr_win_top_add(merge, &row), FR_OK);
+        }
+        int64_t wm = T0 + (m + 1) * MIN;
+        CHECK_EQ_INT(fr_win_top_advance(map, wm, on_top_buf, &a), FR_OK);
+        CHECK_EQ_INT(fr_win_top_advance(merge, wm, on_top_buf, &b), FR_OK);
+    }
+    CHECK_EQ_INT(fr_win_top_advance(map, T0 + 500 * MIN, on_top_buf, &a), FR_OK);
+    CHECK_EQ_INT(fr_win_top_advance(merge, T0 + 500 * MIN, on_top_buf, &b), FR_OK);
+    CHECK(a.len > 0);
+    CHECK_EQ_INT(a.len, b.len);
+    if (a.len == b.len) {
+        CHECK_MEM(a.data, b.data, a.len);
+    }
+    struct fr_top_stats st;
+    fr_win_top_stats(map, &st);
+    CHECK(st.windows > 390 && st.map_slid > 390 && st.map_built == 1);
+    fprintf(stderr, "  %llu windows, %zu bytes of rows\n", (unsigned long long)st.windows, a.len);
+    fr_buf_free(&a);
+    fr_buf_free(&b);
+    fr_win_top_destroy(map);
+    fr_win_top_destroy(merge);
 }
 
 static void test_top_caps_view_save(void)
@@ -1135,13 +1221,19 @@ int main(void)
     RUN(test_empty_names);
     RUN(test_minute_extremes);
     RUN(test_minute_caps);
-    RUN(test_top_ranks_and_ties);
-    RUN(test_top_sliding);
-    RUN(test_top_vs_model);
-    RUN(test_top_caps_view_save);
-    RUN(test_top_frozen_forms);
-    RUN(test_top_key_order);
-    RUN(test_top_thaw_tiny);
+    static const int64_t map_pairs[] = {-1, 0, 400};
+    for (size_t k = 0; k < sizeof map_pairs / sizeof map_pairs[0]; k++) {
+        top_map_pairs = map_pairs[k];
+        fprintf(stderr, "top pages with map_pairs %lld:\n", (long long)top_map_pairs);
+        RUN(test_top_ranks_and_ties);
+        RUN(test_top_sliding);
+        RUN(test_top_vs_model);
+        RUN(test_top_caps_view_save);
+        RUN(test_top_frozen_forms);
+        RUN(test_top_key_order);
+        RUN(test_top_thaw_tiny);
+    }
+    RUN(test_top_map_long_slide);
     RUN(test_top_old_blob);
     RUN(test_hostile_window_blobs);
     return check_report();
