@@ -319,6 +319,35 @@ static void test_integer_lengths(void)
             }
         }
     }
+    /* Every length of digits below eight-digit words and just past one,
+     * followed by each byte next to the digits in ASCII ('/' and ':', not
+     * JSON after a number even with a comma after them: a parser that took
+     * one for a digit would accept it) and by what may follow one. */
+    static const char *const after[] = {"/,", ":,", ",", " ,", ".5,", "e1,", "E+1,", "}"};
+    for (int len = 1; len <= 9; len++) {
+        char num[16];
+        for (int i = 0; i < len; i++) {
+            num[i] = (char)('1' + (i * 5 + len) % 9);
+        }
+        num[len] = 0;
+        for (size_t k = 0; k < sizeof after / sizeof after[0]; k++) {
+            char json[64];
+            snprintf(json, sizeof json, "\"id\":%s%s", num, after[k]);
+            /* the trailing comma of the replaced member follows */
+            enum fr_gate_reason got = run_sub("\"id\":3390891945,", json);
+            enum fr_gate_reason want = k < 2 || k == 7 ? FR_GATE_NOT_JSON
+                                       : k < 4         ? FR_GATE_OK
+                                                       : FR_GATE_BAD_FIELD_TYPE;
+            if (got != want) {
+                fprintf(stderr, "%s: got %s, want %s\n", json, fr_gate_reason_name(got),
+                        fr_gate_reason_name(want));
+                check_case_failed = 1;
+            } else if (got == FR_GATE_OK && row.rc_id != strtoll(num, NULL, 10)) {
+                fprintf(stderr, "%s: got %lld\n", json, (long long)row.rc_id);
+                check_case_failed = 1;
+            }
+        }
+    }
     /* The eight-digit step stops at a non-digit in its word. */
     EXPECT(run_sub("\"id\":3390891945", "\"id\":1234567,\"x\":1"), FR_GATE_OK);
     CHECK_EQ_INT(row.rc_id, 1234567);
