@@ -135,7 +135,7 @@ struct fr_top {
     struct fr_top_opts opts;
     struct top_pane *panes; /* ascending start */
     uint32_t n_panes, alloc;
-    struct top_map *map; /* top_combine_map's scratch: not state */
+    struct top_map *map; /* settled windows' sliding sums: scratch, not state */
     int64_t next_start;
     /* The newest event time counted (INT64_MIN: none since create or load).
      * Not state: it only decides when a pane is frozen early. */
@@ -1216,9 +1216,11 @@ static int top_combine_settled(struct fr_top *top, int64_t s, uint32_t first, ui
         top_map_free(top);
         return top_combine_merge(top, first, last, best, n);
     }
-    int rc = top_map_window(top, s, first, last);
-    if (rc < 0) {
-        return rc;
+    if (top_map_window(top, s, first, last) < 0) {
+        /* No memory for the map, or it lost track of a pane (then the
+         * next window rebuilds it, counted in map_built): merge this one. */
+        top_map_free(top);
+        return top_combine_merge(top, first, last, best, n);
     }
     top_map_best(top->map, best, n);
     return FR_OK;
