@@ -925,6 +925,22 @@ static uint32_t top_map_find(const struct top_map *m, uint32_t h, const char *wi
     }
 }
 
+/* Index every live entry in the (empty) slots. */
+static void top_map_index(struct top_map *m)
+{
+    uint32_t mask = m->nslots - 1;
+    for (uint32_t j = 0; j < m->n; j++) {
+        if (m->ents[j].count == 0) {
+            continue;
+        }
+        uint32_t i = m->ents[j].hash & mask;
+        while (m->slots[i]) {
+            i = (i + 1) & mask;
+        }
+        m->slots[i] = j + 1;
+    }
+}
+
 static int top_map_rehash(struct top_map *m, uint32_t nslots)
 {
     uint32_t *slots = calloc(nslots, sizeof *slots);
@@ -934,16 +950,7 @@ static int top_map_rehash(struct top_map *m, uint32_t nslots)
     free(m->slots);
     m->slots = slots;
     m->nslots = nslots;
-    for (uint32_t j = 0; j < m->n; j++) {
-        if (m->ents[j].count == 0) {
-            continue;
-        }
-        uint32_t i = m->ents[j].hash & (nslots - 1);
-        while (slots[i]) {
-            i = (i + 1) & (nslots - 1);
-        }
-        slots[i] = j + 1;
-    }
+    top_map_index(m);
     return FR_OK;
 }
 
@@ -973,13 +980,7 @@ static void top_map_compact(struct top_map *m)
     m->text_len = at;
     m->text_dead = 0;
     memset(m->slots, 0, (size_t)m->nslots * sizeof *m->slots);
-    for (uint32_t j = 0; j < m->n; j++) {
-        uint32_t i = m->ents[j].hash & (m->nslots - 1);
-        while (m->slots[i]) {
-            i = (i + 1) & (m->nslots - 1);
-        }
-        m->slots[i] = j + 1;
-    }
+    top_map_index(m);
 }
 
 /* Room for one more entry of len text bytes. Removed entries and their
