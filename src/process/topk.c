@@ -258,6 +258,17 @@ static struct top_pane *top_pane_get(struct fr_top *top, int64_t start)
 static int top_pane_order(const struct top_pane *pane);
 static int top_pane_thaw(struct fr_top *top, struct top_pane *pane);
 
+/* Put v in the first empty slot from hash h's home (linear probing; the
+ * caller keeps the table under half full). Every index in this file. */
+static inline void top_slot_put(uint32_t *slots, uint32_t mask, uint64_t h, uint32_t v)
+{
+    uint32_t i = (uint32_t)h & mask;
+    while (slots[i]) {
+        i = (i + 1) & mask;
+    }
+    slots[i] = v;
+}
+
 static int top_index_grow(struct fr_top *top, struct top_pane *pane)
 {
     uint32_t nslots = pane->index ? (pane->index_mask + 1) * 2 : 64;
@@ -266,11 +277,7 @@ static int top_index_grow(struct fr_top *top, struct top_pane *pane)
         return FR_ENOMEM;
     }
     for (uint32_t k = 0; k < pane->n; k++) {
-        uint32_t i = (uint32_t)pane->entries[k].hash & (nslots - 1);
-        while (index[i]) {
-            i = (i + 1) & (nslots - 1);
-        }
-        index[i] = k + 1;
+        top_slot_put(index, nslots - 1, pane->entries[k].hash, k + 1);
     }
     top->st.bytes += (uint64_t)nslots * sizeof *index -
                      (pane->index ? ((uint64_t)pane->index_mask + 1) * sizeof *pane->index : 0);
@@ -480,11 +487,7 @@ static int top_pane_add(struct fr_top *top, struct top_pane *pane, const char *w
         memcpy(pane->text + pane->text_len + wlen, title, tlen);
     }
     pane->text_len += need;
-    uint32_t i = (uint32_t)h & pane->index_mask;
-    while (pane->index[i]) {
-        i = (i + 1) & pane->index_mask;
-    }
-    pane->index[i] = ++pane->n;
+    top_slot_put(pane->index, pane->index_mask, h, ++pane->n);
     top->st.entries++;
     top->st.text_bytes += need;
     return FR_OK;
@@ -706,11 +709,7 @@ static int top_pane_thaw(struct fr_top *top, struct top_pane *pane)
             memcpy(text + at + q->wiki_len, q->title, q->title_len);
         }
         at += (size_t)q->wiki_len + q->title_len;
-        uint32_t i = (uint32_t)entries[j].hash & (nslots - 1);
-        while (index[i]) {
-            i = (i + 1) & (nslots - 1);
-        }
-        index[i] = j + 1;
+        top_slot_put(index, nslots - 1, entries[j].hash, j + 1);
         order[j] = j;
     }
     top->st.bytes -= pane->packed_len;
@@ -933,11 +932,7 @@ static void top_map_index(struct top_map *m)
         if (m->ents[j].count == 0) {
             continue;
         }
-        uint32_t i = m->ents[j].hash & mask;
-        while (m->slots[i]) {
-            i = (i + 1) & mask;
-        }
-        m->slots[i] = j + 1;
+        top_slot_put(m->slots, mask, m->ents[j].hash, j + 1);
     }
 }
 
