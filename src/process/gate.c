@@ -30,6 +30,7 @@
 #include "core/json.h"
 #include "core/utf8.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -195,6 +196,178 @@ static const struct gate_field_def gate_fields[GF_COUNT] = {
 #define GATE_KEY_SLOTS 6 /* fields of one object sharing a key length */
 #define GATE_KEY_WORDS 3 /* 8-byte words that hold GATE_KEY_MAX bytes */
 static_assert(GATE_KEY_MAX <= 8 * GATE_KEY_WORDS, "keys fit their words");
+static_assert(GATE_KEY_MAX + 1 <= 31, "a key and its quote fit gate_key_at's 32 bytes and mask");
+
+/* ------------------------------------------------------------------------ */
+/* Index: one vector pass before the walk                                     */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Most of the walk's time went into scanning strings a byte or 16 bytes at
+ * a time. gate_index instead reads the whole record once, 64 bytes per
+ * step with AVX2, and
+ *   - sets bit i of sbits when byte i is '"' or '\\', so gate_string jumps
+ *     from one to the next (gate_string_indexed);
+ *   - checks that no byte is below 0x20 (a control byte is a syntax error
+ *     in a string and whitespace outside one; either way the record takes
+ *     the byte scan, which finds and reports it);
+ *   - checks that the bytes are valid UTF-8 (RFC 3629), so no string needs
+ *     its own check. Quotes and backslashes are ASCII and never inside a
+ *     multi-byte sequence, so every string of a valid record is valid.
+ * A record that fails either check, or is longer than FR_GATE_INDEX_MAX,
+ * is walked byte by byte as before; the verdict, detail and row are the
+ * same both ways (the unit tests and fuzz_gate compare them).
+ *
+ * UTF-8 by nibble tables (after Keiser and Lemire, "Validating UTF-8 in
+ * less than one instruction per byte", 2021). For each byte b and the byte
+ * a before it, every error that two adjacent bytes can show is a product
+ * of three conditions: on a's high nibble, a's low nibble and b's high
+ * nibble. gate_u8_rules lists them, one bit each; three 16-entry tables
+ * (built from the rules at first use) hold, per nibble value, the rules
+ * that nibble allows, and a pair is an error when some bit survives the
+ * AND of its three lookups. The one rule that needs more context is
+ * "a continuation follows a continuation": legal exactly when the byte two
+ * back is a 3- or 4-byte lead (>= 0xE0) or the byte three back is a 4-byte
+ * lead (>= 0xF0), which is tested with saturating subtractions.
+ */
+#define GATE_U8_TWO_CONTS 0x80 /* the rule checked against the leads behind */
+
+static const struct gate_u8_rule {
+    uint8_t bit;
+    uint16_t a_hi, a_lo, b_hi; /* bit n set: that nibble value matches */
+} gate_u8_rules[] = {
+    {0x01, 0xF000, 0xFFFF, 0xF0FF},              /* a lead (C..F) not followed by a continuation */
+    {0x02, 0x00FF, 0xFFFF, 0x0F00},              /* a continuation after ASCII */
+    {0x04, 0x1000, 0x0003, 0x0F00},              /* C0, C1: an overlong 2-byte form */
+    {0x08, 0x4000, 0x0001, 0x0300},              /* E0 80..9F: an overlong 3-byte form */
+    {0x10, 0x4000, 0x2000, 0x0C00},              /* ED A0..BF: a surrogate */
+    {0x20, 0x8000, 0xFFE1, 0x0100},              /* F0 80..8F overlong; F5..FF 80..8F too large */
+    {0x40, 0x8000, 0xFFF0, 0x0E00},              /* F4..FF 90..BF: past U+10FFFF */
+    {GATE_U8_TWO_CONTS, 0x0F00, 0xFFFF, 0x0F00}, /* a continuation after one */
+};
+
+/* What gate_index needs when the CPU has AVX2: the x86-64 compilers (gcc,
+ * clang) compile the function for it alone and the gate picks it at run
+ * time; elsewhere every record takes the byte scan. */
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#define GATE_HAVE_INDEX 1
+#include <immintrin.h>
+
+static uint8_t gate_u8_tab[3][16]; /* a_hi, a_lo, b_hi: rule bits per nibble */
+static pthread_once_t gate_u8_once = PTHREAD_ONCE_INIT;
+
+static void gate_u8_build(void)
+{
+    for (size_t r = 0; r < sizeof gate_u8_rules / sizeof gate_u8_rules[0]; r++) {
+        const struct gate_u8_rule *rule = &gate_u8_rules[r];
+        for (int n = 0; n < 16; n++) {
+            gate_u8_tab[0][n] |= (uint8_t)(rule->a_hi >> n & 1 ? rule->bit : 0);
+            gate_u8_tab[1][n] |= (uint8_t)(rule->a_lo >> n & 1 ? rule->bit : 0);
+            gate_u8_tab[2][n] |= (uint8_t)(rule->b_hi >> n & 1 ? rule->bit : 0);
+        }
+    }
+}
+
+static int gate_index_supported(void)
+{
+    if (!__builtin_cpu_supports("avx2")) {
+        return 0;
+    }
+    pthread_once(&gate_u8_once, gate_u8_build);
+    return 1;
+}
+
+#define GATE_AVX2 __attribute__((target("avx2")))
+
+/* The UTF-8 errors of the 32 bytes v, given the 32 before them. */
+GATE_AVX2 static inline __m256i gate_u8_errors(__m256i v, __m256i prev, const __m256i tab[3])
+{
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
+    __m256i joined = _mm256_permute2x128_si256(prev, v, 0x21); /* prev's high half, v's low */
+    __m256i prev1 = _mm256_alignr_epi8(v, joined, 15);
+    __m256i prev2 = _mm256_alignr_epi8(v, joined, 14);
+    __m256i prev3 = _mm256_alignr_epi8(v, joined, 13);
+    __m256i a_hi = _mm256_shuffle_epi8(tab[0], _mm256_and_si256(_mm256_srli_epi16(prev1, 4), low4));
+    __m256i a_lo = _mm256_shuffle_epi8(tab[1], _mm256_and_si256(prev1, low4));
+    __m256i b_hi = _mm256_shuffle_epi8(tab[2], _mm256_and_si256(_mm256_srli_epi16(v, 4), low4));
+    __m256i rules = _mm256_and_si256(_mm256_and_si256(a_hi, a_lo), b_hi);
+    /* 0x80 where a continuation must follow: two back >= 0xE0, or three
+     * back >= 0xF0 (a saturating subtraction leaves >= 0x80 exactly then) */
+    __m256i must = _mm256_or_si256(_mm256_subs_epu8(prev2, _mm256_set1_epi8(0xE0 - 0x80)),
+                                   _mm256_subs_epu8(prev3, _mm256_set1_epi8(0xF0 - 0x80)));
+    must = _mm256_and_si256(must, _mm256_set1_epi8((char)GATE_U8_TWO_CONTS));
+    return _mm256_xor_si256(rules, must);
+}
+
+/* Non-zero bytes where v ends inside a multi-byte sequence: its last byte
+ * is a lead, or the one before is a 3- or 4-byte lead, or the one before
+ * that a 4-byte lead. */
+GATE_AVX2 static inline __m256i gate_u8_unfinished(__m256i v)
+{
+    const __m256i limit = _mm256_setr_epi8(
+        -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+        -1, -1, -1, -1, -1, -1, (char)(0xF0 - 1), (char)(0xE0 - 1), (char)(0xC0 - 1));
+    return _mm256_subs_epu8(v, limit);
+}
+
+/* Index json[0..len), len <= FR_GATE_INDEX_MAX, into sbits. Returns 1 when
+ * the record has no control bytes and is valid UTF-8 (the walk may use the
+ * index), else 0. */
+GATE_AVX2 static int gate_index(const char *json, size_t len, uint64_t *sbits)
+{
+    const __m256i quote = _mm256_set1_epi8('"'), bslash = _mm256_set1_epi8('\\');
+    const __m256i ctl = _mm256_set1_epi8(0x1F);
+    const __m256i tab[3] = {
+        _mm256_broadcastsi128_si256(_mm_loadu_si128((const void *)gate_u8_tab[0])),
+        _mm256_broadcastsi128_si256(_mm_loadu_si128((const void *)gate_u8_tab[1])),
+        _mm256_broadcastsi128_si256(_mm_loadu_si128((const void *)gate_u8_tab[2]))};
+    __m256i bad_ctl = _mm256_setzero_si256(), bad_u8 = _mm256_setzero_si256();
+    __m256i prev = _mm256_setzero_si256(), unfinished = _mm256_setzero_si256();
+    char tail[64];
+    for (size_t at = 0, w = 0; at < len; at += 64, w++) {
+        const char *p = json + at;
+        if (len - at < 64) {
+            /* spaces: not special, not control, ASCII */
+            memset(tail, ' ', sizeof tail);
+            memcpy(tail, p, len - at);
+            p = tail;
+        }
+        __m256i half[2] = {_mm256_loadu_si256((const void *)p),
+                           _mm256_loadu_si256((const void *)(p + 32))};
+        uint64_t bits[2];
+        for (int h = 0; h < 2; h++) {
+            __m256i v = half[h];
+            __m256i sp = _mm256_or_si256(_mm256_cmpeq_epi8(v, quote), _mm256_cmpeq_epi8(v, bslash));
+            bits[h] = (uint32_t)_mm256_movemask_epi8(sp);
+            bad_ctl = _mm256_or_si256(bad_ctl, _mm256_cmpeq_epi8(_mm256_min_epu8(v, ctl), v));
+            if (_mm256_movemask_epi8(v) == 0) {
+                /* ASCII: an error only if the bytes before left a
+                 * sequence unfinished */
+                bad_u8 = _mm256_or_si256(bad_u8, unfinished);
+                unfinished = _mm256_setzero_si256();
+            } else {
+                bad_u8 = _mm256_or_si256(bad_u8, gate_u8_errors(v, prev, tab));
+                unfinished = gate_u8_unfinished(v);
+            }
+            prev = v;
+        }
+        sbits[w] = bits[0] | bits[1] << 32;
+    }
+    bad_u8 = _mm256_or_si256(bad_u8, unfinished); /* the record ends mid-sequence */
+    return _mm256_testz_si256(bad_ctl, bad_ctl) && _mm256_testz_si256(bad_u8, bad_u8);
+}
+#else
+#define GATE_HAVE_INDEX 0
+static int gate_index_supported(void)
+{
+    return 0;
+}
+static int gate_index(const char *json, size_t len, uint64_t *sbits)
+{
+    (void)json, (void)len, (void)sbits;
+    return 0;
+}
+#endif
 
 struct fr_gate {
     struct fr_gate_opts opts;
@@ -207,6 +380,10 @@ struct fr_gate {
     /* len_mask[n]: the words' bits that hold a name's first n bytes
      * (little-endian loads) */
     uint64_t len_mask[GATE_KEY_MAX + 1][GATE_KEY_WORDS];
+    /* each field's key then '"', zero after (gate_key_at's 16-byte
+     * compares), and the bits of those key_len + 1 bytes */
+    _Alignas(16) char key_quoted[GF_COUNT][32];
+    uint32_t key_quoted_mask[GF_COUNT];
     /* Member-name prediction: next[f] is the field id + 1 of the member
      * that followed field f the last time (next[GF_COUNT + obj]: the first
      * member of obj), 0 when none yet. Producers write members in a fixed
@@ -214,6 +391,9 @@ struct fr_gate {
      * scanning it as a string or looking it up. Only speed depends on it:
      * a wrong guess falls back to the scan and the lookup. */
     uint8_t next[GF_COUNT + GO_COUNT];
+    int indexed;                            /* gate_index in use (AVX2, not forced off) */
+    struct fr_gate_paths paths;             /* records per walk */
+    uint64_t sbits[FR_GATE_INDEX_MAX / 64]; /* the current record's index */
 };
 
 int fr_gate_create(const struct fr_gate_opts *opts, struct fr_gate **out)
@@ -228,6 +408,7 @@ int fr_gate_create(const struct fr_gate_opts *opts, struct fr_gate **out)
         return FR_ENOMEM;
     }
     gate->opts = *opts;
+    gate->indexed = gate_index_supported();
     gate->arena = malloc(opts->max_event_bytes);
     if (!gate->arena) {
         free(gate);
@@ -248,6 +429,9 @@ int fr_gate_create(const struct fr_gate_opts *opts, struct fr_gate **out)
         }
         slot[i] = (uint8_t)(f + 1);
         memcpy(gate->key_words[f], def->key, def->key_len); /* calloc'ed: zero after */
+        memcpy(gate->key_quoted[f], def->key, def->key_len);
+        gate->key_quoted[f][def->key_len] = '"';
+        gate->key_quoted_mask[f] = (UINT32_C(1) << (def->key_len + 1)) - 1;
     }
     for (size_t n = 0; n <= GATE_KEY_MAX; n++) {
         for (size_t i = 0; i < GATE_KEY_WORDS; i++) {
@@ -294,6 +478,10 @@ struct gate_ctx {
     int bad_field; /* -1: none */
     const char *bad_why;
     int canary;
+    /* The record's index (gate_index): bit i of sbits is set when byte i
+     * is '"' or '\\'. NULL: the byte-at-a-time scan (gate_string). */
+    const uint64_t *sbits;
+    size_t swords;
     uint8_t meta, id, dt, wiki, type; /* REQ_ */
     const char *meta_why, *id_why, *dt_why, *wiki_why, *type_why;
 };
@@ -431,10 +619,93 @@ static inline const char *gate_skip_plain(const char *p, const char *end)
     return p;
 }
 
-/* p is just after an opening quote. Returns the closing quote, or NULL on a
- * syntax error; *esc tells whether the string holds escapes. UTF-8 faults
- * are recorded in ctx and the scan goes on (not_json outranks bad_utf8). */
-static const char *gate_string(struct gate_ctx *ctx, const char *p, int *esc)
+/* p at a backslash inside a string. Returns the byte after the escape, or
+ * NULL on a syntax error. A lone surrogate (\uD800..\uDFFF not in a pair)
+ * is a UTF-8 fault, recorded in ctx; the scan goes on. */
+static const char *gate_escape(struct gate_ctx *ctx, const char *p)
+{
+    const char *end = ctx->end;
+    if (end - p < 2) {
+        return gate_fail(ctx, p);
+    }
+    char e = p[1];
+    if (e != 'u') {
+        if (e != '"' && e != '\\' && e != '/' && e != 'b' && e != 'f' && e != 'n' && e != 'r' &&
+            e != 't') {
+            return gate_fail(ctx, p);
+        }
+        return p + 2;
+    }
+    int cp = end - p >= 6 ? gate_hex4(p + 2) : -1;
+    if (cp < 0) {
+        return gate_fail(ctx, p);
+    }
+    const char *at = p;
+    p += 6;
+    if (cp >= 0xD800 && cp <= 0xDBFF) {
+        int lo = end - p >= 6 && p[0] == '\\' && p[1] == 'u' ? gate_hex4(p + 2) : -1;
+        if (lo >= 0xDC00 && lo <= 0xDFFF) {
+            return p + 6;
+        }
+    } else if (cp < 0xDC00 || cp > 0xDFFF) {
+        return p;
+    }
+    if (!ctx->utf8) {
+        ctx->utf8 = 2;
+        ctx->utf8_at = (size_t)(at - ctx->base);
+    }
+    return p;
+}
+
+/* The first byte at or after i (a byte offset) whose bit is set in the
+ * record's index, or SIZE_MAX. Bits past the record are zero. */
+static inline size_t gate_next_special(const struct gate_ctx *ctx, size_t i)
+{
+    size_t w = i >> 6;
+    if (w >= ctx->swords) {
+        return SIZE_MAX;
+    }
+    uint64_t m = ctx->sbits[w] & (UINT64_MAX << (i & 63));
+    while (!m) {
+        if (++w >= ctx->swords) {
+            return SIZE_MAX;
+        }
+        m = ctx->sbits[w];
+    }
+    return (w << 6) + (size_t)__builtin_ctzll(m);
+}
+
+/* gate_string over an indexed record (gate_index passed it: no control
+ * bytes, valid UTF-8): it jumps from quote or backslash to the next one
+ * through the index instead of testing the bytes between. The same
+ * closing quote, escape checks and faults as the byte scan. */
+static inline const char *gate_string_indexed(struct gate_ctx *ctx, const char *p, int *esc)
+{
+    size_t i = (size_t)(p - ctx->base);
+    *esc = 0;
+    for (;;) {
+        size_t j = gate_next_special(ctx, i);
+        if (j == SIZE_MAX) {
+            return gate_fail(ctx, ctx->end);
+        }
+        p = ctx->base + j;
+        if (*p == '"') {
+            return p;
+        }
+        *esc = 1;
+        p = gate_escape(ctx, p);
+        if (!p) {
+            return NULL;
+        }
+        i = (size_t)(p - ctx->base);
+    }
+}
+
+/* gate_string byte by byte (16 at a time where SSE2 is), for a record
+ * without an index. UTF-8 faults are recorded in ctx and the scan goes on
+ * (not_json outranks bad_utf8). */
+static __attribute__((noinline)) const char *gate_string_scan(struct gate_ctx *ctx, const char *p,
+                                                              int *esc)
 {
     const char *end = ctx->end;
     *esc = 0;
@@ -467,40 +738,20 @@ static const char *gate_string(struct gate_ctx *ctx, const char *p, int *esc)
             continue;
         }
         *esc = 1;
-        if (end - p < 2) {
-            return gate_fail(ctx, p);
-        }
-        char e = p[1];
-        if (e != 'u') {
-            if (e != '"' && e != '\\' && e != '/' && e != 'b' && e != 'f' && e != 'n' && e != 'r' &&
-                e != 't') {
-                return gate_fail(ctx, p);
-            }
-            p += 2;
-            continue;
-        }
-        int cp = end - p >= 6 ? gate_hex4(p + 2) : -1;
-        if (cp < 0) {
-            return gate_fail(ctx, p);
-        }
-        const char *at = p;
-        p += 6;
-        if (cp >= 0xD800 && cp <= 0xDBFF) {
-            int lo = end - p >= 6 && p[0] == '\\' && p[1] == 'u' ? gate_hex4(p + 2) : -1;
-            if (lo >= 0xDC00 && lo <= 0xDFFF) {
-                p += 6;
-                continue;
-            }
-        } else if (cp < 0xDC00 || cp > 0xDFFF) {
-            continue;
-        }
-        if (!ctx->utf8) {
-            ctx->utf8 = 2;
-            ctx->utf8_at = (size_t)(at - ctx->base);
+        p = gate_escape(ctx, p);
+        if (!p) {
+            return NULL;
         }
     }
 }
 
+/* p is just after an opening quote. Returns the closing quote, or NULL on a
+ * syntax error; *esc tells whether the string holds escapes. */
+static inline __attribute__((always_inline)) const char *gate_string(struct gate_ctx *ctx,
+                                                                     const char *p, int *esc)
+{
+    return ctx->sbits ? gate_string_indexed(ctx, p, esc) : gate_string_scan(ctx, p, esc);
+}
 
 /* Decode the raw string [s, e), already validated by gate_string, into out
  * (room for e - s bytes). A lone surrogate is written as its 3-byte form;
@@ -876,7 +1127,6 @@ static const char *gate_field(struct gate_ctx *ctx, const char *p, int depth, in
 
     struct fr_row *row = ctx->row;
     const struct gate_field_def *def = &gate_fields[field];
-    const char *kind = gate_kind(*p);
     const char *q;
     int esc, is_int, in_range;
     int64_t v;
@@ -896,10 +1146,10 @@ static const char *gate_field(struct gate_ctx *ctx, const char *p, int depth, in
         if (field == GF_META) {
             if (ctx->meta != REQ_OK) {
                 ctx->meta = REQ_BAD;
-                ctx->meta_why = kind;
+                ctx->meta_why = gate_kind(*p);
             }
         } else {
-            gate_bad_field(ctx, field, kind);
+            gate_bad_field(ctx, field, gate_kind(*p));
         }
         return gate_skip(ctx, p, depth);
 
@@ -912,7 +1162,7 @@ static const char *gate_field(struct gate_ctx *ctx, const char *p, int depth, in
             return gate_literal(ctx, p, "null", 4);
         }
         if (*p != '"') {
-            gate_bad_field(ctx, field, kind);
+            gate_bad_field(ctx, field, gate_kind(*p));
             return gate_skip(ctx, p, depth);
         }
         q = gate_string(ctx, p + 1, &esc);
@@ -967,7 +1217,7 @@ static const char *gate_field(struct gate_ctx *ctx, const char *p, int depth, in
             return gate_literal(ctx, p, "null", 4);
         }
         if (*p != '-' && (*p < '0' || *p > '9')) {
-            gate_bad_field(ctx, field, kind);
+            gate_bad_field(ctx, field, gate_kind(*p));
             return gate_skip(ctx, p, depth);
         }
         q = gate_number(ctx, p, &is_int, &in_range, &v);
@@ -1018,7 +1268,7 @@ static const char *gate_field(struct gate_ctx *ctx, const char *p, int depth, in
 
     case GE_BOOL:
         if (*p != 't' && *p != 'f') {
-            gate_bad_field(ctx, field, kind);
+            gate_bad_field(ctx, field, gate_kind(*p));
             return gate_skip(ctx, p, depth);
         }
         q = *p == 't' ? gate_literal(ctx, p, "true", 4) : gate_literal(ctx, p, "false", 5);
@@ -1054,7 +1304,7 @@ static const char *gate_field(struct gate_ctx *ctx, const char *p, int depth, in
                                               : &ctx->type_why;
         if (*p != '"') {
             *state = REQ_BAD;
-            *why = kind;
+            *why = gate_kind(*p);
             return gate_skip(ctx, p, depth);
         }
         q = gate_string(ctx, p + 1, &esc);
@@ -1105,6 +1355,17 @@ static const char *gate_field(struct gate_ctx *ctx, const char *p, int depth, in
  * the member name gate_string and gate_lookup would have found. */
 static inline int gate_key_at(const struct fr_gate *gate, int f, const char *k, const char *end)
 {
+#if GATE_HAVE_SPECIAL16
+    /* two 16-byte compares against the key and its quote */
+    if (end - k >= 32) {
+        const __m128i *want = (const __m128i *)(const void *)gate->key_quoted[f];
+        __m128i lo = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)k), want[0]);
+        __m128i hi =
+            _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(k + 16)), want[1]);
+        uint32_t same = (uint32_t)_mm_movemask_epi8(lo) | (uint32_t)_mm_movemask_epi8(hi) << 16;
+        return (same & gate->key_quoted_mask[f]) == gate->key_quoted_mask[f];
+    }
+#endif
     size_t n = gate_fields[f].key_len;
     if (!GATE_LITTLE_ENDIAN || end - k < 8 * GATE_KEY_WORDS || k[n] != '"') {
         return 0;
@@ -1147,14 +1408,25 @@ static const char *gate_object(struct gate_ctx *ctx, const char *p, int depth, i
         if (field >= 0) {
             guess = &ctx->gate->next[field];
         }
-        p = gate_ws(q + 1, end);
-        if (p >= end || *p != ':') {
-            return gate_fail(ctx, p);
+        /* Compact JSON (no whitespace around ':' and ',') takes the two
+         * short tests; anything else the general path, to the same result. */
+        p = q + 1;
+        if (end - p >= 2 && p[0] == ':' && (unsigned char)p[1] > ' ') {
+            p++;
+        } else {
+            p = gate_ws(p, end);
+            if (p >= end || *p != ':') {
+                return gate_fail(ctx, p);
+            }
+            p = gate_ws(p + 1, end);
         }
-        p = gate_ws(p + 1, end);
         p = field < 0 ? gate_skip(ctx, p, depth + 1) : gate_field(ctx, p, depth + 1, field);
         if (!p) {
             return NULL;
+        }
+        if (end - p >= 2 && p[0] == ',' && p[1] == '"') {
+            p++;
+            continue;
         }
         p = gate_ws(p, end);
         if (p >= end) {
@@ -1322,6 +1594,13 @@ static enum fr_gate_reason gate_decode(struct fr_gate *gate, const struct fr_pro
                            .in_place = in_place,
                            .dup_field = -1,
                            .bad_field = -1};
+    if (gate->indexed && len <= FR_GATE_INDEX_MAX && gate_index(json, len, gate->sbits)) {
+        ctx.sbits = gate->sbits;
+        ctx.swords = (len + 63) / 64;
+        gate->paths.indexed++;
+    } else {
+        gate->paths.scalar++;
+    }
     const char *p = gate_ws(json, ctx.end);
     int is_object = p < ctx.end && *p == '{';
     const char *top_kind = p < ctx.end ? gate_kind(*p) : "nothing";
@@ -1348,6 +1627,17 @@ enum fr_gate_reason fr_gate_decode_to(struct fr_gate *gate, const struct fr_proc
      * bytes of arena always suffice; strings without escapes are not even
      * copied: they point into json, which the caller keeps with the row. */
     return gate_decode(gate, pos, json, len, row, detail, arena, len, 1);
+}
+
+int fr_gate_set_indexed(struct fr_gate *gate, int on)
+{
+    gate->indexed = on && gate_index_supported();
+    return gate->indexed;
+}
+
+struct fr_gate_paths fr_gate_paths(const struct fr_gate *gate)
+{
+    return gate->paths;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -211,6 +211,18 @@ enum fr_gate_reason fr_gate_decode_to(struct fr_gate *gate, const struct fr_proc
 /* Parse a UUID text (8-4-4-4-12 hex) into 16 bytes: FR_OK or FR_EINVAL. */
 int fr_gate_uuid(const char *s, size_t len, uint8_t key[16]);
 
+/* Records up to this size are indexed in one vector pass before the walk
+ * (on a CPU with AVX2) when they have no control bytes and are valid UTF-8;
+ * others are walked byte by byte. The two give identical results. */
+#define FR_GATE_INDEX_MAX ((size_t)64 << 10)
+struct fr_gate_paths {
+    uint64_t indexed, scalar; /* records decoded each way */
+};
+/* Turn the indexed walk on (when the CPU allows it; the default) or off
+ * (tests compare the two). Returns whether it is now on. */
+int fr_gate_set_indexed(struct fr_gate *gate, int on);
+struct fr_gate_paths fr_gate_paths(const struct fr_gate *gate);
+
 /* ------------------------------------------------------------------------ */
 /* Watermark                                                                  */
 /* ------------------------------------------------------------------------ */

@@ -9,7 +9,9 @@
  *           1. src/core/json.c agrees on the grammar: fr_json_validate
  *              fails exactly when the verdict is not_json (the size cap is
  *              above the fuzzer's max_len, so oversize cannot happen);
- *           2. decoding twice gives the same verdict, detail and row;
+ *           2. decoding twice gives the same verdict, detail and row, and
+ *              so does a gate that never takes the indexed walk
+ *              (tests/gate_same.h);
  *           3. an accepted row's strings are valid UTF-8, outlive the input
  *              (the copy is freed before they are read), and equal what
  *              fr_json_member + fr_json_unescape find for the same members
@@ -30,6 +32,8 @@
 #include "core/err.h"
 #include "core/json.h"
 #include "process/process.h"
+
+#include "../gate_same.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,18 +106,25 @@ static void fz_int(const struct fr_json_val *obj, const char *key, int has, int6
 
 static void fz_gate(const uint8_t *in, size_t len)
 {
-    static struct fr_gate *gate;
+    static struct fr_gate *gate, *scan_gate;
     if (!gate) {
         struct fr_gate_opts o = {FZ_MAX * 2, 600000};
-        if (fr_gate_create(&o, &gate) != FR_OK) {
+        if (fr_gate_create(&o, &gate) != FR_OK || fr_gate_create(&o, &scan_gate) != FR_OK) {
             fz_fail("create");
         }
+        fr_gate_set_indexed(scan_gate, 0);
     }
     char *copy = malloc(len ? len : 1);
     memcpy(copy, in, len);
     struct fr_proc_pos pos = {1, 2, INT64_C(1783699200000)};
     struct fr_row row, again;
     char detail[FR_GATE_DETAIL_MAX], detail2[FR_GATE_DETAIL_MAX];
+    int indexed;
+    const char *diff = gate_same(gate, scan_gate, &pos, copy, len, &indexed);
+    if (diff) {
+        fprintf(stderr, "walks differ: %s\n", diff);
+        fz_fail("indexed and byte-by-byte walks differ");
+    }
     enum fr_gate_reason r2 = fr_gate_decode(gate, &pos, copy, len, &again, detail2);
     enum fr_gate_reason r = fr_gate_decode(gate, &pos, copy, len, &row, detail);
     int valid = fr_json_validate(copy, copy + len) == FR_OK;

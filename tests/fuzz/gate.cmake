@@ -35,6 +35,7 @@ if(FR_FUZZ)
             DEPENDS ${FR_GATE_FUZZ_SRC}
                     ${CMAKE_SOURCE_DIR}/src/process/process.h
                     ${CMAKE_SOURCE_DIR}/src/process/process_int.h
+                    ${CMAKE_SOURCE_DIR}/tests/gate_same.h
             COMMENT "Building fuzz_gate with clang and libFuzzer"
             VERBATIM)
         add_custom_target(fuzz_gate_bin ALL DEPENDS ${FR_GATE_FUZZ_BIN})

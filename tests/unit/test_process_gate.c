@@ -6,6 +6,7 @@
  * with src/core/json.c), and docs/QUALITY.md against its generator.
  */
 #include "check.h"
+#include "gate_same.h"
 
 #include "core/buf.h"
 #include "core/clock.h"
@@ -34,8 +35,29 @@ static struct fr_row row;
 static char detail[FR_GATE_DETAIL_MAX];
 static const struct fr_proc_pos pos = {.partition = 3, .offset = 77, .ingest_ms = 1727810269000};
 
+/* scan_gate: the same options, byte-by-byte walk only (gate_same.h);
+ * have_index: whether this CPU gives gate its indexed walk at all. */
+static struct fr_gate *scan_gate;
+static int have_index;
+static uint64_t agreed, agreed_indexed;
+
+/* Both walks give the same verdict, detail and row for json. */
+static void walks_agree(const struct fr_proc_pos *at, const char *json, size_t len)
+{
+    int indexed = 0;
+    const char *diff = gate_same(gate, scan_gate, at, json, len, &indexed);
+    if (diff) {
+        fprintf(stderr, "  indexed and byte-by-byte walks differ (%s) on %zu bytes: %.200s\n", diff,
+                len, json);
+        check_case_failed = 1;
+    }
+    agreed++;
+    agreed_indexed += indexed;
+}
+
 static enum fr_gate_reason run_len(const char *json, size_t len)
 {
+    walks_agree(&pos, json, len);
     return fr_gate_decode(gate, &pos, json, len, &row, detail);
 }
 
@@ -741,6 +763,7 @@ static void oracle_int(const struct fr_json_val *obj, const char *key, uint32_t 
 static int recorded_one(const char *json, size_t len, int *canaries)
 {
     struct fr_proc_pos p = {0, 0, INT64_C(4102444800000)};
+    walks_agree(&p, json, len);
     enum fr_gate_reason r = fr_gate_decode(gate, &p, json, len, &row, detail);
     if (r == FR_GATE_CANARY) {
         (*canaries)++;
@@ -862,13 +885,292 @@ static void test_nouser_fixture(void)
     free(data);
 }
 
+/* ------------------------------------------------------------------------ */
+/* The indexed walk against the byte-by-byte one                              */
+/* ------------------------------------------------------------------------ */
+
+/* RFC 3629, written out independently of the gate: 1 when s is valid. */
+static int utf8_oracle(const unsigned char *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        unsigned c = s[i];
+        size_t k = c < 0x80                 ? 1
+                   : c >= 0xC2 && c <= 0xDF ? 2
+                   : c >= 0xE0 && c <= 0xEF ? 3
+                   : c >= 0xF0 && c <= 0xF4 ? 4
+                                            : 0;
+        if (k == 0 || n - i < k) {
+            return 0;
+        }
+        uint32_t cp = k == 1 ? c : c & (0x7Fu >> k);
+        for (size_t j = 1; j < k; j++) {
+            if ((s[i + j] & 0xC0) != 0x80) {
+                return 0;
+            }
+            cp = cp << 6 | (s[i + j] & 0x3Fu);
+        }
+        if ((k == 2 && cp < 0x80) || (k == 3 && cp < 0x800) || (k == 4 && cp < 0x10000) ||
+            cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+            return 0;
+        }
+        i += k;
+    }
+    return 1;
+}
+
+/* {"a":"xxx<seq>xxx"}, seq starting at byte `at` of the record, 128 bytes
+ * in all: the verdict is missing_meta when seq is valid UTF-8 (it has no
+ * quote, backslash or control byte) and bad_utf8 otherwise, and the gate
+ * indexes the record exactly when it is valid. */
+static unsigned long seq_cases;
+
+static int seq_case(const unsigned char *seq, size_t n, size_t at)
+{
+    seq_cases++;
+    char rec[128];
+    memset(rec, 'x', sizeof rec);
+    memcpy(rec, "{\"a\":\"", 6);
+    memcpy(rec + at, seq, n);
+    memcpy(rec + sizeof rec - 2, "\"}", 2);
+    int valid = utf8_oracle(seq, n);
+    uint64_t before = fr_gate_paths(gate).indexed;
+    enum fr_gate_reason r = fr_gate_decode(gate, &pos, rec, sizeof rec, &row, detail);
+    int indexed = fr_gate_paths(gate).indexed != before;
+    if (r != (valid ? FR_GATE_MISSING_META : FR_GATE_BAD_UTF8) ||
+        (have_index && indexed != valid)) {
+        fprintf(stderr, "  UTF-8 case at %zu:", at);
+        for (size_t i = 0; i < n; i++) {
+            fprintf(stderr, " %02X", seq[i]);
+        }
+        fprintf(stderr, ": oracle %s, gate %s, indexed %d\n", valid ? "valid" : "invalid",
+                fr_gate_reason_name(r), indexed);
+        check_case_failed = 1;
+        return 1;
+    }
+    return 0;
+}
+
+/* Every byte a sequence may hold in seq_case: not '"', '\\' or control. */
+static int seq_byte(unsigned b)
+{
+    return b >= 0x20 && b != '"' && b != '\\';
+}
+
+/* The vector UTF-8 check against utf8_oracle: every pair of bytes at four
+ * places (inside a 32-byte half, across the halves of a 64-byte block,
+ * across two blocks), every triple that starts with a lead byte, and the
+ * 4-byte leads with every second and last byte, across two blocks. */
+static void test_index_utf8(void)
+{
+    if (!have_index) {
+        fprintf(stderr, "  skip: this CPU has no AVX2, the gate never indexes\n");
+        return;
+    }
+    int bad = 0;
+    static const size_t pair_at[] = {10, 31, 62, 63};
+    for (size_t a = 0; a < sizeof pair_at / sizeof pair_at[0] && bad < 5; a++) {
+        for (unsigned b0 = 0x20; b0 < 0x100; b0++) {
+            for (unsigned b1 = 0x20; b1 < 0x100 && seq_byte(b0); b1++) {
+                unsigned char seq[2] = {(unsigned char)b0, (unsigned char)b1};
+                if (seq_byte(b1)) {
+                    bad += seq_case(seq, 2, pair_at[a]);
+                }
+            }
+        }
+    }
+    static const unsigned char second[] = {0x41, 0xC2, 0xE1, 0xF1};
+    for (unsigned b0 = 0xC0; b0 < 0x100 && bad < 5; b0++) {
+        for (unsigned i1 = 0; i1 < 0x40 + sizeof second; i1++) {
+            unsigned b1 = i1 < 0x40 ? 0x80 + i1 : second[i1 - 0x40];
+            for (unsigned b2 = 0x20; b2 < 0x100; b2++) {
+                unsigned char seq[3] = {(unsigned char)b0, (unsigned char)b1, (unsigned char)b2};
+                if (seq_byte(b2)) {
+                    bad += seq_case(seq, 3, 62);
+                }
+            }
+        }
+    }
+    static const unsigned char third[] = {0x80, 0xBF, 0x41, 0xC2};
+    for (unsigned b0 = 0xF0; b0 < 0xF8 && bad < 5; b0++) {
+        for (unsigned i1 = 0; i1 < 0x42; i1++) {
+            unsigned b1 = i1 < 0x40 ? 0x80 + i1 : second[i1 - 0x40];
+            for (size_t i2 = 0; i2 < sizeof third; i2++) {
+                for (unsigned b3 = 0x20; b3 < 0x100; b3++) {
+                    unsigned char seq[4] = {(unsigned char)b0, (unsigned char)b1, third[i2],
+                                            (unsigned char)b3};
+                    if (seq_byte(b3)) {
+                        bad += seq_case(seq, 4, 61);
+                    }
+                }
+            }
+        }
+    }
+    CHECK_EQ_INT(bad, 0);
+    fprintf(stderr, "  %lu sequences\n", seq_cases);
+}
+
+/* Records the index turns away (control bytes, whitespace outside strings,
+ * a sequence cut by the end of the record, a record over the index's cap)
+ * and records it takes, each decoded both ways. */
+static void test_index_edges(void)
+{
+    if (!have_index) {
+        fprintf(stderr, "  skip: this CPU has no AVX2, the gate never indexes\n");
+        return;
+    }
+    struct {
+        const char *json;
+        int indexed;
+    } cases[] = {
+        {"{\"a\":\t\"b\"}", 0},
+        {"{\"a\": \"b\" , \"c\" : 1 }", 1},
+        {"{\"a\":\"b\x01\"}", 0},
+        {"\n{\"a\":1}", 0},
+        {"{\"a\":\"\\u00e9\\ud83d\\ude00\\\"\\\\\\/\\b\\f\\n\\r\\t\"}", 1},
+        {"{\"a\":\"\\ud83d\"}", 1},
+        {"{\"a\":\"\\x\"}", 1},
+        {"{\"a\":\"abc", 1},
+        {"{\"a\":\"abc\\", 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int indexed = -1;
+        const char *diff =
+            gate_same(gate, scan_gate, &pos, cases[i].json, strlen(cases[i].json), &indexed);
+        if (diff || indexed != cases[i].indexed) {
+            fprintf(stderr, "  case %zu: %s, indexed %d\n", i, diff ? diff : "same", indexed);
+            check_case_failed = 1;
+        }
+    }
+    /* 64 and 128 bytes ending inside a sequence, or right after one */
+    static const char *const tails[] = {"\xC3", "\xE2\x82", "\xF0\x9F\x98", "\xC3\xA9"};
+    for (size_t n = 64; n <= 128; n += 64) {
+        for (size_t t = 0; t < 4; t++) {
+            char rec[128];
+            size_t tl = strlen(tails[t]);
+            memset(rec, 'x', n);
+            memcpy(rec, "{\"a\":\"", 6);
+            memcpy(rec + n - tl, tails[t], tl);
+            int indexed = -1;
+            const char *diff = gate_same(gate, scan_gate, &pos, rec, n, &indexed);
+            CHECK(diff == NULL);
+            CHECK_EQ_INT(indexed, t == 3);
+        }
+    }
+    /* the index's cap: a comment that makes the record exactly
+     * FR_GATE_INDEX_MAX bytes is indexed, one byte more is not; both pass */
+    const char *at = strstr(BASE, "\"comment\":\"c\"");
+    CHECK(at != NULL);
+    size_t head = (size_t)(at - BASE) + 11, tail = strlen(at + 12);
+    char *big = malloc(FR_GATE_INDEX_MAX + 1);
+    for (size_t extra = 0; extra <= 1; extra++) {
+        size_t total = FR_GATE_INDEX_MAX + extra, fill = total - head - tail;
+        memcpy(big, BASE, head);
+        for (size_t i = 0; i < fill;) { /* ASCII with some 2-byte characters */
+            if (i % 7 == 3 && fill - i >= 2) {
+                memcpy(big + head + i, "\xc3\xa9", 2);
+                i += 2;
+            } else {
+                big[head + i++] = 'w';
+            }
+        }
+        memcpy(big + head + fill, at + 12, tail);
+        int indexed = -1;
+        const char *diff = gate_same(gate, scan_gate, &pos, big, total, &indexed);
+        CHECK(diff == NULL);
+        CHECK_EQ_INT(indexed, extra == 0);
+        EXPECT(fr_gate_decode(gate, &pos, big, total, &row, detail), FR_GATE_OK);
+        CHECK_EQ_INT((int)row.comment.len, (int)fill);
+    }
+    free(big);
+}
+
+/* Random edits of real events and of BASE: every result agrees. The edits
+ * favour the bytes the two walks treat differently (quotes, backslashes,
+ * escapes, control and non-ASCII bytes, structure). Fixed seed. */
+static void test_walks_agree_mutated(void)
+{
+    static const unsigned char alphabet[] = {
+        '"',  '\\', '{',  '}',  '[',  ']',  ':',  ',',  ' ',  '\t', '\n', 'u',  'D',
+        '8',  '0',  '9',  '-',  'e',  '.',  'n',  't',  'f',  'x',  0x00, 0x1F, 0x7F,
+        0x80, 0x9F, 0xA0, 0xBF, 0xC0, 0xC3, 0xE0, 0xE2, 0xED, 0xF0, 0xF4, 0xF5, 0xFF};
+    enum { SEEDS = 64 };
+    char *seeds[SEEDS];
+    size_t seed_len[SEEDS], nseeds = 0;
+    seeds[nseeds] = strdup(BASE);
+    seed_len[nseeds++] = strlen(BASE);
+    const char *path = check_shared("data/wikimedia/gokulportfolio-sample_events.jsonl");
+    char *data = NULL;
+    if (path) {
+        size_t len;
+        data = slurp(path, &len);
+        for (char *line = data; data && *line && nseeds < SEEDS;) {
+            char *nl = strchr(line, '\n');
+            size_t n = nl ? (size_t)(nl - line) : strlen(line);
+            if (n > 0) {
+                seeds[nseeds] = line;
+                seed_len[nseeds++] = n;
+            }
+            line = nl ? nl + 1 : line + n;
+        }
+    } else {
+        fprintf(stderr, "  shared/data/wikimedia not found: mutating BASE only\n");
+    }
+    uint64_t x = UINT64_C(0x9E3779B97F4A7C15);
+    char buf[8192];
+    uint64_t before = agreed, before_indexed = agreed_indexed;
+    for (int iter = 0; iter < 40000; iter++) {
+        size_t si = (size_t)(x % nseeds), len = seed_len[si];
+        if (len > sizeof buf - 8) {
+            len = sizeof buf - 8;
+        }
+        memcpy(buf, seeds[si], len);
+        int edits = 1 + (int)(x >> 8 & 3);
+        for (int e = 0; e < edits; e++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            size_t at = len ? (size_t)(x >> 16) % len : 0;
+            unsigned char c = alphabet[(x >> 40) % sizeof alphabet];
+            switch (x >> 60 & 3) {
+            case 0: /* insert */
+                memmove(buf + at + 1, buf + at, len - at);
+                buf[at] = (char)c;
+                len++;
+                break;
+            case 1: /* delete */
+                if (len) {
+                    memmove(buf + at, buf + at + 1, len - at - 1);
+                    len--;
+                }
+                break;
+            default: /* replace */
+                if (len) {
+                    buf[at] = (char)c;
+                }
+                break;
+            }
+        }
+        walks_agree(&pos, buf, len);
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    }
+    fprintf(stderr, "  %llu mutated records, %llu of them indexed\n",
+            (unsigned long long)(agreed - before),
+            (unsigned long long)(agreed_indexed - before_indexed));
+    if (have_index) {
+        CHECK(agreed_indexed - before_indexed > 1000);
+    }
+    free(seeds[0]);
+    free(data);
+}
+
 int main(void)
 {
     struct fr_gate_opts opts = {.max_event_bytes = FR_GATE_DEFAULT_MAX_EVENT_BYTES,
                                 .max_future_ms = FR_GATE_DEFAULT_MAX_FUTURE_MS};
-    if (fr_gate_create(&opts, &gate) != FR_OK) {
+    if (fr_gate_create(&opts, &gate) != FR_OK || fr_gate_create(&opts, &scan_gate) != FR_OK) {
         return 1;
     }
+    have_index = fr_gate_set_indexed(gate, 1);
+    fr_gate_set_indexed(scan_gate, 0);
     RUN(test_base_row);
     RUN(test_log_event_and_nulls);
     RUN(test_uuid_bytes);
@@ -888,6 +1190,15 @@ int main(void)
     RUN(test_quality_doc);
     RUN(test_recorded_events);
     RUN(test_nouser_fixture);
+    RUN(test_index_utf8);
+    RUN(test_index_edges);
+    RUN(test_walks_agree_mutated);
+    fprintf(stderr, "%llu records decoded both ways, %llu indexed%s\n", (unsigned long long)agreed,
+            (unsigned long long)agreed_indexed,
+            have_index ? "" : " (this CPU has no AVX2: the byte walk only)");
+    CHECK(!have_index || agreed_indexed > 0);
+    CHECK_EQ_INT((int)fr_gate_paths(scan_gate).indexed, 0);
+    fr_gate_destroy(scan_gate);
     fr_gate_destroy(gate);
     return check_report();
 }
