@@ -864,8 +864,9 @@ static inline uint64_t gate_parse8(uint64_t x)
     return (x * 10000 + (x >> 32)) & UINT64_C(0xFFFFFFFF);
 }
 
-static const char *gate_number(struct gate_ctx *ctx, const char *p, int *is_int, int *in_range,
-                               int64_t *out)
+/* Inlined into both callers: the call itself was a fifth of its cost. */
+static inline __attribute__((always_inline)) const char *
+gate_number(struct gate_ctx *ctx, const char *p, int *is_int, int *in_range, int64_t *out)
 {
     const char *end = ctx->end;
     const char *start = p;
