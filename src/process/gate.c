@@ -230,6 +230,13 @@ static_assert(GATE_KEY_MAX + 1 <= 31, "a key and its quote fit gate_key_at's 32 
  * back is a 3- or 4-byte lead (>= 0xE0) or the byte three back is a 4-byte
  * lead (>= 0xF0), which is tested with saturating subtractions.
  */
+/* What gate_index needs when the CPU has AVX2: the x86-64 compilers (gcc,
+ * clang) compile the function for it alone and the gate picks it at run
+ * time; elsewhere every record takes the byte scan. */
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#define GATE_HAVE_INDEX 1
+#include <immintrin.h>
+
 #define GATE_U8_TWO_CONTS 0x80 /* the rule checked against the leads behind */
 
 static const struct gate_u8_rule {
@@ -245,13 +252,6 @@ static const struct gate_u8_rule {
     {0x40, 0x8000, 0xFFF0, 0x0E00},              /* F4..FF 90..BF: past U+10FFFF */
     {GATE_U8_TWO_CONTS, 0x0F00, 0xFFFF, 0x0F00}, /* a continuation after one */
 };
-
-/* What gate_index needs when the CPU has AVX2: the x86-64 compilers (gcc,
- * clang) compile the function for it alone and the gate picks it at run
- * time; elsewhere every record takes the byte scan. */
-#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
-#define GATE_HAVE_INDEX 1
-#include <immintrin.h>
 
 static uint8_t gate_u8_tab[3][16]; /* a_hi, a_lo, b_hi: rule bits per nibble */
 static pthread_once_t gate_u8_once = PTHREAD_ONCE_INIT;
