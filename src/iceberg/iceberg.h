@@ -278,6 +278,9 @@ const char *fr_ice_catalog_warehouse_uri(const struct fr_ice_catalog *cat);
  * the table and the file. Valid until the next fr_ice_* call. */
 const char *fr_ice_errmsg(void);
 
+/* A random (version 4) UUID as text, for names that must not repeat. */
+void fr_ice_uuid(char out[37]);
+
 /* Table identifiers: namespace (levels joined with '.') and name. */
 struct fr_ice_ident {
     char ns[128];

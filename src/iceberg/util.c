@@ -258,6 +258,11 @@ void ice_uuid(char out[37])
              b[14], b[15]);
 }
 
+void fr_ice_uuid(char out[37])
+{
+    ice_uuid(out);
+}
+
 int64_t ice_snapshot_id(void)
 {
     uint64_t v = 0;

@@ -227,6 +227,7 @@ void fr_tw_init(struct fr_tw *tw, enum fr_tbl tbl, const char *table_dir, const 
     tw->row_group_bytes = row_group_bytes;
     snprintf(tw->rel, sizeof tw->rel, "data/%s-e%012lld.parquet", pipeline, (long long)epoch);
     snprintf(tw->path, sizeof tw->path, "%s/%s", table_dir, tw->rel);
+    tw->per_epoch = 1;
 }
 
 void fr_tw_init_named(struct fr_tw *tw, enum fr_tbl tbl, const char *table_dir, const char *rel,
@@ -237,6 +238,27 @@ void fr_tw_init_named(struct fr_tw *tw, enum fr_tbl tbl, const char *table_dir, 
     tw->row_group_bytes = row_group_bytes;
     snprintf(tw->rel, sizeof tw->rel, "%s", rel);
     snprintf(tw->path, sizeof tw->path, "%s/%s", table_dir, tw->rel);
+}
+
+/* rel "data/P-eN.parquet" becomes "data/P-eN-<uuid>.parquet", and path
+ * with it. */
+static int tw_unique_name(struct fr_tw *tw)
+{
+    const size_t ext = sizeof ".parquet" - 1;
+    size_t len = strlen(tw->rel), dir = strlen(tw->path) - len;
+    if (len < ext) {
+        return FR_EINVAL;
+    }
+    char uuid[37], rel[sizeof tw->rel];
+    fr_ice_uuid(uuid);
+    int n = snprintf(rel, sizeof rel, "%.*s-%s.parquet", (int)(len - ext), tw->rel, uuid);
+    if (n < 0 || (size_t)n >= sizeof rel || dir + (size_t)n >= sizeof tw->path) {
+        return FR_EINVAL;
+    }
+    memcpy(tw->rel, rel, (size_t)n + 1);
+    memcpy(tw->path + dir, rel, (size_t)n + 1);
+    tw->per_epoch = 0;
+    return FR_OK;
 }
 
 static int tw_open(struct fr_tw *tw)
@@ -271,6 +293,19 @@ static int tw_open(struct fr_tw *tw)
     }
     if (!tw->large) {
         opts.page_bytes = (size_t)256 << 10;
+    }
+    /* On S3 a data file is uploaded create-only (s3_io.c, invariant 1: the
+     * fence against another owner of the pipeline), so an epoch's file
+     * needs a name no earlier attempt used: a replay after a commit that
+     * failed, or a crash between the upload and the commit, would find
+     * that attempt's object under the plain name and could never write the
+     * epoch. The old object is an orphan (fr_ice_remove_orphans). Local
+     * files are renamed into place and keep the plain name. */
+    if (tw->per_epoch && fr_lake_remote(tw->lake)) {
+        int rc = tw_unique_name(tw);
+        if (rc < 0) {
+            return rc;
+        }
     }
     struct fr_pq_out out;
     int rc = fr_lake_pq_out(tw->lake, tw->path, &out);

@@ -90,6 +90,9 @@ struct fr_tw {
     /* Where the data file goes (NULL: the local warehouse); set before the
      * first row. */
     const struct fr_lake *lake;
+    /* fr_tw_init: the name is the epoch's, and on a remote lake gets a
+     * suffix of its own per attempt when the file is opened (tw_open) */
+    int per_epoch;
     /* filled by fr_tw_finish for the commit */
     struct fr_ice_data_file file;
     struct fr_ice_col_metrics metrics[32];

@@ -5,7 +5,10 @@
 # stream: duplicates, late, malformed events):
 #   1. the processor is SIGKILLed after a few epochs;
 #   2. while every PUT answers 503 the next epoch fails and the checkpoint
-#      does not move; once the fault clears the run goes to the end;
+#      does not move; then while only the commit's metadata PUTs fail, the
+#      epoch's data files land in the bucket and its commit fails; once the
+#      fault clears the replay writes that epoch again (under new names, not
+#      over the failed attempt's files) and the run goes to the end;
 #   3. every table's files, downloaded from the bucket, hold exactly the rows
 #      of a control lake processed from the same log on local disk
 #      (tests/interop/lake_compare.mjs, DuckDB: EXCEPT ALL both ways; bronze
@@ -98,6 +101,21 @@ if fr3 process --once 2>outage.log; then fail "process succeeded while every PUT
 grep -q 'FR_EUNAVAILABLE' outage.log || fail "the outage did not fail on S3: $(tail -3 outage.log)"
 cmp -s "$ck" ck.before || fail "the checkpoint moved during the outage"
 echo "PASS S3 outage: the epoch failed ($(grep -m1 'error' outage.log | cut -c1-160)), the checkpoint did not move"
+curl -sf "$P/__clear" >/dev/null
+
+# ---- 2b. the commit fails after the epoch's data files are in the bucket -----
+parquet_keys() { # data files in the bucket, failed attempts' included
+    curl -sf "$E/lake?list-type=2&prefix=wh/&max-keys=1000" | grep -o '<Key>[^<]*\.parquet</Key>' | wc -l
+}
+before=$(parquet_keys)
+curl -sf "$P/__fault?mode=503&count=-1&method=PUT&match=/metadata/" >/dev/null ||
+    fail "cannot set the fault rule"
+if fr3 process --once 2>commitfail.log; then fail "process succeeded while its commits failed"; fi
+grep -q 'commit failed' commitfail.log || fail "the epoch did not fail in its commit: $(tail -3 commitfail.log)"
+cmp -s "$ck" ck.before || fail "the checkpoint moved when the commit failed"
+after=$(parquet_keys)
+[ "$after" -gt "$before" ] || fail "the failed attempt left no data file in the bucket ($before, then $after)"
+echo "PASS commit refused: the epoch failed after $((after - before)) data files landed, the checkpoint did not move"
 curl -sf "$P/__clear" >/dev/null
 
 # ---- then to the end of the log ----------------------------------------------

@@ -52,7 +52,11 @@ ck=data/process/freshet/checkpoint
 # dlq. Served at 5000 events/s so ingest can be stopped part way.
 er=10
 start=$(date -u -d "-$((COUNT / er + 60)) sec" +%Y-%m-%dT%H:%M:%SZ)
+# The first connection pauses after 6,000 events (ingest_until 6000 stops
+# it there), so the lake holds two thirds of the stream however slowly
+# this machine polls the log, and the run after the rebuild has the rest.
 "$BIN" feed --listen 127.0.0.1:0 --synthetic --seed "$SEED" --count "$COUNT" --rate 2000 \
+    --stall-every 6000 --stall-ms 60000 \
     --event-rate "$er" --start "$start" --dup-rate 0.02 --late-rate 0.01 --late-ms 300000 \
     --ooo-rate 0.05 --ooo-ms 5000 --future-rate 0.003 --malformed-rate 0.01 \
     --malformed-kinds truncated,missing_wiki,namespace_string,type_invalid >feed.out 2>feed.log &
