@@ -31,6 +31,7 @@
 #include "core/clock.h"
 #include "core/err.h"
 #include "core/json.h"
+#include "core/utf8.h"
 #include "process/process.h"
 
 #include "../gate_same.h"
@@ -47,35 +48,6 @@ static void fz_fail(const char *what)
 {
     fprintf(stderr, "fuzz_gate: %s\n", what);
     abort();
-}
-
-static int fz_utf8_ok(const char *s, size_t n)
-{
-    const unsigned char *p = (const unsigned char *)s, *e = p + n;
-    while (p < e) {
-        unsigned c = *p;
-        size_t k = c < 0x80                ? 1
-                   : c >= 0xC2 && c < 0xE0 ? 2
-                   : c >= 0xE0 && c < 0xF0 ? 3
-                   : c >= 0xF0 && c < 0xF5 ? 4
-                                           : 0;
-        if (!k || (size_t)(e - p) < k) {
-            return 0;
-        }
-        uint32_t cp = k == 1 ? c : c & (0x7F >> k);
-        for (size_t i = 1; i < k; i++) {
-            if ((p[i] & 0xC0) != 0x80) {
-                return 0;
-            }
-            cp = cp << 6 | (p[i] & 0x3F);
-        }
-        if ((k == 3 && cp < 0x800) || (k == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
-            (cp >= 0xD800 && cp <= 0xDFFF)) {
-            return 0;
-        }
-        p += k;
-    }
-    return 1;
 }
 
 static void fz_str(const struct fr_json_val *obj, const char *key, int has, struct fr_proc_str got)
@@ -172,7 +144,7 @@ static void fz_gate(const uint8_t *in, size_t len)
     const struct fr_proc_str strs[] = {row.meta_id, row.wiki,        row.title,    row.user,
                                        row.comment, row.server_name, row.log_type, row.log_action};
     for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) {
-        if (strs[i].len && !fz_utf8_ok(strs[i].s, strs[i].len)) {
+        if (strs[i].len && !fr_utf8_valid((const unsigned char *)strs[i].s, strs[i].len)) {
             fz_fail("row string is not UTF-8");
         }
     }

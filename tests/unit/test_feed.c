@@ -12,6 +12,7 @@
 #include "core/err.h"
 #include "core/fsutil.h"
 #include "core/json.h"
+#include "core/utf8.h"
 #include "feed/feed.h"
 #include "feed/feed_int.h"
 
@@ -38,36 +39,6 @@ static void synth_opts(struct fr_feed_opts *o, uint64_t seed, int64_t count)
     o->seed = seed;
     o->count = count;
     o->start_ms = START_MS;
-}
-
-/* Strict UTF-8 (no overlongs, no surrogates, <= U+10FFFF). */
-static int utf8_valid(const uint8_t *s, size_t n)
-{
-    size_t i = 0;
-    while (i < n) {
-        uint8_t c = s[i];
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        size_t len = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
-        if (!len || i + len > n) {
-            return 0;
-        }
-        uint32_t cp = c & (0x7F >> len);
-        for (size_t k = 1; k < len; k++) {
-            if ((s[i + k] & 0xC0) != 0x80) {
-                return 0;
-            }
-            cp = (cp << 6) | (s[i + k] & 0x3F);
-        }
-        static const uint32_t min[] = {0, 0, 0x80, 0x800, 0x10000};
-        if (cp < min[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
-            return 0;
-        }
-        i += len;
-    }
-    return 1;
 }
 
 static int member(const struct fr_json_val *obj, const char *key, enum fr_json_type type,
@@ -259,7 +230,7 @@ static void test_gen_shape(void)
         }
         types[type]++;
         bytes += (int64_t)buf.len;
-        bad_utf8 += !utf8_valid(buf.data, buf.len);
+        bad_utf8 += !fr_utf8_valid(buf.data, buf.len);
         for (size_t i = 0; i < buf.len; i++) {
             if (buf.data[i] >= 0x80) {
                 nonascii++;
@@ -630,7 +601,7 @@ static void test_faults(void)
             if (info.malformed != FR_FEED_MAL_OVERSIZE) {
                 CHECK(valid == 0);
             }
-            CHECK(utf8_valid(buf.data, buf.len));
+            CHECK(fr_utf8_valid(buf.data, buf.len));
             break;
         }
         }

@@ -12,6 +12,7 @@
 #include "core/clock.h"
 #include "core/err.h"
 #include "core/json.h"
+#include "core/utf8.h"
 #include "process/process.h"
 
 #include <errno.h>
@@ -889,36 +890,6 @@ static void test_nouser_fixture(void)
 /* The indexed walk against the byte-by-byte one                              */
 /* ------------------------------------------------------------------------ */
 
-/* RFC 3629, written out independently of the gate: 1 when s is valid. */
-static int utf8_oracle(const unsigned char *s, size_t n)
-{
-    size_t i = 0;
-    while (i < n) {
-        unsigned c = s[i];
-        size_t k = c < 0x80                 ? 1
-                   : c >= 0xC2 && c <= 0xDF ? 2
-                   : c >= 0xE0 && c <= 0xEF ? 3
-                   : c >= 0xF0 && c <= 0xF4 ? 4
-                                            : 0;
-        if (k == 0 || n - i < k) {
-            return 0;
-        }
-        uint32_t cp = k == 1 ? c : c & (0x7Fu >> k);
-        for (size_t j = 1; j < k; j++) {
-            if ((s[i + j] & 0xC0) != 0x80) {
-                return 0;
-            }
-            cp = cp << 6 | (s[i + j] & 0x3Fu);
-        }
-        if ((k == 2 && cp < 0x80) || (k == 3 && cp < 0x800) || (k == 4 && cp < 0x10000) ||
-            cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
-            return 0;
-        }
-        i += k;
-    }
-    return 1;
-}
-
 /* {"a":"xxx<seq>xxx"}, seq starting at byte `at` of the record, 128 bytes
  * in all: the verdict is missing_meta when seq is valid UTF-8 (it has no
  * quote, backslash or control byte) and bad_utf8 otherwise, and the gate
@@ -933,7 +904,7 @@ static int seq_case(const unsigned char *seq, size_t n, size_t at)
     memcpy(rec, "{\"a\":\"", 6);
     memcpy(rec + at, seq, n);
     memcpy(rec + sizeof rec - 2, "\"}", 2);
-    int valid = utf8_oracle(seq, n);
+    int valid = fr_utf8_valid(seq, n);
     uint64_t before = fr_gate_paths(gate).indexed;
     enum fr_gate_reason r = fr_gate_decode(gate, &pos, rec, sizeof rec, &row, detail);
     int indexed = fr_gate_paths(gate).indexed != before;
@@ -957,7 +928,8 @@ static int seq_byte(unsigned b)
     return b >= 0x20 && b != '"' && b != '\\';
 }
 
-/* The vector UTF-8 check against utf8_oracle: every pair of bytes at four
+/* The vector UTF-8 check against src/core/utf8.c (code the gate does not
+ * use): every pair of bytes at four
  * places (inside a 32-byte half, across the halves of a 64-byte block,
  * across two blocks), every triple that starts with a lead byte, and the
  * 4-byte leads with every second and last byte, across two blocks. */
