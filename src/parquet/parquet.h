@@ -204,6 +204,13 @@ struct fr_pq_opts {
      * documents — where trying a dictionary at the start of every row group
      * only costs hashing and copying. Default 0. */
     uint64_t plain_columns;
+    /* Bit i set: column i (< 64) holds random-looking values (UUIDs,
+     * hashes), in which zstd finds next to no repeats to match: its pages
+     * are compressed with the match search stepping 8 bytes at a time and
+     * the literals still entropy-coded. On the events' meta.id (36-character
+     * UUIDs) that halves zstd's instructions for 2 % more bytes
+     * (docs/adr/0034). Only for codec ZSTD; default 0. */
+    uint64_t random_columns;
     unsigned compress_workers; /* 0: compress pages on the caller's thread (default);
                                   1: on one background thread, at most 4 pages queued */
     const struct fr_pq_kv *kv; /* key/value metadata, e.g. iceberg.schema; copied */

@@ -305,8 +305,13 @@ struct pq_codec; /* reusable compression contexts; one per writer or scan */
 
 int pq_codec_new(struct pq_codec **codec, int zstd_level);
 void pq_codec_free(struct pq_codec *codec);
+/* How a page's bytes are compressed, besides the codec: PQ_COMP_RANDOM for
+ * a column of random-looking values (fr_pq_opts.random_columns). */
+enum pq_comp_mode { PQ_COMP_DEFAULT = 0, PQ_COMP_RANDOM };
+
 /* Compress len bytes at src with codec id into dst (replacing its contents). */
-int pq_compress(struct pq_codec *codec, int id, const void *src, size_t len, struct fr_buf *dst);
+int pq_compress(struct pq_codec *codec, int id, enum pq_comp_mode mode, const void *src, size_t len,
+                struct fr_buf *dst);
 /* Decompress exactly dst_len bytes; FR_ECORRUPT when the output size
  * differs from dst_len or the input is malformed. */
 int pq_decompress(struct pq_codec *codec, int id, const void *src, size_t len, void *dst,
@@ -317,8 +322,9 @@ struct pq_page;
 /* Compress a page body with codec id (scratch output in comp), then append
  * the PageHeader (sizes filled in) and the compressed bytes to dst; add
  * header + uncompressed body bytes to *uncomp. On error dst is unchanged. */
-int pq_emit_page(struct pq_codec *codec, int id, struct fr_buf *comp, struct pq_page *pg,
-                 const uint8_t *body, size_t len, struct fr_buf *dst, uint64_t *uncomp);
+int pq_emit_page(struct pq_codec *codec, int id, enum pq_comp_mode mode, struct fr_buf *comp,
+                 struct pq_page *pg, const uint8_t *body, size_t len, struct fr_buf *dst,
+                 uint64_t *uncomp);
 
 /* ------------------------------------------------------------ footer.c */
 
@@ -462,10 +468,10 @@ void pq_pool_free(struct pq_pool *pool);
 /* The body buffer of a free job, emptied (waits while every job is queued).
  * The first error of the worker, if any, is returned instead. */
 int pq_pool_acquire(struct pq_pool *pool, struct fr_buf **body);
-/* Queue the job acquired last: the worker runs pq_emit_page(pg, body, dst,
- * uncomp). dst and uncomp belong to the worker until pq_pool_drain. */
-void pq_pool_submit(struct pq_pool *pool, const struct pq_page *pg, struct fr_buf *dst,
-                    uint64_t *uncomp);
+/* Queue the job acquired last: the worker runs pq_emit_page(mode, pg, body,
+ * dst, uncomp). dst and uncomp belong to the worker until pq_pool_drain. */
+void pq_pool_submit(struct pq_pool *pool, enum pq_comp_mode mode, const struct pq_page *pg,
+                    struct fr_buf *dst, uint64_t *uncomp);
 /* pq_pool_submit for the job acquired last, compressing len bytes at src
  * (which the caller leaves untouched until pq_pool_drain) instead of the
  * job's body: a chunk's dictionary page, without copying it. */

@@ -35,6 +35,7 @@ struct pq_job {
     const uint8_t *src; /* NULL: compress body; else src_len bytes the writer keeps */
     size_t src_len;
     struct pq_page pg;
+    enum pq_comp_mode mode;
     struct fr_buf *dst;
     uint64_t *uncomp;
 };
@@ -76,7 +77,7 @@ static void *pool_main(void *arg)
             size_t before = j->dst->len;
             const uint8_t *src = j->src ? j->src : j->body.data;
             size_t len = j->src ? j->src_len : j->body.len;
-            rc = pq_emit_page(p->codec, p->codec_id, &p->comp, &j->pg,
+            rc = pq_emit_page(p->codec, p->codec_id, j->mode, &p->comp, &j->pg,
                               src ? src : (const uint8_t *)"", len, j->dst, j->uncomp);
             if (rc == FR_OK) {
                 atomic_fetch_add_explicit(&p->appended, j->dst->len - before,
@@ -167,25 +168,32 @@ int pq_pool_acquire(struct pq_pool *p, struct fr_buf **body)
     return rc;
 }
 
-void pq_pool_submit(struct pq_pool *p, const struct pq_page *pg, struct fr_buf *dst,
-                    uint64_t *uncomp)
-{
-    pq_pool_submit_src(p, pg, NULL, 0, dst, uncomp);
-}
-
-void pq_pool_submit_src(struct pq_pool *p, const struct pq_page *pg, const uint8_t *src,
-                        size_t len, struct fr_buf *dst, uint64_t *uncomp)
+static void submit(struct pq_pool *p, enum pq_comp_mode mode, const struct pq_page *pg,
+                   const uint8_t *src, size_t len, struct fr_buf *dst, uint64_t *uncomp)
 {
     pthread_mutex_lock(&p->mu);
     struct pq_job *j = &p->jobs[p->head % PQ_POOL_JOBS];
     j->src = src;
     j->src_len = len;
     j->pg = *pg;
+    j->mode = mode;
     j->dst = dst;
     j->uncomp = uncomp;
     p->head++;
     pthread_cond_signal(&p->cv_work);
     pthread_mutex_unlock(&p->mu);
+}
+
+void pq_pool_submit(struct pq_pool *p, enum pq_comp_mode mode, const struct pq_page *pg,
+                    struct fr_buf *dst, uint64_t *uncomp)
+{
+    submit(p, mode, pg, NULL, 0, dst, uncomp);
+}
+
+void pq_pool_submit_src(struct pq_pool *p, const struct pq_page *pg, const uint8_t *src, size_t len,
+                        struct fr_buf *dst, uint64_t *uncomp)
+{
+    submit(p, PQ_COMP_DEFAULT, pg, src, len, dst, uncomp);
 }
 
 int pq_pool_drain(struct pq_pool *p)

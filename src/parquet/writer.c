@@ -111,6 +111,7 @@ struct pq_wcol {
 
     /* dictionary */
     bool dict_never;   /* the schema says PLAIN only */
+    bool random;       /* opts.random_columns: PLAIN pages compressed as PQ_COMP_RANDOM */
     bool dict_refused; /* a row group's first page found the dictionary does not pay:
                           later row groups of the file start PLAIN */
     bool dict_on;      /* values of this page go to the dictionary */
@@ -196,10 +197,10 @@ static void out_abort(struct fr_pq_writer *w)
 /* ----------------------------------------------------------------- pages */
 
 /* Compress body and append header + bytes to dst on this thread. */
-static int emit_page(struct fr_pq_writer *w, struct pq_page *pg, const uint8_t *body,
-                     size_t len, struct fr_buf *dst, uint64_t *uncomp)
+static int emit_page(struct fr_pq_writer *w, enum pq_comp_mode mode, struct pq_page *pg,
+                     const uint8_t *body, size_t len, struct fr_buf *dst, uint64_t *uncomp)
 {
-    return pq_emit_page(w->codec, (int)w->opts.codec, &w->comp, pg, body, len, dst, uncomp);
+    return pq_emit_page(w->codec, (int)w->opts.codec, mode, &w->comp, pg, body, len, dst, uncomp);
 }
 
 /* Rewrite the dictionary-encoded values of the current page as PLAIN and
@@ -318,10 +319,13 @@ static int flush_page(struct fr_pq_writer *w, struct pq_wcol *c)
         }
         pg.encoding = PQ_ENC_PLAIN;
     }
+    /* Dictionary indices are not the values: only PLAIN pages of a random
+     * column are. */
+    enum pq_comp_mode mode = c->random && !dict_page ? PQ_COMP_RANDOM : PQ_COMP_DEFAULT;
     if (w->pool) {
-        pq_pool_submit(w->pool, &pg, &c->chunk, &c->chunk_uncomp);
+        pq_pool_submit(w->pool, mode, &pg, &c->chunk, &c->chunk_uncomp);
     } else {
-        rc = emit_page(w, &pg, src ? src : (const uint8_t *)"", len, &c->chunk,
+        rc = emit_page(w, mode, &pg, src ? src : (const uint8_t *)"", len, &c->chunk,
                        &c->chunk_uncomp);
         if (rc < 0) {
             return rc;
@@ -802,7 +806,8 @@ static int flush_row_group(struct fr_pq_writer *w)
                 struct pq_page pg = dict_page_header(c);
                 const uint8_t *body =
                     c->dict.vals.data ? c->dict.vals.data : (const uint8_t *)"";
-                rc = emit_page(w, &pg, body, c->dict.vals.len, &w->dictbuf, &uncomp);
+                rc = emit_page(w, PQ_COMP_DEFAULT, &pg, body, c->dict.vals.len, &w->dictbuf,
+                               &uncomp);
                 if (rc < 0) {
                     return rc;
                 }
@@ -885,6 +890,7 @@ static void col_init(struct pq_wcol *c, const struct fr_pq_column *def, uint32_t
     c->optional = def->optional;
     c->field_id = def->field_id;
     c->dict_never = index < 64 && ((o->plain_columns >> index) & 1u);
+    c->random = index < 64 && ((o->random_columns >> index) & 1u) && o->codec == FR_PQ_ZSTD;
     fr_buf_init(&c->plain, 2 * o->page_bytes + o->max_value_bytes + 64);
     fr_buf_init(&c->chunk, chunk_cap);
     fr_buf_init(&c->dict_page, comp_bound(o->dict_max_bytes) + PQ_PAGE_HEADER_MAX);

@@ -280,6 +280,11 @@ static int tw_open(struct fr_tw *tw)
             (tw->tbl == FR_TBL_BRONZE && strcmp(info->cols[i].name, "raw") == 0)) {
             opts.plain_columns |= (uint64_t)1 << i;
         }
+        /* meta.id is a random UUID (the gate checks its form): zstd finds
+         * nothing to match in it, only hex to entropy-code (docs/adr/0034). */
+        if (strcmp(info->cols[i].name, "meta_id") == 0) {
+            opts.random_columns |= (uint64_t)1 << i;
+        }
     }
     /* Bronze carries the raw JSON (most of the epoch's bytes) and silver
      * the next most: in large epochs compress their pages on background

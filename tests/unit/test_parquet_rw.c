@@ -243,11 +243,16 @@ static void write_table(struct mem_out *m, const struct fr_pq_opts *o, uint64_t 
 static void test_round_trip_codecs(void)
 {
     static const enum fr_pq_codec codecs[] = {FR_PQ_UNCOMPRESSED, FR_PQ_SNAPPY, FR_PQ_ZSTD};
-    for (int k = 0; k < 6; k++) {
+    for (int k = 0; k < 8; k++) {
         struct fr_pq_opts o;
         fr_pq_opts_default(&o);
         o.codec = codecs[k % 3];
-        o.compress_workers = k >= 3; /* the same file through the compression thread */
+        o.compress_workers = k % 6 >= 3; /* the same file through the compression thread */
+        if (k >= 6) { /* zstd, every column's PLAIN pages as random values (ADR 0034) */
+            o.codec = FR_PQ_ZSTD;
+            o.random_columns = ~(uint64_t)0;
+            o.compress_workers = k == 7;
+        }
         o.page_rows = 1000; /* several pages per chunk */
         struct mem_out m;
         mem_init(&m);
@@ -275,7 +280,7 @@ static void test_round_trip_codecs(void)
             CHECK(strncmp(fr_pq_reader_created_by(r), "freshet version ", 16) == 0);
             struct fr_pq_chunk_info ci;
             CHECK_EQ_INT(fr_pq_reader_chunk(r, 0, C_I32, &ci), FR_OK);
-            CHECK_EQ_INT(ci.codec, codecs[k % 3]);
+            CHECK_EQ_INT(ci.codec, o.codec);
             CHECK(ci.has_bounds && ci.min.v.i32 == INT32_MIN && ci.max.v.i32 == INT32_MAX);
         }
         fr_pq_reader_free(r);
