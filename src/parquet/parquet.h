@@ -211,6 +211,14 @@ struct fr_pq_opts {
      * UUIDs) that halves zstd's instructions for 2 % more bytes
      * (docs/adr/0034). Only for codec ZSTD; default 0. */
     uint64_t random_columns;
+    /* Bit i set: column i (< 64), if INT64 or a timestamp, has its pages
+     * that are not dictionary-encoded written DELTA_BINARY_PACKED instead
+     * of PLAIN: each value as its difference from the previous one,
+     * bit-packed in blocks. Ids and times that mostly rise take a few bits
+     * a value, and the compressor then has a fraction of the bytes to work
+     * on (docs/adr/0035). DuckDB, hyparquet and Polars read it on v1
+     * pages. Default 0. */
+    uint64_t delta_columns;
     unsigned compress_workers; /* 0: compress pages on the caller's thread (default);
                                   1: on one background thread, at most 4 pages queued */
     const struct fr_pq_kv *kv; /* key/value metadata, e.g. iceberg.schema; copied */

@@ -210,6 +210,13 @@ static inline int pq_bit_width(uint32_t max_value)
 int pq_hyb_encode_u8(struct fr_buf *out, const uint8_t *vals, uint32_t n, int width);
 int pq_hyb_encode_u32(struct fr_buf *out, const uint32_t *vals, uint32_t n, int width);
 
+/* Append n little-endian 8-byte integers at vals as DELTA_BINARY_PACKED
+ * (PQ-ENC): blocks of PQ_DBP_BLOCK values in PQ_DBP_MINIBLOCKS miniblocks;
+ * the deltas wrap as the readers' 64-bit arithmetic does. */
+#define PQ_DBP_BLOCK 128
+#define PQ_DBP_MINIBLOCKS 4
+int pq_dbp_encode_i64(struct fr_buf *out, const uint8_t *vals, uint32_t n);
+
 /* Hybrid decoder over [p, end). */
 struct pq_hyb {
     const uint8_t *p, *end;

@@ -112,6 +112,7 @@ struct pq_wcol {
     /* dictionary */
     bool dict_never;   /* the schema says PLAIN only */
     bool random;       /* opts.random_columns: PLAIN pages compressed as PQ_COMP_RANDOM */
+    bool delta;        /* opts.delta_columns, INT64: DELTA_BINARY_PACKED, not PLAIN */
     bool dict_refused; /* a row group's first page found the dictionary does not pay:
                           later row groups of the file start PLAIN */
     bool dict_on;      /* values of this page go to the dictionary */
@@ -297,7 +298,15 @@ static int flush_page(struct fr_pq_writer *w, struct pq_wcol *c)
                 return rc;
             }
         }
-        if (w->pool && !c->optional) {
+        if (c->delta) {
+            /* After the levels, if any: the values as deltas. */
+            rc = pq_dbp_encode_i64(body, c->plain.data, c->page_nn);
+            if (rc < 0) {
+                return rc;
+            }
+            src = body->data;
+            len = body->len;
+        } else if (w->pool && !c->optional) {
             /* No levels: the job takes the values' buffer, the column the
              * job's (emptied below), instead of copying the page. */
             struct fr_buf vals = c->plain;
@@ -317,7 +326,7 @@ static int flush_page(struct fr_pq_writer *w, struct pq_wcol *c)
             src = c->plain.data; /* no levels: compress the values in place */
             len = c->plain.len;
         }
-        pg.encoding = PQ_ENC_PLAIN;
+        pg.encoding = c->delta ? PQ_ENC_DELTA_BINARY_PACKED : PQ_ENC_PLAIN;
     }
     /* Dictionary indices are not the values: only PLAIN pages of a random
      * column are. */
@@ -891,6 +900,7 @@ static void col_init(struct pq_wcol *c, const struct fr_pq_column *def, uint32_t
     c->field_id = def->field_id;
     c->dict_never = index < 64 && ((o->plain_columns >> index) & 1u);
     c->random = index < 64 && ((o->random_columns >> index) & 1u) && o->codec == FR_PQ_ZSTD;
+    c->delta = index < 64 && ((o->delta_columns >> index) & 1u) && c->phys == PQ_INT64;
     fr_buf_init(&c->plain, 2 * o->page_bytes + o->max_value_bytes + 64);
     fr_buf_init(&c->chunk, chunk_cap);
     fr_buf_init(&c->dict_page, comp_bound(o->dict_max_bytes) + PQ_PAGE_HEADER_MAX);

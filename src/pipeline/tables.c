@@ -285,6 +285,10 @@ static int tw_open(struct fr_tw *tw)
         if (strcmp(info->cols[i].name, "meta_id") == 0) {
             opts.random_columns |= (uint64_t)1 << i;
         }
+        /* Offsets, times, ids and lengths: as deltas (docs/adr/0035). */
+        if (info->cols[i].pq == FR_PQ_INT64 || info->cols[i].pq == FR_PQ_TIMESTAMP) {
+            opts.delta_columns |= (uint64_t)1 << i;
+        }
     }
     /* Bronze carries the raw JSON (most of the epoch's bytes) and silver
      * the next most: in large epochs compress their pages on background

@@ -603,6 +603,11 @@ static void shape_extremes(const char *dir)
     o.page_rows = 64;
     o.row_group_bytes = 4096; /* several row groups: per-group statistics */
     emit(dir, "extremes", t, &o, false, NULL);
+    /* The INT64 and timestamp columns as DELTA_BINARY_PACKED: deltas that
+     * wrap around 2^64, blocks 64 bits wide. */
+    o.delta_columns = ~(uint64_t)0;
+    o.dict_max_bytes = 0;
+    emit(dir, "extremes_delta", t, &o, false, NULL);
     table_free(t);
 
     /* Doubles whose only values are NaN: no bounds. */
@@ -748,6 +753,8 @@ static void gen_random(const char *dir, uint64_t seed0, uint64_t count)
         o.dict_max_bytes = rnd() % 4 == 0 ? 0 : rnd() % 30000;
         o.stats_max_bytes = 16 + rnd() % 64;
         o.compress_workers = (unsigned)(rnd() % 2);
+        o.delta_columns = rnd() % 2 ? ~(uint64_t)0 : 0;
+        o.random_columns = rnd() % 2 ? ~(uint64_t)0 : 0;
         char name[64];
         snprintf(name, sizeof name, "random_%llu", (unsigned long long)seed);
         emit(dir, name, t, &o, rnd() % 2 == 0, NULL);

@@ -695,6 +695,70 @@ static void test_codecs(void)
     pq_codec_free(codec);
 }
 
+/* DELTA_BINARY_PACKED bytes worked by hand from PQ-ENC's description. */
+static void test_dbp_bytes(void)
+{
+    struct fr_buf out;
+    fr_buf_init(&out, 1 << 16);
+    uint8_t v[8 * 300];
+    /* 1 2 3 4 5: every delta is the minimum, 1, so every width is 0. */
+    for (int i = 0; i < 5; i++) {
+        int64_t x = i + 1;
+        memcpy(v + 8 * i, &x, 8);
+    }
+    CHECK_EQ_INT(pq_dbp_encode_i64(&out, v, 5), FR_OK);
+    static const uint8_t want1[] = {0x80, 0x01, 0x04, 0x05, 0x02, 0x02, 0x00, 0x00, 0x00, 0x00};
+    CHECK_EQ_INT(out.len, sizeof want1);
+    CHECK_MEM(out.data, want1, sizeof want1);
+    /* 7 5 3 1 2 3 4 5: deltas -2 -2 -2 1 1 1 1, minimum -2 (zigzag 3), so
+     * 0 0 0 3 3 3 3 at width 2 in the first miniblock: bits 6-7 of byte 0
+     * and 0-5 of byte 1; 8 bytes for its 32 values. */
+    static const int64_t in2[] = {7, 5, 3, 1, 2, 3, 4, 5};
+    memcpy(v, in2, sizeof in2);
+    fr_buf_reset(&out);
+    CHECK_EQ_INT(pq_dbp_encode_i64(&out, v, 8), FR_OK);
+    static const uint8_t want2[] = {0x80, 0x01, 0x04, 0x08, 0x0e, 0x03, 0x02, 0x00, 0x00,
+                                    0x00, 0xc0, 0x3f, 0,    0,    0,    0,    0,    0};
+    CHECK_EQ_INT(out.len, sizeof want2);
+    CHECK_MEM(out.data, want2, sizeof want2);
+    /* No values: the header alone, first value 0. One value: no block. */
+    fr_buf_reset(&out);
+    CHECK_EQ_INT(pq_dbp_encode_i64(&out, v, 0), FR_OK);
+    static const uint8_t want3[] = {0x80, 0x01, 0x04, 0x00, 0x00};
+    CHECK_EQ_INT(out.len, sizeof want3);
+    CHECK_MEM(out.data, want3, sizeof want3);
+    fr_buf_reset(&out);
+    CHECK_EQ_INT(pq_dbp_encode_i64(&out, v, 1), FR_OK);
+    static const uint8_t want4[] = {0x80, 0x01, 0x04, 0x01, 0x0e};
+    CHECK_EQ_INT(out.len, sizeof want4);
+    CHECK_MEM(out.data, want4, sizeof want4);
+    /* INT64_MIN then INT64_MAX: the delta -1 wraps; 130 values fill one
+     * block (128 deltas) and put one delta in a second block, whose
+     * miniblocks 2-4 have width 0 and no bytes. */
+    for (int i = 0; i < 130; i++) {
+        int64_t x = i % 2 ? INT64_MAX : INT64_MIN;
+        memcpy(v + 8 * i, &x, 8);
+    }
+    fr_buf_reset(&out);
+    CHECK_EQ_INT(pq_dbp_encode_i64(&out, v, 130), FR_OK);
+    /* header 80 01 04 82 01 + zigzag(INT64_MIN) = 2^64 - 1 (10 bytes);
+     * block 1: deltas alternate -1 and +1, minimum -1 (zigzag 1), so
+     * values 0 and 2 at width 2 in all four miniblocks (4 x 8 bytes);
+     * block 2: one delta -1, minimum -1, width 0. */
+    size_t want_len = 5 + 10 + (1 + 4 + 32) + (1 + 4);
+    CHECK_EQ_INT(out.len, want_len);
+    if (out.len == want_len) {
+        const uint8_t *b = out.data + 15;
+        CHECK(b[0] == 0x01 && b[1] == 2 && b[2] == 2 && b[3] == 2 && b[4] == 2);
+        /* deltas-min: 0 2 0 2 ... -> bits 00 10 00 10 = 0x88 per byte */
+        for (int i = 0; i < 32; i++) {
+            CHECK(b[5 + i] == 0x88);
+        }
+        CHECK(b[37] == 0x01 && b[38] == 0 && b[39] == 0 && b[40] == 0 && b[41] == 0);
+    }
+    fr_buf_free(&out);
+}
+
 /* PQ_COMP_RANDOM on a page of length-prefixed random UUIDs, as the writer
  * makes of meta_id: a plain zstd frame that decompresses to the bytes, and
  * still entropy-coded. 32 random hex digits in 40 bytes hold 16 bytes of
@@ -762,5 +826,6 @@ int main(void)
     RUN(test_string_bounds);
     RUN(test_codecs);
     RUN(test_codec_random);
+    RUN(test_dbp_bytes);
     return check_report();
 }

@@ -1392,7 +1392,12 @@ static void test_property_random_schemas(void)
                     m->strs[r] = malloc(20000);
                     gen_string(m->strs[r], &m->lens[r], card);
                     break;
-                default: m->ints[r] = (int64_t)x; break;
+                default:
+                    /* Rising with jitter and some steps back, like times
+                     * and ids, half the time among the widest values. */
+                    m->ints[r] = card == 2 && seed % 2 ? (int64_t)r * 1000 + (int64_t)(x % 3000)
+                                                       : (int64_t)x;
+                    break;
                 }
             }
         }
@@ -1405,6 +1410,7 @@ static void test_property_random_schemas(void)
         o.page_rows = 1 + (uint32_t)(rnd() % 3000);
         o.dict_max_bytes = rnd() % 3 == 0 ? 0 : rnd() % 20000;
         o.compress_workers = (unsigned)(rnd() % 2);
+        o.delta_columns = rnd() % 2 ? ~(uint64_t)0 : 0;
         struct fr_pq_schema schema = {defs, ncols};
         /* Passes 1 and 2 write the rows again in one row group (where the
          * compression thread's queued pages cannot move a cut), without
