@@ -276,18 +276,19 @@ static int tw_open(struct fr_tw *tw)
      * that the first page's check would throw away in every row group. */
     const struct tbl_info *info = &tbl_infos[tw->tbl];
     for (uint32_t i = 0; i < info->ncols; i++) {
-        if (strcmp(info->cols[i].name, "meta_id") == 0 ||
-            (tw->tbl == FR_TBL_BRONZE && strcmp(info->cols[i].name, "raw") == 0)) {
-            opts.plain_columns |= (uint64_t)1 << i;
+        uint64_t bit = (uint64_t)1 << i;
+        bool meta_id = strcmp(info->cols[i].name, "meta_id") == 0;
+        if (meta_id || (tw->tbl == FR_TBL_BRONZE && strcmp(info->cols[i].name, "raw") == 0)) {
+            opts.plain_columns |= bit;
         }
         /* meta.id is a random UUID (the gate checks its form): zstd finds
          * nothing to match in it, only hex to entropy-code (docs/adr/0034). */
-        if (strcmp(info->cols[i].name, "meta_id") == 0) {
-            opts.random_columns |= (uint64_t)1 << i;
+        if (meta_id) {
+            opts.random_columns |= bit;
         }
         /* Offsets, times, ids and lengths: as deltas (docs/adr/0035). */
         if (info->cols[i].pq == FR_PQ_INT64 || info->cols[i].pq == FR_PQ_TIMESTAMP) {
-            opts.delta_columns |= (uint64_t)1 << i;
+            opts.delta_columns |= bit;
         }
     }
     /* Bronze carries the raw JSON (most of the epoch's bytes) and silver

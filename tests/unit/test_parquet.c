@@ -793,8 +793,10 @@ static void test_codec_random(void)
     }
     /* Within 10 % of the default's size. */
     CHECK(size[1] * 10 < size[0] * 11);
-    /* The context goes back to the default for the next page: the same
-     * bytes as a fresh codec's. */
+    /* A default page after a random one: the same bytes as a fresh
+     * codec's, so the parameters zstd_random sets on the shared context do
+     * not reach the pages after it (they would if the default path ever
+     * took the context's sticky parameters). */
     struct pq_codec *fresh;
     CHECK_EQ_INT(pq_codec_new(&fresh, 1), FR_OK);
     struct fr_buf want;
