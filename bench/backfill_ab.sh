@@ -4,7 +4,7 @@
 # decode-ahead thread". The log is the issue-7 realistic set (bench/peers/
 # lib.sh's fr_gen and fr_ingest_file: N events through SSE into the log),
 # made once in WORK and hard-linked into a fresh data directory per run.
-#   bash bench/backfill_ab.sh BIN_A [BIN_B ...]
+#   bash bench/backfill_ab.sh [BIN_A [BIN_B ...]]   (none: the release build)
 # Environment: N (1000000), ROUNDS (3), WORK (bench/out/backfill_ab),
 # SETS (extra --set arguments for every run, e.g. "process.epoch_max_records=100000"),
 # CALLGRIND=1: also valgrind callgrind per thread over the first 100,000
@@ -12,7 +12,8 @@
 # Prints one line per run: wall, CPU, peak RSS, epochs, load average.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-[ $# -ge 1 ] || { echo "usage: backfill_ab.sh BIN_A [BIN_B ...]" >&2; exit 2; }
+# No binary given (bench/run.sh, `make bench`): the release build alone.
+[ $# -ge 1 ] || set -- "${FR_BUILD_DIR:-$here/../build/release}/freshet"
 N=${N:-1000000}; ROUNDS=${ROUNDS:-3}; WORK=${WORK:-$here/out/backfill_ab}
 bins=()
 for b in "$@"; do bins+=("$(realpath "$b")"); done
