@@ -7,7 +7,8 @@
  *   zstd_pages FILE PAGE_BYTES LEVEL HASHLOG MINMATCH TARGETLEN LITERALS
  *
  * LITERALS: 1 forces Huffman-coded literals (ZSTD_c_literalCompressionMode,
- * what src/parquet/codec.c's PQ_COMP_RANDOM sets), 0 leaves zstd's choice.
+ * what src/parquet/codec.c's PQ_COMP_RANDOM sets), 2 stores them raw, 0
+ * leaves zstd's choice.
  * TARGETLEN -1 leaves the level's value.
  */
 #define ZSTD_STATIC_LINKING_ONLY
@@ -52,7 +53,7 @@ int main(int argc, char **argv)
         if (set(c, ZSTD_c_compressionLevel, level) || (hlog && set(c, ZSTD_c_hashLog, hlog)) ||
             (mml && set(c, ZSTD_c_minMatch, mml)) ||
             (tlen >= 0 && set(c, ZSTD_c_targetLength, tlen)) ||
-            (lit && set(c, ZSTD_c_literalCompressionMode, ZSTD_ps_enable))) {
+            (lit && set(c, ZSTD_c_literalCompressionMode, lit == 2 ? ZSTD_ps_disable : ZSTD_ps_enable))) {
             return 1;
         }
         size_t r = ZSTD_compress2(c, out, ZSTD_compressBound(page), in, n);
