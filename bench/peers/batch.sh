@@ -6,7 +6,8 @@
 #            (the processing figure) into all six tables;
 #   duckdb:  bench/peers/job_duckdb.mjs;   polars: bench/peers/job_polars.mjs;
 #   limits:  `cat FILE > /dev/null` (page-cached: the file was just read, so
-#            this is memory bandwidth, not the disk) and `zstd -1 -T2`.
+#            this is memory bandwidth, not the disk) and `zstd -1 -T2`; and
+#            `zstd -1 -T1`, to show what the second vCPU adds in each round.
 # Then the equality check on a second, clean dataset (no late events; see
 # lib.sh), where batch and streaming semantics agree, and the same check on
 # the timed (realistic) dataset for information. Then one more freshet
@@ -58,6 +59,10 @@ for r in $(seq "$ROUNDS"); do
     echo "round $r: $(uptime | sed 's/.*load/load/')"
     timed "$r" limit cat sh -c "cat $IN > /dev/null"
     timed "$r" limit zstd1T2 sh -c "zstd -q -1 -T2 -c $IN > /dev/null"
+    # The same on one thread: what a second vCPU adds to compression in
+    # this round (this guest's second vCPU gives anywhere from ~1.2x to
+    # ~1.9x over time; docs/BENCHMARKS.md, issue 5's session-15 section).
+    timed "$r" limit zstd1T1 sh -c "zstd -q -1 -T1 -c $IN > /dev/null"
     rm -rf fr
     read -r w c m _ < <(fr_ingest_file "$IN" fr ingest)
     row "$r" freshet ingest "$w $c $m"

@@ -49,7 +49,8 @@ rows = [("freshet: ingest (feed --file → SSE → log)", "freshet", "ingest"),
         ("DuckDB (`job_duckdb.mjs`)", "duckdb", "job"),
         ("Polars (`job_polars.mjs`)", "polars", "job"),
         ("limit: `cat` (page cache)", "limit", "cat"),
-        ("limit: `zstd -1 -T2`", "limit", "zstd1T2")]
+        ("limit: `zstd -1 -T2`", "limit", "zstd1T2"),
+        ("machine: `zstd -1 -T1` (one thread)", "limit", "zstd1T1")]
 fig = {}
 for label, e, p in rows:
     x = m3(e, p)
@@ -66,6 +67,19 @@ if ("freshet", "ingest") in fig and ("freshet", "process") in fig:
     print(f"| freshet: ingest + process | {w:.2f} | {N / w:,.0f} | {size / 1e6 / w:,.0f} | "
           f"{fig[('freshet', 'ingest')][1] + fig[('freshet', 'process')][1]:.2f} | — | |")
 print()
+if ("limit", "zstd1T1") in fig and ("limit", "zstd1T2") in fig:
+    # Per round: how much faster two threads compressed than one, i.e. what
+    # the second vCPU added in that round (2.00x: a full second core).
+    t1, t2 = fig[("limit", "zstd1T1")][3], fig[("limit", "zstd1T2")][3]
+    per = [a / max(b, 0.01) for a, b in zip(t1, t2)]
+    fr = fig.get(("freshet", "process"))
+    line = ", ".join(f"{x:.2f}x" for x in per)
+    print(f"The machine in each round: `zstd -1 -T2` did {line} the work of `-T1` in the same time "
+          "(what the second vCPU added to compression).")
+    if fr:
+        ratios = ", ".join(f"{a / max(b, 0.01):.2f}x" for a, b in zip(fr[3], t2))
+        print(f"freshet against `zstd -1 -T2`, round by round: {ratios}.")
+    print()
 
 targets = []
 if ("freshet", "process") in fig:
