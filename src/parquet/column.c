@@ -143,11 +143,6 @@ static int uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
     return FR_ECORRUPT;
 }
 
-static uint64_t unzz(uint64_t v)
-{
-    return (v >> 1) ^ (0 - (v & 1));
-}
-
 static int dbp_init(struct dbp *d, const uint8_t *p, const uint8_t *end)
 {
     uint64_t block, mbs, total, first;
@@ -166,7 +161,7 @@ static int dbp_init(struct dbp *d, const uint8_t *p, const uint8_t *end)
     d->mbs = (uint32_t)mbs;
     d->vpm = (uint32_t)(block / mbs);
     d->total = total;
-    d->last = unzz(first);
+    d->last = (uint64_t)pq_unzigzag64(first);
     d->mb = d->mbs;
     return FR_OK;
 }
@@ -213,7 +208,7 @@ static int dbp_get(struct dbp *d, uint64_t *out, uint32_t n)
                 if ((size_t)(d->end - d->p) < d->mbs) {
                     return FR_ETRUNC;
                 }
-                d->min_delta = unzz(md);
+                d->min_delta = (uint64_t)pq_unzigzag64(md);
                 d->widths = d->p;
                 d->p += d->mbs;
                 d->mb = 0;

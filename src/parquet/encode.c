@@ -203,16 +203,6 @@ HYB_ENCODE(pq_hyb_encode_u32, uint32_t)
 
 /* --------------------------------------------------- DELTA_BINARY_PACKED */
 
-static uint64_t zigzag64(uint64_t v)
-{
-    return v << 1 ^ (0 - (v >> 63));
-}
-
-static int bit_width64(uint64_t v)
-{
-    return v ? 64 - __builtin_clzll(v) : 0;
-}
-
 /* 32 values of width bits, LSB-first, into 4 * width zeroed bytes. */
 static void pack32(uint8_t *dst, const uint64_t *x, int width)
 {
@@ -248,7 +238,7 @@ int pq_dbp_encode_i64(struct fr_buf *out, const uint8_t *vals, uint32_t n)
     o += pq_uleb_put(o, PQ_DBP_BLOCK);
     o += pq_uleb_put(o, PQ_DBP_MINIBLOCKS);
     o += pq_uleb_put(o, n);
-    o += pq_uleb_put(o, zigzag64(first));
+    o += pq_uleb_put(o, pq_zigzag64((int64_t)first));
     uint64_t prev = first;
     for (uint32_t at = 1; at < n; at += PQ_DBP_BLOCK) {
         uint32_t cnt = n - at < PQ_DBP_BLOCK ? n - at : PQ_DBP_BLOCK;
@@ -264,7 +254,7 @@ int pq_dbp_encode_i64(struct fr_buf *out, const uint8_t *vals, uint32_t n)
         for (uint32_t j = cnt; j < PQ_DBP_BLOCK; j++) {
             d[j] = (uint64_t)min; /* padding: packs as zeros */
         }
-        o += pq_uleb_put(o, zigzag64((uint64_t)min));
+        o += pq_uleb_put(o, pq_zigzag64(min));
         uint8_t *widths = o;
         o += PQ_DBP_MINIBLOCKS;
         for (uint32_t m = 0; m < PQ_DBP_MINIBLOCKS; m++) {
@@ -277,7 +267,7 @@ int pq_dbp_encode_i64(struct fr_buf *out, const uint8_t *vals, uint32_t n)
                 x[k] -= (uint64_t)min;
                 any |= x[k];
             }
-            int width = bit_width64(any);
+            int width = pq_bit_width64(any);
             widths[m] = (uint8_t)width;
             memset(o, 0, (size_t)width * 4);
             pack32(o, x, width);

@@ -184,6 +184,18 @@ static inline size_t pq_uleb_put(uint8_t *out, uint64_t v)
     return n;
 }
 
+/* Zigzag, as Thrift's compact protocol and DELTA_BINARY_PACKED store
+ * signed integers: 0, -1, 1, -2, ... as 0, 1, 2, 3, ... */
+static inline uint64_t pq_zigzag64(int64_t v)
+{
+    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static inline int64_t pq_unzigzag64(uint64_t v)
+{
+    return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
 static inline void pq_put_u32le(uint8_t *p, uint32_t v)
 {
     p[0] = (uint8_t)v;
@@ -203,6 +215,12 @@ static inline uint32_t pq_get_u32le(const uint8_t *p)
 static inline int pq_bit_width(uint32_t max_value)
 {
     return max_value ? 32 - __builtin_clz(max_value) : 0;
+}
+
+/* pq_bit_width for 64-bit values. */
+static inline int pq_bit_width64(uint64_t max_value)
+{
+    return max_value ? 64 - __builtin_clzll(max_value) : 0;
 }
 
 /* Append the RLE/bit-packed hybrid encoding of n values, each < 2^width

@@ -58,11 +58,6 @@ static void tw_uleb(struct pq_tw *tw, uint64_t v)
     tw_bytes(tw, tmp, pq_uleb_put(tmp, v));
 }
 
-static uint64_t zigzag64(int64_t v)
-{
-    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
-}
-
 static void tw_header(struct pq_tw *tw, int16_t id, enum pq_ttype type)
 {
     if (tw->depth < 1) {
@@ -79,7 +74,7 @@ static void tw_header(struct pq_tw *tw, int16_t id, enum pq_ttype type)
     } else {
         uint8_t b = (uint8_t)type;
         tw_bytes(tw, &b, 1);
-        tw_uleb(tw, zigzag64(id));
+        tw_uleb(tw, pq_zigzag64(id));
     }
     *last = id;
 }
@@ -87,19 +82,19 @@ static void tw_header(struct pq_tw *tw, int16_t id, enum pq_ttype type)
 void pq_tw_i32(struct pq_tw *tw, int16_t id, int32_t v)
 {
     tw_header(tw, id, PQ_T_I32);
-    tw_uleb(tw, zigzag64(v));
+    tw_uleb(tw, pq_zigzag64(v));
 }
 
 void pq_tw_i64(struct pq_tw *tw, int16_t id, int64_t v)
 {
     tw_header(tw, id, PQ_T_I64);
-    tw_uleb(tw, zigzag64(v));
+    tw_uleb(tw, pq_zigzag64(v));
 }
 
 void pq_tw_i16(struct pq_tw *tw, int16_t id, int16_t v)
 {
     tw_header(tw, id, PQ_T_I16);
-    tw_uleb(tw, zigzag64(v));
+    tw_uleb(tw, pq_zigzag64(v));
 }
 
 void pq_tw_bool(struct pq_tw *tw, int16_t id, bool v)
@@ -168,7 +163,7 @@ void pq_tw_list(struct pq_tw *tw, int16_t id, enum pq_ttype etype, uint32_t n)
 
 void pq_tw_elem_i32(struct pq_tw *tw, int32_t v)
 {
-    tw_uleb(tw, zigzag64(v));
+    tw_uleb(tw, pq_zigzag64(v));
 }
 
 void pq_tw_elem_bin(struct pq_tw *tw, const void *data, size_t len)
@@ -212,11 +207,6 @@ static int tr_uleb(struct pq_tr *tr, uint64_t *v, int max_bytes)
     return FR_ECORRUPT;
 }
 
-static int64_t unzigzag(uint64_t v)
-{
-    return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
-}
-
 int pq_tr_begin(struct pq_tr *tr)
 {
     if (tr->depth >= PQ_THRIFT_DEPTH) {
@@ -254,7 +244,7 @@ int pq_tr_field(struct pq_tr *tr, int16_t *id, uint8_t *type)
         if (rc < 0) {
             return rc;
         }
-        int64_t v = unzigzag(raw);
+        int64_t v = pq_unzigzag64(raw);
         if (v < INT16_MIN || v > INT16_MAX) {
             return FR_ECORRUPT;
         }
@@ -285,7 +275,7 @@ int pq_tr_i32(struct pq_tr *tr, uint8_t type, int32_t *v)
     if (rc < 0) {
         return rc;
     }
-    int64_t x = unzigzag(raw);
+    int64_t x = pq_unzigzag64(raw);
     if (x < INT32_MIN || x > INT32_MAX) {
         return FR_ECORRUPT;
     }
@@ -306,7 +296,7 @@ int pq_tr_i64(struct pq_tr *tr, uint8_t type, int64_t *v)
     if (rc < 0) {
         return rc;
     }
-    *v = unzigzag(raw);
+    *v = pq_unzigzag64(raw);
     return FR_OK;
 }
 
