@@ -26,13 +26,18 @@
  * are handed to the disk (sync_file_range SYNC_FILE_RANGE_WRITE, advisory,
  * not waited for), as the log writer does, so close's fsync finds them
  * mostly on disk instead of writing a whole epoch's file while the commit
- * waits. Errors are left to the fsync, which reports them.
+ * waits. On a virtual disk that is not enough (the host writes what it was
+ * handed only at the fsync's cache flush), so every PQ_OUT_SYNC_BYTES an
+ * fdatasync of the file is also queued on the background thread of
+ * core/bgsync.h (docs/adr/0036). Errors are left to the fsync, which
+ * reports them.
  *
  * Thread-safety: an output belongs to one writer; file and memory inputs
  * are safe for concurrent read_at (pread / memcpy, no shared offset).
  */
 #include "parquet/parquet_int.h"
 
+#include "core/bgsync.h"
 #include "core/fsutil.h"
 #include "core/syncset.h"
 
@@ -71,6 +76,7 @@ const char *fr_pq_errmsg(void)
 /* ------------------------------------------------------------ file output */
 
 #define PQ_OUT_KICK_BYTES ((off_t)8 << 20)
+#define PQ_OUT_SYNC_BYTES ((off_t)16 << 20)
 
 struct out_file {
     int fd;
@@ -79,6 +85,7 @@ struct out_file {
     struct fr_syncset *defer; /* NULL: close fsyncs (see the top) */
     off_t written; /* bytes written so far */
     off_t kicked;  /* writeback started for [0, kicked) */
+    off_t synced;  /* a background fdatasync was queued at this size */
 };
 
 static void out_file_release(struct out_file *of, bool unlink_tmp)
@@ -106,6 +113,10 @@ static int out_file_write(void *ctx, const void *data, size_t len)
         (void)sync_file_range(of->fd, of->kicked, of->written - of->kicked,
                               SYNC_FILE_RANGE_WRITE);
         of->kicked = of->written;
+    }
+    if (of->written - of->synced >= PQ_OUT_SYNC_BYTES) {
+        (void)fr_bgsync_file(of->tmp); /* advisory: a dropped request is counted */
+        of->synced = of->written;
     }
     return FR_OK;
 }

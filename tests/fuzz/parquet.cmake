@@ -24,7 +24,8 @@ if(FR_FUZZ)
             ${CMAKE_SOURCE_DIR}/src/core/buf.c
             ${CMAKE_SOURCE_DIR}/src/core/err.c
             ${CMAKE_SOURCE_DIR}/src/core/fsutil.c
-            ${CMAKE_SOURCE_DIR}/src/core/syncset.c)
+            ${CMAKE_SOURCE_DIR}/src/core/syncset.c
+            ${CMAKE_SOURCE_DIR}/src/core/bgsync.c)
         file(MAKE_DIRECTORY ${FR_PQ_FUZZ_DIR}/parquet-corpus)
         add_custom_command(
             OUTPUT ${FR_PQ_FUZZ_BIN}

@@ -8,6 +8,7 @@
  */
 #include "check.h"
 
+#include "core/bgsync.h"
 #include "core/buf.h"
 #include "core/clock.h"
 #include "core/crc32c.h"
@@ -17,6 +18,7 @@
 #include "core/mem.h"
 #include "core/syncset.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -434,6 +436,78 @@ static void test_syncset(void)
     fr_syncset_free(NULL);
 }
 
+/* Descriptors this process has open now (/proc/self/fd, less the
+ * directory stream's own). */
+static int open_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    if (!d) {
+        return -1;
+    }
+    int n = 0;
+    while (readdir(d)) {
+        n++;
+    }
+    closedir(d);
+    return n - 3; /* ".", ".." and d's descriptor */
+}
+
+/* The background fdatasync thread: requests are done (and their
+ * descriptors closed), a file that cannot be opened is refused and
+ * counted, an fdatasync that fails is counted, and a burst larger than the
+ * queue never blocks: every request is either queued or dropped. */
+static void test_bgsync(void)
+{
+    const char *dir = check_tmpdir();
+    char path[4200];
+    snprintf(path, sizeof path, "%s/bg", dir);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    CHECK(fd >= 0);
+    CHECK_EQ_INT(fr_fs_write_all(fd, "some bytes", 10), FR_OK);
+    struct fr_bgsync_stats a, b;
+    fr_bgsync_drain();
+    fr_bgsync_stats(&a);
+    int fds = open_fds();
+    CHECK(fds > 0);
+
+    CHECK_EQ_INT(fr_bgsync_file(path), FR_OK);
+    fr_bgsync_drain();
+    fr_bgsync_stats(&b);
+    CHECK_EQ_INT(b.requested - a.requested, 1);
+    CHECK_EQ_INT(b.done - a.done, 1);
+    CHECK_EQ_INT(b.failed - a.failed, 0);
+    CHECK_EQ_INT(open_fds(), fds); /* the thread closed its descriptor */
+
+    snprintf(path, sizeof path, "%s/no-such-file", dir);
+    CHECK_EQ_INT(fr_bgsync_file(path), FR_ENOTFOUND);
+    fr_bgsync_stats(&a);
+    CHECK_EQ_INT(a.dropped - b.dropped, 1);
+    CHECK_EQ_INT(a.requested, b.requested);
+
+    /* /proc files open but cannot be synced (EINVAL) */
+    CHECK_EQ_INT(fr_bgsync_file("/proc/self/status"), FR_OK);
+    fr_bgsync_drain();
+    fr_bgsync_stats(&b);
+    CHECK_EQ_INT(b.failed - a.failed, 1);
+    CHECK_EQ_INT(b.done - a.done, 1);
+
+    snprintf(path, sizeof path, "%s/bg", dir);
+    int queued = 0, dropped = 0;
+    for (int i = 0; i < 4 * FR_BGSYNC_QUEUE; i++) {
+        int rc = fr_bgsync_file(path);
+        CHECK(rc == FR_OK || rc == FR_EAGAIN);
+        queued += rc == FR_OK;
+        dropped += rc == FR_EAGAIN;
+    }
+    fr_bgsync_drain();
+    fr_bgsync_stats(&a);
+    CHECK_EQ_INT(a.requested - b.requested, (uint64_t)queued);
+    CHECK_EQ_INT(a.dropped - b.dropped, (uint64_t)dropped);
+    CHECK_EQ_INT(a.done - b.done, (uint64_t)queued);
+    CHECK_EQ_INT(open_fds(), fds);
+    close(fd);
+}
+
 /* fr_mem_trim_idle trims only once the resident set grew by the slack
  * since the last trim (the growth here is a mapping of our own, so the
  * test does not depend on where malloc put its blocks). */
@@ -473,6 +547,7 @@ int main(void)
     RUN(test_json_members);
     RUN(test_bulk_map);
     RUN(test_syncset);
+    RUN(test_bgsync);
     RUN(test_trim_slack);
     return check_report();
 }
