@@ -86,6 +86,27 @@ int fr_fs_write_all(int fd, const void *data, size_t len)
     return FR_OK;
 }
 
+int fr_fs_pwrite_all(int fd, const void *data, size_t len, off_t off)
+{
+    const char *p = data;
+    while (len > 0) {
+        ssize_t n = pwrite(fd, p, len, off);
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return fr_err_from_errno(errno);
+        }
+        if (n == 0) {
+            return FR_EIO;
+        }
+        p += n;
+        off += n;
+        len -= (size_t)n;
+    }
+    return FR_OK;
+}
+
 int fr_fs_pread_all(int fd, void *data, size_t len, off_t off)
 {
     char *p = data;

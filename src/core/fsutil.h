@@ -38,6 +38,8 @@ int fr_fs_write_replace(const char *path, const void *data, size_t len);
 int fr_fs_read_file(const char *path, struct fr_buf *buf);
 /* Write all of len bytes, retrying short writes and EINTR. */
 int fr_fs_write_all(int fd, const void *data, size_t len);
+/* pwrite all of len bytes at off, retrying short writes and EINTR. */
+int fr_fs_pwrite_all(int fd, const void *data, size_t len, off_t off);
 /* pread all of len bytes at off; FR_ETRUNC when the file ends first. */
 int fr_fs_pread_all(int fd, void *data, size_t len, off_t off);
 

@@ -32,6 +32,27 @@
  * core/bgsync.h (docs/adr/0036). Errors are left to the fsync, which
  * reports them.
  *
+ * Large files go around the page cache (docs/adr/0037). Past
+ * PQ_OUT_DIRECT_AFTER bytes the output opens the temporary a second time
+ * with O_DIRECT and stages the bytes in two aligned PQ_OUT_DIRECT_BLOCK
+ * buffers: while its own thread writes one to the disk, the writer fills
+ * the other, so the writer neither copies its bytes into the kernel (the
+ * costliest copy on this machine, into freshly allocated cache pages) nor
+ * waits for the device. At close the last whole blocks go the same way and
+ * the unaligned tail through the ordinary descriptor. A filesystem that
+ * refuses O_DIRECT (tmpfs), at the open or at the first write, gets the
+ * same bytes through the ordinary descriptor. A write error sticks and is
+ * returned by the next write or by close, so the writer aborts as before.
+ *
+ *   mode       event                                     next
+ *   ---------  ----------------------------------------  -----------------
+ *   buffered   written >= PQ_OUT_DIRECT_AFTER, aligned   direct
+ *   buffered   O_DIRECT refused at open                  buffered for good
+ *   direct     a block full: hand it to the thread       direct
+ *   direct     EINVAL from a direct write                direct, through
+ *                                                        the ordinary fd
+ *   direct     close: wait, whole blocks, tail, join     (close as above)
+ *
  * Thread-safety: an output belongs to one writer; file and memory inputs
  * are safe for concurrent read_at (pread / memcpy, no shared offset).
  */
@@ -43,6 +64,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -77,6 +99,32 @@ const char *fr_pq_errmsg(void)
 
 #define PQ_OUT_KICK_BYTES ((off_t)8 << 20)
 #define PQ_OUT_SYNC_BYTES ((off_t)16 << 20)
+#define PQ_OUT_DIRECT_AFTER ((off_t)16 << 20)
+#define PQ_OUT_DIRECT_BLOCK ((size_t)2 << 20)
+#define PQ_OUT_ALIGN 4096 /* covers 512- and 4096-byte logical blocks */
+
+/* The direct mode's state. The writer's thread owns buf[cur], fill and
+ * off; the job fields, err and stop are under mu; the job's buffer is the
+ * thread's until job is NULL again. */
+struct out_direct {
+    int dfd; /* O_DIRECT descriptor of the temporary */
+    int bfd; /* the output's ordinary one (not owned) */
+    uint8_t *buf[2];
+    int cur;
+    size_t fill; /* bytes staged in buf[cur] */
+    off_t off;   /* file offset of buf[cur][0] */
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    const uint8_t *job; /* NULL: the thread is idle */
+    size_t job_len;
+    off_t job_off;
+    bool stop;
+    bool fallback; /* O_DIRECT writes refused: the ordinary fd for the rest */
+    int err;       /* the first write error, sticky */
+};
+
+static atomic_ulong direct_outputs; /* outputs that went direct (tests) */
 
 struct out_file {
     int fd;
@@ -86,10 +134,177 @@ struct out_file {
     off_t written; /* bytes written so far */
     off_t kicked;  /* writeback started for [0, kicked) */
     off_t synced;  /* a background fdatasync was queued at this size */
+    struct out_direct *direct;
+    bool direct_refused; /* O_DIRECT open failed: stay buffered */
 };
+
+/* Write one staged block: O_DIRECT, or through the ordinary descriptor
+ * once the filesystem has refused O_DIRECT. */
+static int direct_put(struct out_direct *d, bool *fallback, const uint8_t *p, size_t len, off_t off)
+{
+    if (!*fallback) {
+        int rc = fr_fs_pwrite_all(d->dfd, p, len, off);
+        if (rc != FR_EINVAL) {
+            return rc;
+        }
+        *fallback = true;
+    }
+    return fr_fs_pwrite_all(d->bfd, p, len, off);
+}
+
+static void *direct_main(void *arg)
+{
+    struct out_direct *d = arg;
+    pthread_mutex_lock(&d->mu);
+    for (;;) {
+        while (!d->job && !d->stop) {
+            pthread_cond_wait(&d->cv, &d->mu);
+        }
+        if (!d->job) {
+            break;
+        }
+        const uint8_t *p = d->job;
+        size_t len = d->job_len;
+        off_t off = d->job_off;
+        bool fallback = d->fallback;
+        int failed = d->err;
+        pthread_mutex_unlock(&d->mu);
+        int rc = failed ? FR_OK : direct_put(d, &fallback, p, len, off);
+        pthread_mutex_lock(&d->mu);
+        d->fallback = fallback;
+        if (rc < 0 && !d->err) {
+            d->err = rc;
+        }
+        d->job = NULL;
+        pthread_cond_broadcast(&d->cv);
+    }
+    pthread_mutex_unlock(&d->mu);
+    return NULL;
+}
+
+/* Wait until the thread is idle; the sticky error. */
+static int direct_wait(struct out_direct *d)
+{
+    pthread_mutex_lock(&d->mu);
+    while (d->job) {
+        pthread_cond_wait(&d->cv, &d->mu);
+    }
+    int rc = d->err;
+    pthread_mutex_unlock(&d->mu);
+    return rc;
+}
+
+static void direct_free(struct out_direct *d)
+{
+    pthread_mutex_lock(&d->mu);
+    d->stop = true;
+    pthread_cond_broadcast(&d->cv);
+    pthread_mutex_unlock(&d->mu);
+    pthread_join(d->thread, NULL);
+    pthread_mutex_destroy(&d->mu);
+    pthread_cond_destroy(&d->cv);
+    close(d->dfd);
+    free(d->buf[0]);
+    free(d->buf[1]);
+    free(d);
+}
+
+/* Go direct from offset off (aligned). Any failure leaves the output
+ * buffered for good: direct is only cheaper, never needed. */
+static void direct_start(struct out_file *of)
+{
+    of->direct_refused = true; /* unless everything below works */
+    struct out_direct *d = calloc(1, sizeof *d);
+    if (!d) {
+        return;
+    }
+    d->dfd = open(of->tmp, O_WRONLY | O_DIRECT | O_CLOEXEC);
+    if (d->dfd < 0 || posix_memalign((void **)&d->buf[0], PQ_OUT_ALIGN, PQ_OUT_DIRECT_BLOCK) ||
+        posix_memalign((void **)&d->buf[1], PQ_OUT_ALIGN, PQ_OUT_DIRECT_BLOCK)) {
+        goto fail;
+    }
+    pthread_mutex_init(&d->mu, NULL);
+    pthread_cond_init(&d->cv, NULL);
+    if (pthread_create(&d->thread, NULL, direct_main, d) != 0) {
+        pthread_mutex_destroy(&d->mu);
+        pthread_cond_destroy(&d->cv);
+        goto fail;
+    }
+    d->bfd = of->fd;
+    d->off = of->written;
+    of->direct = d;
+    of->direct_refused = false;
+    atomic_fetch_add_explicit(&direct_outputs, 1, memory_order_relaxed);
+    return;
+fail:
+    if (d->dfd >= 0) {
+        close(d->dfd);
+    }
+    free(d->buf[0]);
+    free(d->buf[1]);
+    free(d);
+}
+
+/* Stage len bytes; hand every full block to the thread. */
+static int direct_write(struct out_direct *d, const uint8_t *p, size_t len)
+{
+    while (len > 0) {
+        size_t n = PQ_OUT_DIRECT_BLOCK - d->fill;
+        n = n < len ? n : len;
+        memcpy(d->buf[d->cur] + d->fill, p, n);
+        d->fill += n;
+        p += n;
+        len -= n;
+        if (d->fill < PQ_OUT_DIRECT_BLOCK) {
+            break;
+        }
+        int rc = direct_wait(d);
+        if (rc < 0) {
+            return rc;
+        }
+        pthread_mutex_lock(&d->mu);
+        d->job = d->buf[d->cur];
+        d->job_len = d->fill;
+        d->job_off = d->off;
+        pthread_cond_signal(&d->cv);
+        pthread_mutex_unlock(&d->mu);
+        d->off += (off_t)d->fill;
+        d->cur ^= 1;
+        d->fill = 0;
+    }
+    return FR_OK;
+}
+
+/* Close's part: the thread's block, the whole blocks left, then the
+ * unaligned tail through the ordinary descriptor; frees the mode. */
+static int direct_finish(struct out_file *of)
+{
+    struct out_direct *d = of->direct;
+    of->direct = NULL;
+    int rc = direct_wait(d);
+    size_t whole = d->fill & ~(size_t)(PQ_OUT_ALIGN - 1);
+    if (rc == FR_OK && whole) {
+        bool fallback = d->fallback;
+        rc = direct_put(d, &fallback, d->buf[d->cur], whole, d->off);
+    }
+    if (rc == FR_OK && d->fill > whole) {
+        rc = fr_fs_pwrite_all(d->bfd, d->buf[d->cur] + whole, d->fill - whole,
+                              d->off + (off_t)whole);
+    }
+    direct_free(d);
+    return rc;
+}
+
+unsigned long pq_out_direct_count(void)
+{
+    return atomic_load_explicit(&direct_outputs, memory_order_relaxed);
+}
 
 static void out_file_release(struct out_file *of, bool unlink_tmp)
 {
+    if (of->direct) {
+        direct_free(of->direct);
+    }
     if (of->fd >= 0) {
         close(of->fd);
     }
@@ -104,7 +319,23 @@ static void out_file_release(struct out_file *of, bool unlink_tmp)
 static int out_file_write(void *ctx, const void *data, size_t len)
 {
     struct out_file *of = ctx;
-    int rc = fr_fs_write_all(of->fd, data, len);
+    const uint8_t *p = data;
+    int rc = FR_OK;
+    if (!of->direct && !of->direct_refused && of->written + (off_t)len >= PQ_OUT_DIRECT_AFTER) {
+        /* Buffered up to the next aligned offset, direct from there. */
+        size_t head = (size_t)(-of->written & (PQ_OUT_ALIGN - 1));
+        head = head < len ? head : len;
+        rc = fr_fs_write_all(of->fd, p, head);
+        of->written += (off_t)head;
+        p += head;
+        len -= head;
+        if (rc == FR_OK && len > 0) {
+            direct_start(of);
+        }
+    }
+    if (rc == FR_OK) {
+        rc = of->direct ? direct_write(of->direct, p, len) : fr_fs_write_all(of->fd, p, len);
+    }
     if (rc < 0) {
         return pq_err(rc, "writing %s: %s", of->tmp, fr_strerror(rc));
     }
@@ -141,6 +372,14 @@ static int out_file_close_deferred(struct out_file *of)
 static int out_file_close(void *ctx)
 {
     struct out_file *of = ctx;
+    if (of->direct) {
+        int rc = direct_finish(of);
+        if (rc < 0) {
+            pq_err(rc, "writing %s: %s", of->tmp, fr_strerror(rc));
+            out_file_release(of, true);
+            return rc;
+        }
+    }
     if (of->defer) {
         return out_file_close_deferred(of);
     }

@@ -1009,16 +1009,25 @@ static void test_file_output(void)
     CHECK(strstr(fr_pq_errmsg(), ".tmp.") != NULL);
     CHECK_EQ_INT(count_files(dir), 0);
     /* A large output queues background fdatasyncs as it grows (one every
-     * 16 MiB, core/bgsync.h), so that close's fsync finds little to flush;
-     * the file is complete under its final name all the same. */
+     * 16 MiB, core/bgsync.h), so that close's fsync finds little to flush,
+     * and past 16 MiB goes around the page cache (O_DIRECT from aligned
+     * staging blocks, docs/adr/0037). Writes of odd sizes, so that the
+     * switch, the blocks and the tail all fall at unaligned offsets; the
+     * file must hold exactly the bytes written, under its final name. */
     struct fr_bgsync_stats bg0, bg1;
     fr_bgsync_drain();
     fr_bgsync_stats(&bg0);
+    unsigned long direct0 = pq_out_direct_count();
     CHECK_EQ_INT(fr_pq_out_file(path, &out), FR_OK);
-    static char chunk[1 << 20];
-    memset(chunk, 'x', sizeof chunk);
+    static uint8_t chunk[(1 << 20) + 4099];
+    size_t total = 0;
     for (int i = 0; i < 40; i++) {
-        CHECK_EQ_INT(out.ops->write(out.ctx, chunk, sizeof chunk), FR_OK);
+        size_t len = sizeof chunk - (size_t)(i * 997) % 8191;
+        for (size_t k = 0; k < len; k++) {
+            chunk[k] = (uint8_t)((total + k) * 2654435761u >> 24);
+        }
+        CHECK_EQ_INT(out.ops->write(out.ctx, chunk, len), FR_OK);
+        total += len;
     }
     CHECK_EQ_INT(out.ops->close(out.ctx), FR_OK);
     fr_bgsync_drain();
@@ -1026,11 +1035,47 @@ static void test_file_output(void)
     /* at 16 and 32 MiB */
     CHECK_EQ_INT(bg1.requested + bg1.dropped - bg0.requested - bg0.dropped, 2);
     CHECK_EQ_INT(bg1.done - bg0.done, bg1.requested - bg0.requested);
+    CHECK_EQ_INT(pq_out_direct_count() - direct0, 1);
     struct stat big;
     CHECK_EQ_INT(stat(path, &big), 0);
-    CHECK_EQ_INT(big.st_size, 40 << 20);
+    CHECK_EQ_INT(big.st_size, total);
     CHECK_EQ_INT(count_files(dir), 1);
+    FILE *f = fopen(path, "rb");
+    CHECK(f != NULL);
+    size_t at = 0, bad = 0, n;
+    while (f && (n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        for (size_t k = 0; k < n; k++) {
+            bad += chunk[k] != (uint8_t)((at + k) * 2654435761u >> 24);
+        }
+        at += n;
+    }
+    if (f) {
+        fclose(f);
+    }
+    CHECK_EQ_INT(at, total);
+    CHECK_EQ_INT(bad, 0);
     unlink(path);
+    /* A write error after the switch (the file size limit again, at
+     * 20 MiB: the staging thread's block fails) surfaces from the next
+     * write that hands over a block, and no file is left. */
+    small.rlim_cur = 20 << 20;
+    signal(SIGXFSZ, SIG_IGN);
+    CHECK_EQ_INT(setrlimit(RLIMIT_FSIZE, &small), 0);
+    CHECK_EQ_INT(fr_pq_out_file(path, &out), FR_OK);
+    int wrc = FR_OK;
+    for (int i = 0; i < 40 && wrc == FR_OK; i++) {
+        wrc = out.ops->write(out.ctx, chunk, sizeof chunk);
+    }
+    int closerc = wrc == FR_OK ? out.ops->close(out.ctx) : FR_OK;
+    if (wrc != FR_OK) {
+        out.ops->abort(out.ctx);
+    }
+    setrlimit(RLIMIT_FSIZE, &old);
+    signal(SIGXFSZ, prev);
+    CHECK_EQ_INT(wrc, FR_ETOOBIG);
+    CHECK_EQ_INT(closerc, FR_OK); /* not called */
+    CHECK(strstr(fr_pq_errmsg(), ".tmp.") != NULL);
+    CHECK_EQ_INT(count_files(dir), 0);
     /* A missing file and a directory are clear errors. */
     char missing[4300];
     snprintf(missing, sizeof missing, "%s/none.parquet", dir);
