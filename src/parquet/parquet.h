@@ -181,6 +181,11 @@ int fr_pq_out_file(const char *path, struct fr_pq_out *out);
  * them). */
 struct fr_syncset;
 int fr_pq_out_file_deferred(const char *path, struct fr_syncset *set, struct fr_pq_out *out);
+/* Mark a file output as bulk (a backfill epoch's): past 16 MiB it writes
+ * around the page cache from an 8 MiB ring of staging blocks on huge
+ * pages and a thread of its own (docs/adr/0037). Not for live outputs,
+ * whose memory budget the ring would spend. No effect on other outputs. */
+void fr_pq_out_bulk(struct fr_pq_out *out);
 
 /* ---------------------------------------------------------- writer -- */
 

@@ -322,6 +322,9 @@ static int tw_open(struct fr_tw *tw)
     if (rc < 0) {
         return rc;
     }
+    if (tw->large) {
+        fr_pq_out_bulk(&out); /* docs/adr/0037 */
+    }
     return fr_pq_writer_open(fr_tbl_pq_schema(tw->tbl), &opts, &out, &tw->pq);
 }
 

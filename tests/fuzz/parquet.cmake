@@ -25,7 +25,8 @@ if(FR_FUZZ)
             ${CMAKE_SOURCE_DIR}/src/core/err.c
             ${CMAKE_SOURCE_DIR}/src/core/fsutil.c
             ${CMAKE_SOURCE_DIR}/src/core/syncset.c
-            ${CMAKE_SOURCE_DIR}/src/core/bgsync.c)
+            ${CMAKE_SOURCE_DIR}/src/core/bgsync.c
+            ${CMAKE_SOURCE_DIR}/src/core/mem.c)
         file(MAKE_DIRECTORY ${FR_PQ_FUZZ_DIR}/parquet-corpus)
         add_custom_command(
             OUTPUT ${FR_PQ_FUZZ_BIN}

@@ -1019,6 +1019,7 @@ static void test_file_output(void)
     fr_bgsync_stats(&bg0);
     unsigned long direct0 = pq_out_direct_count();
     CHECK_EQ_INT(fr_pq_out_file(path, &out), FR_OK);
+    fr_pq_out_bulk(&out);
     static uint8_t chunk[(1 << 20) + 4099];
     size_t total = 0;
     for (int i = 0; i < 40; i++) {
@@ -1062,6 +1063,7 @@ static void test_file_output(void)
     signal(SIGXFSZ, SIG_IGN);
     CHECK_EQ_INT(setrlimit(RLIMIT_FSIZE, &small), 0);
     CHECK_EQ_INT(fr_pq_out_file(path, &out), FR_OK);
+    fr_pq_out_bulk(&out);
     int wrc = FR_OK;
     for (int i = 0; i < 40 && wrc == FR_OK; i++) {
         wrc = out.ops->write(out.ctx, chunk, sizeof chunk);
