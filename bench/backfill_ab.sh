@@ -9,7 +9,7 @@
 # SETS (extra --set arguments for every run, e.g. "process.epoch_max_records=100000"),
 # CALLGRIND=1: also valgrind callgrind per thread over the first 100,000
 # records (instructions; deterministic), one run per binary.
-# Prints one line per run: wall, CPU, peak RSS, epochs, load average.
+# Prints one line per run: wall, CPU, peak RSS, epochs, commit time, load average.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # No binary given (bench/run.sh, `make bench`): the release build alone.
@@ -35,8 +35,11 @@ run() { # $1: binary
     cp -al base/log "$d/log"
     /usr/bin/time -v -o "$d/time" "$1" --data "$d" "${sets[@]}" process --once 2>"$d/p.log" >/dev/null
     read -r w c m < <(fr_timev "$d/time")
-    printf "%-40s wall %6.2f s  cpu %6.2f s  rss %4d MB  epochs %s  load %s\n" "$1" "$w" "$c" \
-        $((m / 1024)) "$(grep -c 'process: info: epoch' "$d/p.log")" "$(cut -d' ' -f1 /proc/loadavg)"
+    # commit: the sum over the run's epochs of the processor's "commit N ms"
+    printf "%-40s wall %6.2f s  cpu %6.2f s  rss %4d MB  epochs %s  commit %s ms  load %s\n" \
+        "$1" "$w" "$c" $((m / 1024)) "$(grep -c 'process: info: epoch' "$d/p.log")" \
+        "$(grep -o 'commit [0-9]* ms' "$d/p.log" | awk '{s += $2} END {print s + 0}')" \
+        "$(cut -d' ' -f1 /proc/loadavg)"
     rm -rf "$d"
 }
 for r in $(seq "$ROUNDS"); do
