@@ -142,8 +142,7 @@ struct out_file {
     off_t written; /* bytes written so far */
     off_t kicked;  /* writeback started for [0, kicked) */
     off_t synced;  /* a background fdatasync was queued at this size */
-    bool bulk;     /* may go direct (fr_pq_out_bulk) */
-    bool direct_refused; /* O_DIRECT open failed: stay buffered */
+    bool bulk;     /* may go direct (fr_pq_out_bulk); cleared when direct fails */
     struct out_direct *direct;
 };
 
@@ -223,10 +222,11 @@ static void direct_free(struct out_direct *d)
 }
 
 /* Go direct from the output's current size (aligned). Any failure leaves
- * the output buffered for good: direct is only cheaper, never needed. */
+ * the output buffered for good (no longer bulk): direct is only cheaper,
+ * never needed. */
 static void direct_start(struct out_file *of)
 {
-    of->direct_refused = true; /* unless everything below works */
+    of->bulk = false; /* unless everything below works */
     struct out_direct *d = calloc(1, sizeof *d);
     if (!d) {
         return;
@@ -248,7 +248,7 @@ static void direct_start(struct out_file *of)
     d->bfd = of->fd;
     d->base = of->written;
     of->direct = d;
-    of->direct_refused = false;
+    of->bulk = true;
     atomic_fetch_add_explicit(&direct_outputs, 1, memory_order_relaxed);
     return;
 fail:
@@ -334,8 +334,7 @@ static int out_file_write(void *ctx, const void *data, size_t len)
     struct out_file *of = ctx;
     const uint8_t *p = data;
     int rc = FR_OK;
-    if (of->bulk && !of->direct && !of->direct_refused &&
-        of->written + (off_t)len >= PQ_OUT_DIRECT_AFTER) {
+    if (of->bulk && !of->direct && of->written + (off_t)len >= PQ_OUT_DIRECT_AFTER) {
         /* Buffered up to the next aligned offset, direct from there. */
         size_t head = (size_t)(-of->written & (PQ_OUT_ALIGN - 1));
         head = head < len ? head : len;
@@ -354,7 +353,8 @@ static int out_file_write(void *ctx, const void *data, size_t len)
         return pq_err(rc, "writing %s: %s", of->tmp, fr_strerror(rc));
     }
     of->written += (off_t)len;
-    if (of->written - of->kicked >= PQ_OUT_KICK_BYTES) {
+    /* Direct bytes never enter the page cache: nothing to kick. */
+    if (!of->direct && of->written - of->kicked >= PQ_OUT_KICK_BYTES) {
         (void)sync_file_range(of->fd, of->kicked, of->written - of->kicked,
                               SYNC_FILE_RANGE_WRITE);
         of->kicked = of->written;

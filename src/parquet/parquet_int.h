@@ -95,10 +95,10 @@ enum pq_time_unit { PQ_UNIT_MILLIS = 1, PQ_UNIT_MICROS = 2, PQ_UNIT_NANOS = 3 };
 
 /* Record a one-line description for fr_pq_errmsg() and return code. */
 int pq_err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* How many file outputs have gone direct (io.c, docs/adr/0037): tests. */
-unsigned long pq_out_direct_count(void);
 /* Forget the previous message. */
 void pq_err_clear(void);
+/* How many file outputs have gone direct (io.c, docs/adr/0037): tests. */
+unsigned long pq_out_direct_count(void);
 
 /* ------------------------------------------------------------ thrift.c */
 
