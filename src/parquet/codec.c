@@ -18,6 +18,7 @@
 
 #include <snappy-c.h>
 #include <stdlib.h>
+#include <string.h>
 #define ZSTD_STATIC_LINKING_ONLY /* ZSTD_c_literalCompressionMode: zstd_random */
 #include <zstd.h>
 
@@ -85,6 +86,27 @@ static size_t zstd_random(ZSTD_CCtx *cctx, void *dst, size_t cap, const void *sr
     return ZSTD_isError(rc) ? rc : ZSTD_compress2(cctx, dst, cap, src, len);
 }
 
+/* zstd-compress len bytes at src into out (cap >= ZSTD_compressBound(len)),
+ * *n its size. */
+static int zstd_into(struct pq_codec *codec, enum pq_comp_mode mode, const void *src, size_t len,
+                     uint8_t *out, size_t cap, size_t *n)
+{
+    if (!codec->cctx) {
+        codec->cctx = ZSTD_createCCtx();
+        if (!codec->cctx) {
+            return FR_ENOMEM;
+        }
+    }
+    size_t r = mode == PQ_COMP_RANDOM
+                   ? zstd_random(codec->cctx, out, cap, src, len, codec->zstd_level)
+                   : ZSTD_compressCCtx(codec->cctx, out, cap, src, len, codec->zstd_level);
+    if (ZSTD_isError(r)) {
+        return pq_err(FR_EIO, "zstd compression failed: %s", ZSTD_getErrorName(r));
+    }
+    *n = r;
+    return FR_OK;
+}
+
 int pq_compress(struct pq_codec *codec, int id, enum pq_comp_mode mode, const void *src, size_t len,
                 struct fr_buf *dst)
 {
@@ -107,26 +129,12 @@ int pq_compress(struct pq_codec *codec, int id, enum pq_comp_mode mode, const vo
         return FR_OK;
     }
     case FR_PQ_ZSTD: {
-        if (!codec->cctx) {
-            codec->cctx = ZSTD_createCCtx();
-            if (!codec->cctx) {
-                return FR_ENOMEM;
-            }
-        }
         size_t bound = ZSTD_compressBound(len);
         rc = fr_buf_reserve(dst, bound);
         if (rc < 0) {
             return rc;
         }
-        size_t n =
-            mode == PQ_COMP_RANDOM
-                ? zstd_random(codec->cctx, dst->data, bound, src, len, codec->zstd_level)
-                : ZSTD_compressCCtx(codec->cctx, dst->data, bound, src, len, codec->zstd_level);
-        if (ZSTD_isError(n)) {
-            return pq_err(FR_EIO, "zstd compression failed: %s", ZSTD_getErrorName(n));
-        }
-        dst->len = n;
-        return FR_OK;
+        return zstd_into(codec, mode, src, len, dst->data, bound, &dst->len);
     }
     default:
         return pq_err(FR_EUNSUPPORTED, "compression codec %d is not supported", id);
@@ -185,10 +193,66 @@ int pq_decompress(struct pq_codec *codec, int id, const void *src, size_t len, v
     }
 }
 
+/* pq_emit_page for zstd, compressing straight into dst after room for the
+ * header, which saves copying every compressed page from a scratch buffer
+ * into its column's chunk (docs/BENCHMARKS.md, issue 5's session-17
+ * section). The header's size depends on the compressed size only through
+ * that size's varint, so the room is sized for a guess of a quarter of the
+ * input (text pages compress 4-8x, ids 2x: the same varint width as the
+ * result for most pages); when the result's varint is shorter or longer,
+ * the compressed bytes move by the difference (at most 4 bytes). Only the
+ * speed depends on the guess: the bytes are those of the copying path.
+ * FR_ETOOBIG when dst has no room for the bound (the caller then copies:
+ * the page itself may still fit). */
+static int emit_zstd_direct(struct pq_codec *codec, enum pq_comp_mode mode, struct fr_buf *hdr,
+                            struct pq_page *pg, const uint8_t *body, size_t len, struct fr_buf *dst,
+                            uint64_t *uncomp)
+{
+    size_t bound = ZSTD_compressBound(len);
+    if (len > INT32_MAX || bound > INT32_MAX) {
+        return FR_ETOOBIG;
+    }
+    pg->uncompressed_size = (int32_t)len;
+    pg->compressed_size = (int32_t)(len / 4);
+    fr_buf_reset(hdr);
+    int rc = pq_page_encode(pg, hdr);
+    if (rc < 0) {
+        return rc;
+    }
+    /* a varint of an int32 is at most 5 bytes: room + 4 covers any size */
+    size_t room = hdr->len, before = dst->len;
+    if ((rc = fr_buf_reserve(dst, room + 4 + bound)) < 0) {
+        return rc;
+    }
+    size_t n = 0;
+    if ((rc = zstd_into(codec, mode, body, len, dst->data + before + room, bound, &n)) < 0) {
+        return rc;
+    }
+    pg->compressed_size = (int32_t)n;
+    fr_buf_reset(hdr);
+    if ((rc = pq_page_encode(pg, hdr)) < 0) {
+        return rc;
+    }
+    if (hdr->len != room) {
+        memmove(dst->data + before + hdr->len, dst->data + before + room, n);
+    }
+    memcpy(dst->data + before, hdr->data, hdr->len);
+    dst->len = before + hdr->len + n;
+    *uncomp += hdr->len + len;
+    return FR_OK;
+}
+
 int pq_emit_page(struct pq_codec *codec, int id, enum pq_comp_mode mode, struct fr_buf *comp,
                  struct pq_page *pg, const uint8_t *body, size_t len, struct fr_buf *dst,
                  uint64_t *uncomp)
 {
+    if (id == FR_PQ_ZSTD) {
+        int rc = emit_zstd_direct(codec, mode, comp, pg, body ? body : (const uint8_t *)"", len,
+                                  dst, uncomp);
+        if (rc != FR_ETOOBIG) {
+            return rc;
+        }
+    }
     const uint8_t *data = body;
     size_t clen = len;
     if (id != FR_PQ_UNCOMPRESSED) {

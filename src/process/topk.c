@@ -140,6 +140,12 @@ struct fr_top {
     /* The newest event time counted (INT64_MIN: none since create or load).
      * Not state: it only decides when a pane is frozen early. */
     int64_t newest_us;
+    /* The size of the pane frozen last, for a new pane's first allocation:
+     * panes of one stream are of like size, and growing one from 32
+     * entries by halves copied it about twice over (docs/BENCHMARKS.md,
+     * issue 5's session-17 section). Not state: only memory depends on it. */
+    uint32_t hint_n;
+    size_t hint_text;
     struct fr_top_stats st;
 };
 
@@ -272,6 +278,9 @@ static inline void top_slot_put(uint32_t *slots, uint32_t mask, uint64_t h, uint
 static int top_index_grow(struct fr_top *top, struct top_pane *pane)
 {
     uint32_t nslots = pane->index ? (pane->index_mask + 1) * 2 : 64;
+    while (!pane->index && (uint64_t)nslots < 2 * ((uint64_t)top->hint_n + top->hint_n / 8)) {
+        nslots *= 2; /* a new pane: room for the last one's pairs at load <= 1/2 */
+    }
     uint32_t *index = calloc(nslots, sizeof *index);
     if (!index) {
         return FR_ENOMEM;
@@ -382,6 +391,8 @@ static void top_pane_freeze(struct fr_top *top, struct top_pane *pane)
         return;
     }
     size_t len = top_pack(pane, packed);
+    top->hint_n = pane->n;
+    top->hint_text = pane->text_len;
     uint8_t *fit = realloc(packed, len);
     if (fit) {
         packed = fit;
@@ -456,8 +467,12 @@ static int top_pane_add(struct fr_top *top, struct top_pane *pane, const char *w
         }
     }
     if (pane->n == pane->alloc) {
-        /* from 32; a thawed pane's may be smaller (exact), even 1 */
+        /* from 32, or from the last frozen pane's size when new; a thawed
+         * pane's may be smaller (exact), even 1 */
         uint32_t n = pane->alloc < 32 ? 32 : pane->alloc + pane->alloc / 2;
+        if (pane->alloc == 0 && top->hint_n + top->hint_n / 8 > n) {
+            n = top->hint_n + top->hint_n / 8;
+        }
         struct top_entry *entries = realloc(pane->entries, (size_t)n * sizeof *entries);
         if (!entries) {
             return FR_ENOMEM;
@@ -469,6 +484,9 @@ static int top_pane_add(struct fr_top *top, struct top_pane *pane, const char *w
     /* Allocate even for empty strings: text + off is never NULL arithmetic. */
     if (!pane->text || pane->text_len + need > pane->text_alloc) {
         size_t n = pane->text_alloc < 1024 ? 1024 : pane->text_alloc;
+        if (pane->text_alloc == 0 && top->hint_text + top->hint_text / 8 > n) {
+            n = top->hint_text + top->hint_text / 8;
+        }
         while (n < pane->text_len + need) {
             n += n / 2;
         }

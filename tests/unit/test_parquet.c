@@ -813,6 +813,95 @@ static void test_codec_random(void)
     pq_codec_free(codec);
 }
 
+/* pq_emit_page compresses zstd pages straight into the destination after
+ * room for a header sized for a guessed compressed size (a quarter of the
+ * input), moving the bytes when the real size's varint is shorter or
+ * longer. Every case must give what composing the steps does (compress,
+ * encode the header with the real size, append both), after bytes already
+ * in the destination, and decode back: pages that compress far better
+ * than 4x (the varint shrinks), far worse (it grows), about 4x (it stays),
+ * empty, and a destination whose cap leaves no room for zstd's bound but
+ * enough for the page (the copying path). */
+static void test_emit_page_direct(void)
+{
+    struct pq_codec *codec, *ref;
+    CHECK_EQ_INT(pq_codec_new(&codec, 1), FR_OK);
+    CHECK_EQ_INT(pq_codec_new(&ref, 1), FR_OK);
+    struct fr_buf comp, want, got, ref_comp;
+    fr_buf_init(&comp, 1 << 22);
+    fr_buf_init(&ref_comp, 1 << 22);
+    fr_buf_init(&want, 1 << 23);
+    fr_buf_init(&got, 1 << 23);
+    size_t max = 300000;
+    uint8_t *src = malloc(max), *back = malloc(max);
+    static const size_t sizes[] = {0, 1, 100, 5000, 20000, 300000};
+    for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+        for (int kind = 0; kind < 3; kind++) {
+            size_t n = sizes[si];
+            for (size_t i = 0; i < n; i++) {
+                src[i] = kind == 0   ? (uint8_t)'x'   /* compresses ~1000x */
+                         : kind == 1 ? (uint8_t)rnd() /* not at all */
+                                     : (uint8_t)("abcdefgh"[rnd() & 7] | (rnd() & 1)); /* ~3-4x */
+            }
+            for (int mode = 0; mode < 2; mode++) {
+                enum pq_comp_mode m = mode ? PQ_COMP_RANDOM : PQ_COMP_DEFAULT;
+                struct pq_page pg = {.type = PQ_PAGE_DATA,
+                                     .has_data = true,
+                                     .num_values = (int32_t)n,
+                                     .encoding = PQ_ENC_PLAIN,
+                                     .def_encoding = PQ_ENC_RLE,
+                                     .rep_encoding = PQ_ENC_RLE};
+                /* the reference: compress, then header, then bytes */
+                fr_buf_reset(&want);
+                CHECK_EQ_INT(fr_buf_append(&want, "prefix", 6), FR_OK);
+                CHECK_EQ_INT(pq_compress(ref, FR_PQ_ZSTD, m, src, n, &ref_comp), FR_OK);
+                struct pq_page rp = pg;
+                rp.uncompressed_size = (int32_t)n;
+                rp.compressed_size = (int32_t)ref_comp.len;
+                CHECK_EQ_INT(pq_page_encode(&rp, &want), FR_OK);
+                size_t hlen = want.len - 6;
+                CHECK_EQ_INT(fr_buf_append(&want, ref_comp.data, ref_comp.len), FR_OK);
+
+                fr_buf_reset(&got);
+                CHECK_EQ_INT(fr_buf_append(&got, "prefix", 6), FR_OK);
+                uint64_t uncomp = 7;
+                CHECK_EQ_INT(pq_emit_page(codec, FR_PQ_ZSTD, m, &comp, &pg, src, n, &got, &uncomp),
+                             FR_OK);
+                CHECK_EQ_INT(got.len, want.len);
+                CHECK_MEM(got.data, want.data, want.len);
+                CHECK_EQ_INT(uncomp, 7 + hlen + n);
+                struct pq_page back_pg;
+                size_t used = 0;
+                CHECK_EQ_INT(pq_page_decode(got.data + 6, got.len - 6, &back_pg, &used), FR_OK);
+                CHECK_EQ_INT(back_pg.compressed_size, (int64_t)(got.len - 6 - used));
+                CHECK_EQ_INT(pq_decompress(codec, FR_PQ_ZSTD, got.data + 6 + used,
+                                           got.len - 6 - used, back, n),
+                             FR_OK);
+                CHECK(n == 0 || memcmp(back, src, n) == 0);
+
+                /* room for the page but not for zstd's bound: copied */
+                struct fr_buf tight;
+                fr_buf_init(&tight, want.len);
+                CHECK_EQ_INT(fr_buf_append(&tight, "prefix", 6), FR_OK);
+                uint64_t u2 = 0;
+                CHECK_EQ_INT(pq_emit_page(codec, FR_PQ_ZSTD, m, &comp, &pg, src, n, &tight, &u2),
+                             FR_OK);
+                CHECK_EQ_INT(tight.len, want.len);
+                CHECK_MEM(tight.data, want.data, want.len);
+                fr_buf_free(&tight);
+            }
+        }
+    }
+    free(src);
+    free(back);
+    fr_buf_free(&comp);
+    fr_buf_free(&ref_comp);
+    fr_buf_free(&want);
+    fr_buf_free(&got);
+    pq_codec_free(codec);
+    pq_codec_free(ref);
+}
+
 int main(void)
 {
     RUN(test_thrift_worked_bytes);
@@ -828,6 +917,7 @@ int main(void)
     RUN(test_string_bounds);
     RUN(test_codecs);
     RUN(test_codec_random);
+    RUN(test_emit_page_direct);
     RUN(test_dbp_bytes);
     return check_report();
 }
