@@ -9,6 +9,8 @@
 # SETS (extra --set arguments for every run, e.g. "process.epoch_max_records=100000"),
 # CALLGRIND=1: also valgrind callgrind per thread over the first 100,000
 # records (instructions; deterministic), one run per binary.
+# SCHED=1: also one run per binary under perf's scheduler tracepoints, and
+# where its idle vCPU time went (bench/sched_idle.py).
 # Prints one line per run: wall, CPU, peak RSS, epochs, commit time, load average.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -54,6 +56,18 @@ if [ "${CALLGRIND:-0}" = 1 ]; then
             "$b" --data "$d" "${sets[@]}" process --once >/dev/null 2>"$d/p.log"
         echo "$b (instructions per thread, callgrind):"
         for f in "$d"/cg.out-*; do echo "  $(basename "$f") $(grep -m1 '^summary' "$f")"; done
+        rm -rf "$d"
+    done
+fi
+
+if [ "${SCHED:-0}" = 1 ]; then
+    for b in "${bins[@]}"; do
+        d=$(mktemp -d "$WORK/sched.XXXX"); cp -al base/log "$d/log"
+        perf record -q -e sched:sched_switch -e sched:sched_wakeup -o "$d/sched.data" \
+            "$b" --data "$d" "${sets[@]}" process --once >/dev/null 2>"$d/p.log"
+        perf script -i "$d/sched.data" -F cpu,time,event,trace 2>/dev/null >"$d/sched.txt"
+        echo "$b (scheduler trace):"
+        python3 "$here/sched_idle.py" "$d/sched.txt" "$(basename "$b" | cut -c1-15)"
         rm -rf "$d"
     done
 fi

@@ -57,7 +57,7 @@ echo "zstd $(zstd -V 2>/dev/null | grep -o 'v[0-9.]*' | head -1), $N events, pag
 echo "columns: input page level hashlog minmatch targetlength literals"
 for f in raw comment meta_id times; do run "$f" "$PAGE" 1 0 0 -1 0; done
 echo "raw JSON, zstd's parameters:"
-for p in "0 5 -1 0" "0 7 -1 0" "14 0 -1 0" "15 0 -1 0" "16 0 -1 0" "0 0 8 1"; do
+for p in "0 5 -1 0" "0 7 -1 0" "12 0 -1 0" "13 0 -1 0" "14 0 -1 0" "15 0 -1 0" "16 0 -1 0" "0 0 8 1"; do
     run raw "$PAGE" 1 $p
 done
 run raw 4194304 1 0 0 -1 0
