@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """sched_idle.py — where a run's idle vCPU time goes (docs/BENCHMARKS.md,
-issue 7's session-17 section).
+issue 5's session-17 section).
 
 Input: `perf script -F cpu,time,event,trace` of a `perf record -e
 sched:sched_switch -e sched:sched_wakeup` over one run (bench/backfill_ab.sh

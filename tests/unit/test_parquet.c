@@ -822,6 +822,21 @@ static void test_codec_random(void)
  * than 4x (the varint shrinks), far worse (it grows), about 4x (it stays),
  * empty, and a destination whose cap leaves no room for zstd's bound but
  * enough for the page (the copying path). */
+/* pq_emit_page of n bytes at src into dst after the 6 bytes "prefix";
+ * dst must come out equal to want. Returns what it added to *uncomp. */
+static uint64_t emit_after_prefix(struct pq_codec *codec, enum pq_comp_mode m, struct fr_buf *comp,
+                                  struct pq_page *pg, const uint8_t *src, size_t n,
+                                  struct fr_buf *dst, const struct fr_buf *want)
+{
+    fr_buf_reset(dst);
+    CHECK_EQ_INT(fr_buf_append(dst, "prefix", 6), FR_OK);
+    uint64_t uncomp = 7; /* pq_emit_page adds to it */
+    CHECK_EQ_INT(pq_emit_page(codec, FR_PQ_ZSTD, m, comp, pg, src, n, dst, &uncomp), FR_OK);
+    CHECK_EQ_INT(dst->len, want->len);
+    CHECK_MEM(dst->data, want->data, want->len);
+    return uncomp - 7;
+}
+
 static void test_emit_page_direct(void)
 {
     struct pq_codec *codec, *ref;
@@ -862,14 +877,8 @@ static void test_emit_page_direct(void)
                 size_t hlen = want.len - 6;
                 CHECK_EQ_INT(fr_buf_append(&want, ref_comp.data, ref_comp.len), FR_OK);
 
-                fr_buf_reset(&got);
-                CHECK_EQ_INT(fr_buf_append(&got, "prefix", 6), FR_OK);
-                uint64_t uncomp = 7;
-                CHECK_EQ_INT(pq_emit_page(codec, FR_PQ_ZSTD, m, &comp, &pg, src, n, &got, &uncomp),
-                             FR_OK);
-                CHECK_EQ_INT(got.len, want.len);
-                CHECK_MEM(got.data, want.data, want.len);
-                CHECK_EQ_INT(uncomp, 7 + hlen + n);
+                CHECK_EQ_INT(emit_after_prefix(codec, m, &comp, &pg, src, n, &got, &want),
+                             hlen + n);
                 struct pq_page back_pg;
                 size_t used = 0;
                 CHECK_EQ_INT(pq_page_decode(got.data + 6, got.len - 6, &back_pg, &used), FR_OK);
@@ -882,12 +891,8 @@ static void test_emit_page_direct(void)
                 /* room for the page but not for zstd's bound: copied */
                 struct fr_buf tight;
                 fr_buf_init(&tight, want.len);
-                CHECK_EQ_INT(fr_buf_append(&tight, "prefix", 6), FR_OK);
-                uint64_t u2 = 0;
-                CHECK_EQ_INT(pq_emit_page(codec, FR_PQ_ZSTD, m, &comp, &pg, src, n, &tight, &u2),
-                             FR_OK);
-                CHECK_EQ_INT(tight.len, want.len);
-                CHECK_MEM(tight.data, want.data, want.len);
+                CHECK_EQ_INT(emit_after_prefix(codec, m, &comp, &pg, src, n, &tight, &want),
+                             hlen + n);
                 fr_buf_free(&tight);
             }
         }
