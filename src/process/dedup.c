@@ -8,10 +8,17 @@
  * field, so the free list costs nothing); an open-addressing table of
  * 4-byte entry numbers (linear probing, load <= 1/2, backward-shift
  * deletion, so no tombstones) maps a key to its entry, comparing the keys
- * in the pool; a binary min-heap of entry indices ordered by (event time,
- * insert sequence) gives the next key to evict. Lookup and insert are O(1)
- * expected, eviction O(log n). A live key costs 36 bytes plus 8-32 bytes
- * of table (docs/adr/0023).
+ * in the pool. Eviction order is (event time, insert sequence), kept by
+ * two queues of entry indices: a FIFO ring for keys that arrive in event
+ * time order (a key no older than the ring's newest is appended: its
+ * sequence is the largest yet, so the ring stays sorted), and a binary
+ * min-heap for the others. The next key to evict is the smaller of their
+ * two fronts. Events come nearly in order (96-97 % of the issue-7
+ * generator's), so most keys cost O(1) to queue and evict instead of a
+ * heap's O(log n) pool lookups (docs/BENCHMARKS.md, issue 7's session-18
+ * section). Lookup and insert are O(1) expected, eviction O(1) from the
+ * ring and O(log n) from the heap. A live key costs 40 bytes plus 8-32
+ * bytes of table (docs/adr/0023).
  *
  * Rules (docs/SEMANTICS.md):
  *   1. fr_dedup_expire(wm) evicts every key with event time < wm, so the
@@ -72,6 +79,8 @@ struct fr_dedup {
     uint32_t slot_mask;
     uint32_t *heap; /* entry indices, min-heap on (t, seq) */
     uint32_t heap_n;
+    uint32_t *fifo; /* ring of pool_alloc entry indices, ascending (t, seq) */
+    uint32_t fifo_head, fifo_n;
     uint64_t seq_next;
     struct fr_dedup_stats st;
 };
@@ -140,6 +149,44 @@ static uint32_t dd_heap_pop(struct fr_dedup *dd)
     return top;
 }
 
+static uint32_t dd_fifo_at(const struct fr_dedup *dd, uint32_t k)
+{
+    return dd->fifo[(dd->fifo_head + k) & (dd->pool_alloc - 1)];
+}
+
+/* Queue entry idx (the newest: its sequence is the largest): on the ring
+ * when it is no older than the ring's newest, else on the heap. */
+static void dd_queue(struct fr_dedup *dd, uint32_t idx)
+{
+    if (dd->fifo_n == 0 || dd->pool[dd_fifo_at(dd, dd->fifo_n - 1)].t <= dd->pool[idx].t) {
+        dd->fifo[(dd->fifo_head + dd->fifo_n++) & (dd->pool_alloc - 1)] = idx;
+    } else {
+        dd_heap_push(dd, idx);
+    }
+}
+
+/* The entry to evict next, the smaller (t, seq) of the two fronts, or
+ * DD_NO_FREE when the set is empty. */
+static uint32_t dd_front(const struct fr_dedup *dd)
+{
+    if (dd->fifo_n && (!dd->heap_n || dd_less(dd, dd_fifo_at(dd, 0), dd->heap[0]))) {
+        return dd_fifo_at(dd, 0);
+    }
+    return dd->heap_n ? dd->heap[0] : DD_NO_FREE;
+}
+
+/* Remove and return dd_front (the set is not empty). */
+static uint32_t dd_pop_front(struct fr_dedup *dd)
+{
+    if (dd->fifo_n && (!dd->heap_n || dd_less(dd, dd_fifo_at(dd, 0), dd->heap[0]))) {
+        uint32_t idx = dd_fifo_at(dd, 0);
+        dd->fifo_head = (dd->fifo_head + 1) & (dd->pool_alloc - 1);
+        dd->fifo_n--;
+        return idx;
+    }
+    return dd_heap_pop(dd);
+}
+
 /* Slot holding key, or the empty slot where it would go (*found = 0). */
 static uint32_t dd_probe(const struct fr_dedup *dd, const uint8_t key[16], uint64_t h, int *found)
 {
@@ -200,8 +247,8 @@ static int dd_rehash(struct fr_dedup *dd, uint32_t nslots)
     free(dd->slots);
     dd->slots = slots;
     dd->slot_mask = nslots - 1;
-    for (uint32_t k = 0; k < dd->heap_n; k++) {
-        uint32_t idx = dd->heap[k];
+    for (uint32_t k = 0; k < dd->heap_n + dd->fifo_n; k++) {
+        uint32_t idx = k < dd->heap_n ? dd->heap[k] : dd_fifo_at(dd, k - dd->heap_n);
         uint64_t h = dd_hash(dd->pool[idx].key);
         int found;
         uint32_t slot = dd_probe(dd, dd->pool[idx].key, h, &found);
@@ -210,7 +257,8 @@ static int dd_rehash(struct fr_dedup *dd, uint32_t nslots)
     return FR_OK;
 }
 
-/* Room for one more entry: pool, heap, and table load <= 1/2. */
+/* Room for one more entry: pool, heap, ring, and table load <= 1/2. The
+ * ring is laid out again from its head when it grows. */
 static int dd_reserve(struct fr_dedup *dd)
 {
     if (dd->free_head == DD_NO_FREE && dd->pool_top == dd->pool_alloc) {
@@ -225,6 +273,16 @@ static int dd_reserve(struct fr_dedup *dd)
             return FR_ENOMEM;
         }
         dd->heap = heap;
+        uint32_t *fifo = malloc((size_t)n * sizeof *fifo);
+        if (!fifo) {
+            return FR_ENOMEM;
+        }
+        for (uint32_t k = 0; k < dd->fifo_n; k++) {
+            fifo[k] = dd_fifo_at(dd, k);
+        }
+        free(dd->fifo);
+        dd->fifo = fifo;
+        dd->fifo_head = 0;
         dd->pool_alloc = n;
     }
     if ((uint64_t)(dd->st.keys + 1) * 2 > (uint64_t)dd->slot_mask + 1) {
@@ -235,8 +293,9 @@ static int dd_reserve(struct fr_dedup *dd)
 
 static void dd_update_bytes(struct fr_dedup *dd)
 {
-    dd->st.bytes = sizeof *dd + ((uint64_t)dd->slot_mask + 1) * sizeof *dd->slots +
-                   (uint64_t)dd->pool_alloc * (sizeof *dd->pool + sizeof *dd->heap);
+    dd->st.bytes =
+        sizeof *dd + ((uint64_t)dd->slot_mask + 1) * sizeof *dd->slots +
+        (uint64_t)dd->pool_alloc * (sizeof *dd->pool + sizeof *dd->heap + sizeof *dd->fifo);
 }
 
 int fr_dedup_create(const struct fr_dedup_opts *opts, struct fr_dedup **out)
@@ -269,6 +328,7 @@ void fr_dedup_destroy(struct fr_dedup *dd)
     }
     free(dd->pool);
     free(dd->heap);
+    free(dd->fifo);
     free(dd->slots);
     free(dd);
 }
@@ -290,7 +350,7 @@ int fr_dedup_insert(struct fr_dedup *dd, const uint8_t key[16], int64_t event_us
         return 0;
     }
     if (dd->st.keys >= dd->opts.max_keys) {
-        dd_release(dd, dd_heap_pop(dd));
+        dd_release(dd, dd_pop_front(dd));
         dd->st.forced_evictions++;
     }
     int rc = dd_reserve(dd);
@@ -309,7 +369,7 @@ int fr_dedup_insert(struct fr_dedup *dd, const uint8_t key[16], int64_t event_us
     e->seq = dd->seq_next++;
     uint32_t slot = dd_probe(dd, key, h, &found);
     dd->slots[slot] = idx + 1;
-    dd_heap_push(dd, idx);
+    dd_queue(dd, idx);
     dd->st.keys++;
     dd->st.inserts++;
     dd_update_bytes(dd);
@@ -318,8 +378,8 @@ int fr_dedup_insert(struct fr_dedup *dd, const uint8_t key[16], int64_t event_us
 
 void fr_dedup_expire(struct fr_dedup *dd, int64_t watermark_us)
 {
-    while (dd->heap_n && dd->pool[dd->heap[0]].t < watermark_us) {
-        dd_release(dd, dd_heap_pop(dd));
+    for (uint32_t idx; (idx = dd_front(dd)) != DD_NO_FREE && dd->pool[idx].t < watermark_us;) {
+        dd_release(dd, dd_pop_front(dd));
         dd->st.expired++;
     }
     /* Give memory back after a burst: shrink the table to load ~1/4. */
@@ -416,9 +476,16 @@ int fr_dedup_save_out(const struct fr_dedup *dd, struct fr_proc_out *out)
     fr_proc_enc_u64(&enc, dd->st.duplicates);
     fr_proc_enc_u64(&enc, dd->st.expired);
     fr_proc_enc_u64(&enc, dd->st.forced_evictions);
-    fr_proc_enc_u32(&enc, dd->heap_n);
-    for (uint32_t k = 0; k < dd->heap_n && enc.err == FR_OK; k++) {
-        const struct dd_entry *e = &dd->pool[dd->heap[k]];
+    fr_proc_enc_u32(&enc, dd->heap_n + dd->fifo_n);
+    /* The sorted heap and the ring, merged. */
+    for (uint32_t h = 0, f = 0; (h < dd->heap_n || f < dd->fifo_n) && enc.err == FR_OK;) {
+        uint32_t idx;
+        if (f < dd->fifo_n && (h == dd->heap_n || dd_less(dd, dd_fifo_at(dd, f), dd->heap[h]))) {
+            idx = dd_fifo_at(dd, f++);
+        } else {
+            idx = dd->heap[h++];
+        }
+        const struct dd_entry *e = &dd->pool[idx];
         fr_proc_enc_bytes(&enc, e->key, 16);
         fr_proc_enc_i64(&enc, e->t);
         fr_proc_enc_u64(&enc, e->seq);
@@ -480,8 +547,8 @@ int fr_dedup_load(struct fr_dedup *dd, const void *bytes, size_t len)
         fresh->pool[idx].t = t;
         fresh->pool[idx].seq = seq;
         fresh->slots[slot] = idx + 1;
-        /* Ascending order is already a valid min-heap. */
-        fresh->heap[fresh->heap_n++] = idx;
+        /* Ascending: all on the ring. */
+        fresh->fifo[fresh->fifo_n++] = idx;
         fresh->st.keys++;
     }
     rc = fr_proc_dec_end(&dec);

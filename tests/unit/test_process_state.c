@@ -314,10 +314,12 @@ static void check_saved_keys(const struct fr_dedup *dd, size_t n, const uint64_t
 }
 
 /* The set against a plain array: random inserts, duplicates, expiry; every
- * so often a save (which reorders the heap in place) is checked against
- * the model's keys sorted by the test, and the set must go on behaving
- * the same after it. */
-static void test_dedup_vs_array(void)
+ * so often a save (which reorders the heap in place and merges it with the
+ * ring) is checked against the model's keys sorted by the test, and the
+ * set must go on behaving the same after it. in_order: times follow a
+ * clock with a few keys behind it, as the feed's do (mostly the ring);
+ * else anywhere in the next 1000 units (mostly the heap). */
+static void dedup_vs_array(int in_order)
 {
     enum { N = 20000 };
     static uint64_t ids[N];
@@ -327,7 +329,7 @@ static void test_dedup_vs_array(void)
     size_t n = 0;
     uint64_t seq = 0;
     struct fr_dedup *dd = dedup_new(1 << 20);
-    int64_t wm = 0;
+    int64_t wm = 0, clock = 1000;
     uint8_t k[16];
     int saves = 0;
     for (int step = 0; step < 60000; step++) {
@@ -338,7 +340,12 @@ static void test_dedup_vs_array(void)
         }
         if (r < 60 && n < N) {
             ids[n] = rnd();
-            times[n] = wm + (int64_t)(rnd() % 1000);
+            if (in_order) {
+                clock += (int64_t)(rnd() % 3);
+                times[n] = clock - (rnd() % 100 < 4 ? (int64_t)(rnd() % 500) : 0);
+            } else {
+                times[n] = wm + (int64_t)(rnd() % 1000);
+            }
             seqs[n] = seq++;
             key_of(ids[n], k);
             CHECK_EQ_INT(fr_dedup_insert(dd, k, times[n]), 1);
@@ -349,15 +356,16 @@ static void test_dedup_vs_array(void)
             int want = live[i];
             CHECK_EQ_INT(fr_dedup_contains(dd, k), want);
             if (!want) {
-                CHECK_EQ_INT(fr_dedup_insert(dd, k, wm + 5000), 1);
-                times[i] = wm + 5000;
+                int64_t t = in_order ? clock : wm + 5000;
+                CHECK_EQ_INT(fr_dedup_insert(dd, k, t), 1);
+                times[i] = t;
                 seqs[i] = seq++;
                 live[i] = 1;
             } else {
                 CHECK_EQ_INT(fr_dedup_insert(dd, k, wm), 0);
             }
         } else {
-            wm += (int64_t)(rnd() % 40);
+            wm = in_order ? (clock - 800 > wm ? clock - 800 : wm) : wm + (int64_t)(rnd() % 40);
             fr_dedup_expire(dd, wm);
             for (size_t i = 0; i < n; i++) {
                 if (live[i] && times[i] < wm) {
@@ -383,6 +391,60 @@ static void test_dedup_vs_array(void)
     fr_dedup_stats(dd, &st);
     CHECK_EQ_INT(st.keys, 0);
     CHECK(st.bytes < peak);
+    fr_dedup_destroy(dd);
+}
+
+static void test_dedup_vs_array(void)
+{
+    dedup_vs_array(0);
+    dedup_vs_array(1);
+}
+
+/* A full set evicts the smallest (time, sequence) first, whichever queue
+ * holds it: against a model that scans for the minimum. */
+static void test_dedup_forced_order(void)
+{
+    enum { CAP = 64, N = 5000 };
+    static uint64_t ids[N];
+    static int64_t times[N];
+    static uint64_t seqs[N];
+    static int live[N];
+    struct fr_dedup *dd = dedup_new(CAP);
+    uint8_t k[16];
+    int64_t clock = 0;
+    for (size_t n = 0; n < N; n++) {
+        clock += (int64_t)(rnd() % 4);
+        ids[n] = rnd();
+        times[n] = clock - (rnd() % 100 < 20 ? (int64_t)(rnd() % 300) : 0);
+        seqs[n] = n;
+        size_t nlive = 0, min = SIZE_MAX;
+        for (size_t i = 0; i < n; i++) {
+            if (!live[i]) {
+                continue;
+            }
+            nlive++;
+            if (min == SIZE_MAX || times[i] < times[min] ||
+                (times[i] == times[min] && seqs[i] < seqs[min])) {
+                min = i;
+            }
+        }
+        key_of(ids[n], k);
+        CHECK_EQ_INT(fr_dedup_insert(dd, k, times[n]), 1);
+        live[n] = 1;
+        if (nlive == CAP) {
+            live[min] = 0;
+            key_of(ids[min], k);
+            if (fr_dedup_contains(dd, k)) {
+                CHECK(!"the forced eviction took another key than the oldest");
+                break;
+            }
+        }
+    }
+    check_saved_keys(dd, N, ids, times, seqs, live, N);
+    struct fr_dedup_stats st;
+    fr_dedup_stats(dd, &st);
+    CHECK_EQ_INT(st.keys, CAP);
+    CHECK_EQ_INT(st.forced_evictions, N - CAP);
     fr_dedup_destroy(dd);
 }
 
@@ -670,6 +732,7 @@ int main(void)
     RUN(test_dedup_basics);
     RUN(test_dedup_forced_eviction);
     RUN(test_dedup_vs_array);
+    RUN(test_dedup_forced_order);
     RUN(test_dedup_save_load);
     RUN(test_save_stream);
     RUN(test_hostile_blobs);
