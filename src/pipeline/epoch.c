@@ -252,8 +252,11 @@ static inline __attribute__((always_inline)) void prefetch_strings(const struct 
 
 static void prefetch_slots(const struct proc_run *run, const struct fr_ahead_item *item)
 {
-    if (item->reason == FR_GATE_OK && run->write) {
-        fr_tw_silver_prefetch(&run->tw[FR_TBL_SILVER], &item->row);
+    if (item->reason == FR_GATE_OK) {
+        fr_proc_prefetch(run->proc, &item->row);
+        if (run->write) {
+            fr_tw_silver_prefetch(&run->tw[FR_TBL_SILVER], &item->row);
+        }
     }
 }
 

@@ -195,6 +195,11 @@ int fr_proc_apply(struct fr_proc *proc, const struct fr_proc_pos *pos,
     return proc_settle(proc, before, sink, arg);
 }
 
+void fr_proc_prefetch(const struct fr_proc *proc, const struct fr_row *row)
+{
+    fr_dedup_prefetch(proc->dedup, row->key);
+}
+
 int fr_proc_set_idle(struct fr_proc *proc, int32_t partition, int idle,
                      const struct fr_proc_sink *sink, void *arg)
 {

@@ -293,6 +293,9 @@ int fr_dedup_insert(struct fr_dedup *dedup, const uint8_t key[16], int64_t event
 int fr_dedup_contains(const struct fr_dedup *dedup, const uint8_t key[16]);
 /* Evict every key whose event time is < watermark_us. */
 void fr_dedup_expire(struct fr_dedup *dedup, int64_t watermark_us);
+/* Ask for the cache line that fr_dedup_insert(key) will probe first; no
+ * other effect. */
+void fr_dedup_prefetch(const struct fr_dedup *dedup, const uint8_t key[16]);
 void fr_dedup_stats(const struct fr_dedup *dedup, struct fr_dedup_stats *stats);
 /* Append the state to out (deterministic bytes; FR_ETOOBIG past out's cap,
  * FR_ENOMEM). */
@@ -589,6 +592,9 @@ int fr_proc_record(struct fr_proc *proc, const struct fr_proc_pos *pos, const ch
 int fr_proc_apply(struct fr_proc *proc, const struct fr_proc_pos *pos,
                   enum fr_gate_reason reason, const struct fr_row *row,
                   const struct fr_proc_sink *sink, void *arg, struct fr_proc_result *res);
+/* Ask for the cache lines that fr_proc_apply will look up first for row
+ * (a row the gate accepted), a record or two ahead; no other effect. */
+void fr_proc_prefetch(const struct fr_proc *proc, const struct fr_row *row);
 /* The options the processor was created with. */
 const struct fr_proc_opts *fr_proc_opts(const struct fr_proc *proc);
 /* The idle-partition hook: exclude (idle = 1) a partition from the
