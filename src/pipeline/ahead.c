@@ -1,8 +1,8 @@
 /*
  * ahead.c — the decode-ahead thread (ahead.h): reads an epoch's records
  * from the source, copies each payload into a batch and decodes it there
- * with its own gate (fr_gate_decode_to), so the rows' strings live in the
- * batch too.
+ * with its own gate (fr_gate_copy_decode_to: the gate's first pass makes
+ * the copy), so the rows' strings live in the batch too.
  *
  * A batch's bytes, per record, in order of use:
  *
@@ -185,9 +185,6 @@ static int ahead_fill(struct fr_ahead *ahead, struct ahead_slot *slot, struct fr
         }
         struct fr_ahead_item *item = &slot->items[slot->pub.n++];
         char *raw = slot->bytes + used;
-        if (len) {
-            memcpy(raw, rec.payload, len);
-        }
         used += len;
         item->pos = (struct fr_proc_pos){part, rec.offset, rec.append_time};
         item->raw = raw;
@@ -195,8 +192,9 @@ static int ahead_fill(struct fr_ahead *ahead, struct ahead_slot *slot, struct fr
         item->detail = NULL;
         char detail[FR_GATE_DETAIL_MAX];
         detail[0] = 0;
-        item->reason = fr_gate_decode_to(ahead->gate, &item->pos, raw, len, &item->row, detail,
-                                         slot->bytes + used);
+        /* The payload is copied into the batch by the gate's first pass. */
+        item->reason = fr_gate_copy_decode_to(ahead->gate, &item->pos, rec.payload, raw, len,
+                                              &item->row, detail, slot->bytes + used);
         if (len <= ahead->max_event) {
             used += len;
         }

@@ -310,10 +310,12 @@ GATE_AVX2 static inline __m256i gate_u8_unfinished(__m256i v)
     return _mm256_subs_epu8(v, limit);
 }
 
-/* Index json[0..len), len <= FR_GATE_INDEX_MAX, into sbits. Returns 1 when
- * the record has no control bytes and is valid UTF-8 (the walk may use the
- * index), else 0. */
-GATE_AVX2 static int gate_index(const char *json, size_t len, uint64_t *sbits)
+/* Index json[0..len), len <= FR_GATE_INDEX_MAX, into sbits, and copy it to
+ * copy (unless NULL) on the way: the vectors the index loads are stored
+ * again, so a caller that needs the record in its own memory does not read
+ * it twice. Returns 1 when the record has no control bytes and is valid
+ * UTF-8 (the walk may use the index), else 0; the copy is whole either way. */
+GATE_AVX2 static int gate_index(const char *json, size_t len, uint64_t *sbits, char *copy)
 {
     const __m256i quote = _mm256_set1_epi8('"'), bslash = _mm256_set1_epi8('\\');
     const __m256i ctl = _mm256_set1_epi8(0x1F);
@@ -330,10 +332,17 @@ GATE_AVX2 static int gate_index(const char *json, size_t len, uint64_t *sbits)
             /* spaces: not special, not control, ASCII */
             memset(tail, ' ', sizeof tail);
             memcpy(tail, p, len - at);
+            if (copy) {
+                memcpy(copy + at, p, len - at);
+            }
             p = tail;
         }
         __m256i half[2] = {_mm256_loadu_si256((const void *)p),
                            _mm256_loadu_si256((const void *)(p + 32))};
+        if (copy && p != tail) {
+            _mm256_storeu_si256((void *)(copy + at), half[0]);
+            _mm256_storeu_si256((void *)(copy + at + 32), half[1]);
+        }
         uint64_t bits[2];
         for (int h = 0; h < 2; h++) {
             __m256i v = half[h];
@@ -361,9 +370,9 @@ static int gate_index_supported(void)
 {
     return 0;
 }
-static int gate_index(const char *json, size_t len, uint64_t *sbits)
+static int gate_index(const char *json, size_t len, uint64_t *sbits, char *copy)
 {
-    (void)json, (void)len, (void)sbits;
+    (void)json, (void)len, (void)sbits, (void)copy;
     return 0;
 }
 #endif
@@ -1571,11 +1580,17 @@ static enum fr_gate_reason gate_verdict(struct gate_ctx *ctx, int is_object, con
     return FR_GATE_OK;
 }
 
+/* src, when not NULL: the record's bytes, which are copied to json (the
+ * memory the row may point into) as the walk starts. */
 static enum fr_gate_reason gate_decode(struct fr_gate *gate, const struct fr_proc_pos *pos,
                                        const char *json, size_t len, struct fr_row *row,
                                        char detail[FR_GATE_DETAIL_MAX], char *arena,
-                                       size_t arena_cap, int in_place)
+                                       size_t arena_cap, int in_place, const char *src)
 {
+    int index = gate->indexed && len <= FR_GATE_INDEX_MAX && len <= gate->opts.max_event_bytes;
+    if (src && !index && len) {
+        memcpy((char *)json, src, len);
+    }
     memset(row, 0, sizeof *row);
     row->partition = pos->partition;
     row->offset = pos->offset;
@@ -1594,7 +1609,7 @@ static enum fr_gate_reason gate_decode(struct fr_gate *gate, const struct fr_pro
                            .in_place = in_place,
                            .dup_field = -1,
                            .bad_field = -1};
-    if (gate->indexed && len <= FR_GATE_INDEX_MAX && gate_index(json, len, gate->sbits)) {
+    if (index && gate_index(src ? src : json, len, gate->sbits, src ? (char *)json : NULL)) {
         ctx.sbits = gate->sbits;
         ctx.swords = (len + 63) / 64;
         gate->paths.indexed++;
@@ -1615,8 +1630,8 @@ enum fr_gate_reason fr_gate_decode(struct fr_gate *gate, const struct fr_proc_po
                                    const char *json, size_t len, struct fr_row *row,
                                    char detail[FR_GATE_DETAIL_MAX])
 {
-    return gate_decode(gate, pos, json, len, row, detail, gate->arena,
-                       gate->opts.max_event_bytes, 0);
+    return gate_decode(gate, pos, json, len, row, detail, gate->arena, gate->opts.max_event_bytes,
+                       0, NULL);
 }
 
 enum fr_gate_reason fr_gate_decode_to(struct fr_gate *gate, const struct fr_proc_pos *pos,
@@ -1626,7 +1641,15 @@ enum fr_gate_reason fr_gate_decode_to(struct fr_gate *gate, const struct fr_proc
     /* Decoded strings never outgrow their raw bytes (invariant 3), so len
      * bytes of arena always suffice; strings without escapes are not even
      * copied: they point into json, which the caller keeps with the row. */
-    return gate_decode(gate, pos, json, len, row, detail, arena, len, 1);
+    return gate_decode(gate, pos, json, len, row, detail, arena, len, 1, NULL);
+}
+
+enum fr_gate_reason fr_gate_copy_decode_to(struct fr_gate *gate, const struct fr_proc_pos *pos,
+                                           const char *src, char *dst, size_t len,
+                                           struct fr_row *row, char detail[FR_GATE_DETAIL_MAX],
+                                           char *arena)
+{
+    return gate_decode(gate, pos, dst, len, row, detail, arena, len, 1, src);
 }
 
 int fr_gate_set_indexed(struct fr_gate *gate, int on)

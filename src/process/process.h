@@ -208,6 +208,15 @@ enum fr_gate_reason fr_gate_decode(struct fr_gate *gate, const struct fr_proc_po
 enum fr_gate_reason fr_gate_decode_to(struct fr_gate *gate, const struct fr_proc_pos *pos,
                                       const char *json, size_t len, struct fr_row *row,
                                       char detail[FR_GATE_DETAIL_MAX], char *arena);
+/* Copy src[0..len) to dst, then fr_gate_decode_to(dst): the same verdict,
+ * detail and row (pointing into dst and arena). On the indexed walk the
+ * copy is made by the vector pass that indexes the record, so the bytes
+ * are read once (the decode-ahead thread's copy out of the log reader's
+ * buffer). src and dst must not overlap. */
+enum fr_gate_reason fr_gate_copy_decode_to(struct fr_gate *gate, const struct fr_proc_pos *pos,
+                                           const char *src, char *dst, size_t len,
+                                           struct fr_row *row, char detail[FR_GATE_DETAIL_MAX],
+                                           char *arena);
 /* Parse a UUID text (8-4-4-4-12 hex) into 16 bytes: FR_OK or FR_EINVAL. */
 int fr_gate_uuid(const char *s, size_t len, uint8_t key[16]);
 
