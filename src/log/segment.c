@@ -127,11 +127,9 @@ static uint32_t get32(const uint8_t *p)
 
 static uint64_t get64(const uint8_t *p)
 {
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--) {
-        v = v << 8 | p[i];
-    }
-    return v;
+    /* two little-endian halves: GCC makes this one load (the loop it was
+     * stayed eight, ~70 instructions a record in the reader) */
+    return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
 }
 
 /* ---- Segment header ---------------------------------------------------------- */
