@@ -175,16 +175,15 @@ static uint32_t dd_front(const struct fr_dedup *dd)
     return dd->heap_n ? dd->heap[0] : DD_NO_FREE;
 }
 
-/* Remove and return dd_front (the set is not empty). */
-static uint32_t dd_pop_front(struct fr_dedup *dd)
+/* Take idx, which dd_front returned, off its queue (an entry is on one). */
+static void dd_drop_front(struct fr_dedup *dd, uint32_t idx)
 {
-    if (dd->fifo_n && (!dd->heap_n || dd_less(dd, dd_fifo_at(dd, 0), dd->heap[0]))) {
-        uint32_t idx = dd_fifo_at(dd, 0);
+    if (dd->fifo_n && idx == dd_fifo_at(dd, 0)) {
         dd->fifo_head = (dd->fifo_head + 1) & (dd->pool_alloc - 1);
         dd->fifo_n--;
-        return idx;
+    } else {
+        dd_heap_pop(dd);
     }
-    return dd_heap_pop(dd);
 }
 
 /* Slot holding key, or the empty slot where it would go (*found = 0). */
@@ -350,7 +349,9 @@ int fr_dedup_insert(struct fr_dedup *dd, const uint8_t key[16], int64_t event_us
         return 0;
     }
     if (dd->st.keys >= dd->opts.max_keys) {
-        dd_release(dd, dd_pop_front(dd));
+        uint32_t oldest = dd_front(dd);
+        dd_drop_front(dd, oldest);
+        dd_release(dd, oldest);
         dd->st.forced_evictions++;
     }
     int rc = dd_reserve(dd);
@@ -394,7 +395,8 @@ void fr_dedup_expire(struct fr_dedup *dd, int64_t watermark_us)
             __builtin_prefetch(&dd->pool[dd_fifo_at(dd, DD_AHEAD)]);
             fr_dedup_prefetch(dd, dd->pool[dd_fifo_at(dd, DD_AHEAD / 2)].key);
         }
-        dd_release(dd, dd_pop_front(dd));
+        dd_drop_front(dd, idx);
+        dd_release(dd, idx);
         dd->st.expired++;
     }
     /* Give memory back after a burst: shrink the table to load ~1/4. */

@@ -1580,17 +1580,18 @@ static enum fr_gate_reason gate_verdict(struct gate_ctx *ctx, int is_object, con
     return FR_GATE_OK;
 }
 
-/* src, when not NULL: the record's bytes, which are copied to json (the
- * memory the row may point into) as the walk starts. */
+/* copy_to, when not NULL: where the record's bytes are copied as the walk
+ * starts; the walk then reads the copy, so the row points into it. */
 static enum fr_gate_reason gate_decode(struct fr_gate *gate, const struct fr_proc_pos *pos,
-                                       const char *json, size_t len, struct fr_row *row,
+                                       const char *src, size_t len, struct fr_row *row,
                                        char detail[FR_GATE_DETAIL_MAX], char *arena,
-                                       size_t arena_cap, int in_place, const char *src)
+                                       size_t arena_cap, int in_place, char *copy_to)
 {
     int index = gate->indexed && len <= FR_GATE_INDEX_MAX && len <= gate->opts.max_event_bytes;
-    if (src && !index && len) {
-        memcpy((char *)json, src, len);
+    if (copy_to && !index && len) {
+        memcpy(copy_to, src, len);
     }
+    const char *json = copy_to ? copy_to : src;
     memset(row, 0, sizeof *row);
     row->partition = pos->partition;
     row->offset = pos->offset;
@@ -1609,7 +1610,7 @@ static enum fr_gate_reason gate_decode(struct fr_gate *gate, const struct fr_pro
                            .in_place = in_place,
                            .dup_field = -1,
                            .bad_field = -1};
-    if (index && gate_index(src ? src : json, len, gate->sbits, src ? (char *)json : NULL)) {
+    if (index && gate_index(src, len, gate->sbits, copy_to)) {
         ctx.sbits = gate->sbits;
         ctx.swords = (len + 63) / 64;
         gate->paths.indexed++;
@@ -1649,7 +1650,7 @@ enum fr_gate_reason fr_gate_copy_decode_to(struct fr_gate *gate, const struct fr
                                            struct fr_row *row, char detail[FR_GATE_DETAIL_MAX],
                                            char *arena)
 {
-    return gate_decode(gate, pos, dst, len, row, detail, arena, len, 1, src);
+    return gate_decode(gate, pos, src, len, row, detail, arena, len, 1, dst);
 }
 
 int fr_gate_set_indexed(struct fr_gate *gate, int on)
