@@ -275,10 +275,17 @@ static inline void top_slot_put(uint32_t *slots, uint32_t mask, uint64_t h, uint
     slots[i] = v;
 }
 
+/* A new pane's first allocation for n of the last frozen pane's pairs or
+ * text bytes: n and an eighth more. */
+static inline uint64_t top_hint_room(uint64_t n)
+{
+    return n + n / 8;
+}
+
 static int top_index_grow(struct fr_top *top, struct top_pane *pane)
 {
     uint32_t nslots = pane->index ? (pane->index_mask + 1) * 2 : 64;
-    while (!pane->index && (uint64_t)nslots < 2 * ((uint64_t)top->hint_n + top->hint_n / 8)) {
+    while (!pane->index && (uint64_t)nslots < 2 * top_hint_room(top->hint_n)) {
         nslots *= 2; /* a new pane: room for the last one's pairs at load <= 1/2 */
     }
     uint32_t *index = calloc(nslots, sizeof *index);
@@ -470,8 +477,8 @@ static int top_pane_add(struct fr_top *top, struct top_pane *pane, const char *w
         /* from 32, or from the last frozen pane's size when new; a thawed
          * pane's may be smaller (exact), even 1 */
         uint32_t n = pane->alloc < 32 ? 32 : pane->alloc + pane->alloc / 2;
-        if (pane->alloc == 0 && top->hint_n + top->hint_n / 8 > n) {
-            n = top->hint_n + top->hint_n / 8;
+        if (pane->alloc == 0 && top_hint_room(top->hint_n) > n) {
+            n = (uint32_t)top_hint_room(top->hint_n);
         }
         struct top_entry *entries = realloc(pane->entries, (size_t)n * sizeof *entries);
         if (!entries) {
@@ -484,8 +491,8 @@ static int top_pane_add(struct fr_top *top, struct top_pane *pane, const char *w
     /* Allocate even for empty strings: text + off is never NULL arithmetic. */
     if (!pane->text || pane->text_len + need > pane->text_alloc) {
         size_t n = pane->text_alloc < 1024 ? 1024 : pane->text_alloc;
-        if (pane->text_alloc == 0 && top->hint_text + top->hint_text / 8 > n) {
-            n = top->hint_text + top->hint_text / 8;
+        if (pane->text_alloc == 0 && top_hint_room(top->hint_text) > n) {
+            n = (size_t)top_hint_room(top->hint_text);
         }
         while (n < pane->text_len + need) {
             n += n / 2;
