@@ -53,23 +53,39 @@ timed() { # timed ROUND ENGINE PHASE CMD... : time -v a command, record it
     row "$r" "$e" "$p" "$(fr_timev t.log)"
 }
 fresh_lake() { rm -rf "$1/lake" "$1/process" "$1/stats"; }
+# Read files twice, untimed, so that the step after starts on a warm page
+# cache. Every step that reads the input (or, for freshet, its log) is
+# preceded by this: this guest drops page-cache pages under the peers'
+# memory use (2026-12-05: round 2's `cat` limit took 4.97 s instead of
+# 0.22 s, and `zstd -1 -T2` read from the disk), and a cold read would
+# flatter or handicap whichever engine met it.
+warm() { # FILE or DIR...
+    local i
+    for i in 1 2; do find "$@" -type f -exec cat {} + >/dev/null; done
+}
 
-cat "$IN" >/dev/null; cat "$IN" >/dev/null # warm the page cache for every engine alike
 for r in $(seq "$ROUNDS"); do
     echo "round $r: $(uptime | sed 's/.*load/load/')"
+    warm "$IN"
     timed "$r" limit cat sh -c "cat $IN > /dev/null"
+    warm "$IN"
     timed "$r" limit zstd1T2 sh -c "zstd -q -1 -T2 -c $IN > /dev/null"
     # The same on one thread: what a second vCPU adds to compression in
     # this round (this guest's second vCPU gives anywhere from ~1.2x to
     # ~1.9x over time; docs/BENCHMARKS.md, issue 5's session-15 section).
+    warm "$IN"
     timed "$r" limit zstd1T1 sh -c "zstd -q -1 -T1 -c $IN > /dev/null"
     rm -rf fr
+    warm "$IN"
     read -r w c m _ < <(fr_ingest_file "$IN" fr ingest)
     row "$r" freshet ingest "$w $c $m"
     echo "freshet round $r:" >>"$OUT/batch-steps.txt"
+    warm fr/log
     timed "$r" freshet process "$BIN" --data fr process --once
     grep -c "epoch .*records" freshet.process.err >>"$OUT/batch-steps.txt" || true
+    warm "$IN"
     timed "$r" duckdb job node "$here/job_duckdb.mjs" "$IN" out-duckdb
+    warm "$IN"
     timed "$r" polars job node "$here/job_polars.mjs" "$IN" out-polars
 done
 "$BIN" --data fr tables --json --files >tables-realistic.json
