@@ -71,8 +71,9 @@ for r in $(seq "$ROUNDS"); do
     warm "$IN"
     timed "$r" limit zstd1T2 sh -c "zstd -q -1 -T2 -c $IN > /dev/null"
     # The same on one thread: what a second vCPU adds to compression in
-    # this round (this guest's second vCPU gives anywhere from ~1.2x to
-    # ~1.9x over time; docs/BENCHMARKS.md, issue 5's session-15 section).
+    # this round (this guest's second vCPU gives anywhere from nothing to
+    # ~1.9x over time; docs/BENCHMARKS.md, issue 5's session-15 section
+    # and issue 7's session-19 runs).
     warm "$IN"
     timed "$r" limit zstd1T1 sh -c "zstd -q -1 -T1 -c $IN > /dev/null"
     rm -rf fr
