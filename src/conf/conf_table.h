@@ -90,7 +90,7 @@
     X(ingest, status_interval_s, INT, "10", 1, 3600, 0,                                   \
       "How often ingest logs its progress line (events, rate, position).")                \
     X(process, trigger_ms, INT, "1000", 10, 600000, 0,                                    \
-      "Cut an epoch after this long (when records are waiting), or sooner at epoch_max_records.") \
+      "Cut an epoch this long after the previous cut (a fixed rate: an epoch's own processing does not add to the wait; only when records are waiting), or sooner at epoch_max_records.") \
     X(process, epoch_max_records, INT, "1000000", 1, 10000000, 0,                         \
       "Cut an epoch once this many log records are in it (backfill epochs are this large: fewer, larger epochs cost less per record; a crash replays at most one).") \
     X(process, lateness_s, INT, "120", 0, 86400, 0,                                       \

@@ -377,3 +377,10 @@ int fr_ck_wal_last(const char *dir, struct fr_ck_range *range)
     fr_buf_free(&b);
     return rc;
 }
+
+int64_t fr_ck_trigger_left(int64_t last_cut, int64_t plan_start, int64_t now, int64_t trigger_ms)
+{
+    int64_t from = last_cut >= 0 ? last_cut : plan_start;
+    int64_t left = from + trigger_ms - now;
+    return left > 0 ? left : 0;
+}

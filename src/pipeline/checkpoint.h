@@ -44,6 +44,18 @@ void fr_ck_range_text(const struct fr_ck_range *range, const char *prefix, int o
 int fr_ck_range_parse(const char *text, const char *prefix, int64_t epoch,
                       struct fr_ck_range *range);
 
+/* The trigger (process.trigger_ms) runs at a fixed rate: the next epoch
+ * is cut trigger_ms after the previous cut, not after the previous epoch
+ * has finished, so an epoch's own processing (read, write, commit,
+ * checkpoint) does not delay the records that arrive meanwhile by that
+ * much again: a record waits at most one trigger and one epoch. When an
+ * epoch takes longer than the trigger, the next one is due at once (with
+ * what has arrived, up to process.epoch_max_records). The milliseconds
+ * still to wait at now (0: due); last_cut is the previous cut (monotonic
+ * ms) or < 0 when there was none in this run, which counts from
+ * plan_start, when the planner began to wait. */
+int64_t fr_ck_trigger_left(int64_t last_cut, int64_t plan_start, int64_t now, int64_t trigger_ms);
+
 /* Directory <data_dir>/process/<pipeline> (created). */
 int fr_ck_dir(const char *data_dir, const char *pipeline, char *out, size_t outlen);
 /* Take the pipeline's exclusive lock (<dir>/lock, flock): one processor,

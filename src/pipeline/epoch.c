@@ -97,6 +97,7 @@ struct proc_run {
     struct fr_ahead *ahead; /* decode ahead for epochs of >= ahead_min records; NULL: never */
     int64_t ahead_min;
     int64_t stat_warned_ms; /* when the planner last warned of an unreadable log end */
+    int64_t cut_ms;         /* when the planner last cut an epoch (mono ms), -1: not yet */
     struct fr_estage *es; /* the enrichment stage when enrich.enabled, else NULL */
     char table_dir[FR_TBL_EVERY][4096];
     /* the epoch in flight, indexed by enum fr_tbl (see epoch_writes) */
@@ -465,7 +466,9 @@ static int plan_epoch(struct proc_run *run, struct fr_ck_range *range)
             continue;
         }
         stats_tick(run, avail);
-        int64_t waited = fr_mono_ms() - t0;
+        /* The trigger is a fixed rate, counted from the previous cut. */
+        int due =
+            fr_ck_trigger_left(run->cut_ms, t0, fr_mono_ms(), run->conf->process_trigger_ms) == 0;
         /* Answered lookups are worth an epoch of their own (no records)
          * when nothing else comes: their rows and the windows they settle
          * should not wait for the stream. */
@@ -491,14 +494,13 @@ static int plan_epoch(struct proc_run *run, struct fr_ck_range *range)
             for (uint32_t p = 0; p < run->nparts; p++) {
                 range->start[p] = range->end[p] = run->ck.next[p];
             }
+            run->cut_ms = fr_mono_ms();
             return 1;
         }
         int answers = run->es && fr_estage_answered(run->es) > 0;
         int all_answered = answers && fr_estage_waiting(run->es) == 0;
-        if (avail >= max ||
-            (avail > 0 && (waited >= run->conf->process_trigger_ms || process_stop || run->once)) ||
-            (answers && (waited >= run->conf->process_trigger_ms || process_stop ||
-                         (run->once && all_answered)))) {
+        if (avail >= max || (avail > 0 && (due || process_stop || run->once)) ||
+            (answers && (due || process_stop || (run->once && all_answered)))) {
             range->epoch = run->ck.epoch + 1;
             range->nparts = run->nparts;
             /* Share the record budget evenly between the partitions, then
@@ -530,6 +532,7 @@ static int plan_epoch(struct proc_run *run, struct fr_ck_range *range)
                 range->end[p] += more;
                 budget -= more;
             }
+            run->cut_ms = fr_mono_ms();
             return 1;
         }
         /* --once drains the log, then waits for the lookups still out
@@ -1103,7 +1106,8 @@ static void process_usage(FILE *out)
             "Read the log topic `recentchange` from the checkpointed offsets and commit one\n"
             "epoch at a time to the six tables of namespace `wiki` (bronze_recentchange,\n"
             "silver_recentchange, gold_edits_per_minute, gold_top_pages, late_arrivals, dlq).\n"
-            "An epoch is cut after process.trigger_ms or at process.epoch_max_records.\n"
+            "An epoch is cut every process.trigger_ms (from the previous cut) or at\n"
+            "process.epoch_max_records.\n"
             "--once: process what the log holds now, then exit. SIGTERM: finish the\n"
             "current epoch, then exit 0.\n"
             "--partition N: run the shard of partition N only (pipeline <id>-pN; bronze,\n"
@@ -1181,6 +1185,7 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
     run->conf = conf;
     run->once = once;
     run->shard = (int)shard;
+    run->cut_ms = -1;
     int pn = shard >= 0 ? snprintf(run->pipe, sizeof run->pipe, "%s-p%ld",
                                    conf->general_pipeline_id, shard)
                         : snprintf(run->pipe, sizeof run->pipe, "%s", conf->general_pipeline_id);

@@ -123,6 +123,7 @@ struct fin {
     char table_dir[2][4096];
     int write;
     int once;
+    int64_t cut_ms; /* when plan last returned a range (mono ms), -1: not yet */
     int64_t lake_epoch;
     int64_t looked_ms; /* wall time of the last bronze scan */
     uint64_t silver_rows, rows_epm, rows_top;
@@ -729,7 +730,11 @@ static int plan(struct fin *f, struct fr_ck_range *r)
         for (uint32_t p = 0; p < r->nparts; p++) {
             n += r->end[p] - r->start[p];
         }
-        if (n > 0 && (f->once || final_stop || fr_mono_ms() - t0 >= f->conf->process_trigger_ms)) {
+        /* The trigger's fixed rate, as the shards' (docs/adr/0039). */
+        if (n > 0 &&
+            (f->once || final_stop ||
+             fr_ck_trigger_left(f->cut_ms, t0, fr_mono_ms(), f->conf->process_trigger_ms) == 0)) {
+            f->cut_ms = fr_mono_ms();
             return 1;
         }
         if (final_stop || (f->once && n == 0)) {
@@ -753,6 +758,7 @@ int fr_final_run(struct fr_conf *conf, int once)
     }
     f->conf = conf;
     f->once = once;
+    f->cut_ms = -1;
     f->frontier = FR_PROC_WM_NONE;
     fr_buf_init(&f->ck.state, FN_STATE_CAP);
     f->ck.epoch = -1;

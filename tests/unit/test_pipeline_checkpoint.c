@@ -6,7 +6,9 @@
  * releases before streaming, which wrote the same table) loads; another
  * version, a bad CRC and a short file are refused; and a write that fails
  * half way (a real EFBIG from a file-size limit) leaves the previous
- * checkpoint in place and no temporary file behind.
+ * checkpoint in place and no temporary file behind. Also the trigger's
+ * fixed rate (fr_ck_trigger_left), the rule the processor's planner
+ * (epoch.c) waits by.
  */
 #include "check.h"
 
@@ -232,9 +234,29 @@ static void test_failed_write_keeps_old(void)
     rmdir(dir);
 }
 
+/* The trigger's fixed rate (fr_ck_trigger_left): a 1,000 ms trigger whose
+ * epochs take 600 ms is due 400 ms after the previous epoch ends, not
+ * 1,000 ms, and at once when an epoch took longer than the trigger. */
+static void test_trigger_fixed_rate(void)
+{
+    /* No cut yet in this run: counted from when the planner began. */
+    CHECK_EQ_INT(fr_ck_trigger_left(-1, 5000, 5000, 1000), 1000);
+    CHECK_EQ_INT(fr_ck_trigger_left(-1, 5000, 5999, 1000), 1);
+    CHECK_EQ_INT(fr_ck_trigger_left(-1, 5000, 6000, 1000), 0);
+    /* Cut at 10,000; the epoch ran until 10,600, when planning starts again. */
+    CHECK_EQ_INT(fr_ck_trigger_left(10000, 10600, 10600, 1000), 400);
+    CHECK_EQ_INT(fr_ck_trigger_left(10000, 10600, 10999, 1000), 1);
+    CHECK_EQ_INT(fr_ck_trigger_left(10000, 10600, 11000, 1000), 0);
+    /* An epoch longer than the trigger: the next one is due at once. */
+    CHECK_EQ_INT(fr_ck_trigger_left(10000, 11500, 11500, 1000), 0);
+    /* A cut at monotonic time 0 is a cut. */
+    CHECK_EQ_INT(fr_ck_trigger_left(0, 700, 700, 1000), 300);
+}
+
 int main(void)
 {
     RUN(test_streamed_equals_buffered);
     RUN(test_failed_write_keeps_old);
+    RUN(test_trigger_fixed_rate);
     return check_report();
 }
