@@ -494,7 +494,6 @@ static int plan_epoch(struct proc_run *run, struct fr_ck_range *range)
             for (uint32_t p = 0; p < run->nparts; p++) {
                 range->start[p] = range->end[p] = run->ck.next[p];
             }
-            run->cut_ms = fr_mono_ms();
             return 1;
         }
         int answers = run->es && fr_estage_answered(run->es) > 0;
@@ -532,7 +531,6 @@ static int plan_epoch(struct proc_run *run, struct fr_ck_range *range)
                 range->end[p] += more;
                 budget -= more;
             }
-            run->cut_ms = fr_mono_ms();
             return 1;
         }
         /* --once drains the log, then waits for the lookups still out
@@ -1392,6 +1390,9 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
             }
             if (rc == 0) {
                 rc = plan_epoch(run, &range);
+                if (rc == 1) {
+                    run->cut_ms = fr_mono_ms(); /* the trigger counts from here */
+                }
                 if (rc < 0) {
                     fr_error("process",
                              "cannot plan epoch %" PRId64 ": the log's end is unreadable (%s)",
