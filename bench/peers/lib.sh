@@ -10,6 +10,13 @@
 #   fr_timev LOG                  "wall_s cpu_s rss_kb" from a `time -v` log
 #   fr_log_end DATA               records in DATA's log (all partitions)
 
+# The scripts cd into their scratch directories: a relative BIN (e.g.
+# build/release/freshet) would then name nothing there, and the live run's
+# processor would fail to start with no more than a missing /proc entry.
+if [[ "${BIN:-}" == */* ]]; then
+    BIN=$(realpath "$BIN")
+fi
+
 # Event time of position 0 for every generated stream: fixed and in the
 # past, so the files are reproducible and no event is "future" for ingest.
 FR_GEN_START=${FR_GEN_START:-2026-11-01T00:00:00Z}
