@@ -24,6 +24,11 @@
  * later written as NULL, into one new Parquet file in the first input's
  * directory. Then fr_ice_rewrite commits it.
  *
+ * Where: the inputs and outputs go through opts->data_io (ranged GETs in,
+ * a multipart upload out, for a warehouse in S3) or are local files; the
+ * table is loaded and each rewrite committed through the SQLite catalog,
+ * or through a REST catalog (opts->rest, rest_maint.c).
+ *
  * Concurrency: appends may land while a bin is being written. The rewrite
  * commit retries on them (it keeps every file it does not remove); if a
  * concurrent commit removed one of the bin's inputs (another compaction, an
@@ -31,6 +36,7 @@
  * lost (the inputs stay) nor duplicated (the output never lands).
  */
 #include "iceberg/iceberg_int.h"
+#include "iceberg/rest.h"
 
 #include "core/err.h"
 #include "parquet/parquet.h"
@@ -194,7 +200,8 @@ static int rewrite_bin(const struct fr_ice_table *t, const struct fr_ice_file *c
     struct fr_pq_kv kv = {"iceberg.schema", fr_ice_table_schema_json(t)};
     popts.kv = &kv;
     popts.nkv = 1;
-    rc = fr_pq_out_file(out_path, &out);
+    rc = opts->data_io ? opts->data_io->pq_out(opts->data_io->ctx, out_path, &out)
+                       : fr_pq_out_file(out_path, &out);
     if (rc == FR_OK) {
         rc = fr_pq_writer_open(schema_out, &popts, &out, &writer);
     }
@@ -208,7 +215,12 @@ static int rewrite_bin(const struct fr_ice_table *t, const struct fr_ice_file *c
         uint32_t proj[ICE_MAX_FIELDS];
         int32_t map[ICE_MAX_FIELDS]; /* output column -> projection index, -1: NULLs */
         uint32_t nproj = 0;
-        rc = fr_pq_reader_open_file(in[f]->local_path, &ropts, &reader);
+        struct fr_pq_in pin;
+        rc = opts->data_io ? opts->data_io->pq_in(opts->data_io->ctx, in[f]->local_path, &pin)
+                           : fr_pq_in_file(in[f]->local_path, &pin);
+        if (rc == FR_OK) {
+            rc = fr_pq_reader_open(&pin, &ropts, &reader);
+        }
         if (rc < 0) {
             ice_err(rc, "table %s.%s: cannot read %s: %s", t->ns, t->name, in[f]->local_path,
                     fr_pq_errmsg());
@@ -404,7 +416,8 @@ static int compact_bin(struct fr_ice_catalog *cat, const struct fr_ice_table *t,
         for (uint32_t i = 0; i < n; i++) {
             remove[i] = bin[i]->path;
         }
-        rc = fr_ice_rewrite(cat, t->ns, t->name, remove, n, &df, 1, NULL);
+        rc = opts->rest ? fr_ice_rest_rewrite(opts->rest, cat, t->ns, t->name, remove, n, &df, 1)
+                        : fr_ice_rewrite(cat, t->ns, t->name, remove, n, &df, 1, NULL);
     }
     if (rc == FR_OK) {
         st->groups++;
@@ -414,7 +427,9 @@ static int compact_bin(struct fr_ice_catalog *cat, const struct fr_ice_table *t,
         }
         st->rows += (int64_t)pst.rows;
     } else {
-        ice_io_remove(&cat->io, out_path);
+        if (rc != FR_EUNKNOWN) { /* unknown: it may be in the table */
+            ice_io_remove(&cat->io, out_path);
+        }
         if (rc == FR_ECONFLICT) {
             st->conflicts++;
             rc = FR_OK;
@@ -426,6 +441,14 @@ static int compact_bin(struct fr_ice_catalog *cat, const struct fr_ice_table *t,
     free((void *)schema.columns);
     fr_pq_file_stats_free(&pst);
     return rc;
+}
+
+/* The table as its catalog has it now: the SQLite row, or the REST catalog's. */
+static int compact_load(struct fr_ice_catalog *cat, const struct fr_ice_compact_opts *opts,
+                        const char *ns, const char *name, struct fr_ice_table **t)
+{
+    return opts->rest ? fr_ice_rest_table(opts->rest, cat, ns, name, t)
+                      : fr_ice_table_load(cat, ns, name, t);
 }
 
 int fr_ice_compact(struct fr_ice_catalog *cat, const char *ns, const char *name,
@@ -460,9 +483,12 @@ int fr_ice_compact(struct fr_ice_catalog *cat, const char *ns, const char *name,
     }
     memset(stats, 0, sizeof *stats);
     ice_err_clear();
-    int rc = fr_ice_table_load(cat, ns, name, &t);
+    /* Without local files the inputs are checked as they are read (a
+     * missing object fails its bin) rather than with a HEAD each here. */
+    bool check_files = !opts.data_io;
+    int rc = compact_load(cat, &opts, ns, name, &t);
     if (rc == FR_OK) {
-        rc = fr_ice_files(cat, t, -1, true, &list);
+        rc = fr_ice_files(cat, t, -1, check_files, &list);
     }
     if (rc < 0) {
         goto cleanup;
@@ -517,7 +543,7 @@ int fr_ice_compact(struct fr_ice_catalog *cat, const char *ns, const char *name,
     }
     fr_ice_table_free(t);
     t = NULL;
-    rc = fr_ice_table_load(cat, ns, name, &t);
+    rc = compact_load(cat, &opts, ns, name, &t);
     if (rc == FR_OK) {
         rc = fr_ice_files(cat, t, -1, false, &after);
     }

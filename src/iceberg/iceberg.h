@@ -518,6 +518,19 @@ struct fr_ice_orphan_stats {
 int fr_ice_remove_orphans(struct fr_ice_catalog *cat, const char *ns, const char *name,
                           int64_t older_than_ms, bool dry_run, struct fr_ice_orphan_stats *stats);
 
+/* The data files' I/O for maintenance (compaction's inputs and outputs).
+ * pq_in opens path for reading (fr_pq_reader_open takes it over); pq_out
+ * opens an output that becomes visible under path only when closed.
+ * Both return FR_OK or an fr_err code; ctx is the caller's. */
+struct fr_pq_in;
+struct fr_pq_out;
+struct fr_ice_rest;
+struct fr_ice_data_io {
+    int (*pq_in)(void *ctx, const char *path, struct fr_pq_in *in);
+    int (*pq_out)(void *ctx, const char *path, struct fr_pq_out *out);
+    void *ctx;
+};
+
 struct fr_ice_compact_opts {
     int64_t target_bytes; /* output file size; 0: 128 MiB */
     /* Inputs are the files under this; 0 (or more): 3/4 of target_bytes.
@@ -554,6 +567,15 @@ struct fr_ice_compact_opts {
     /* Rows per read batch of the inputs; 0: the reader's default (4,096).
      * A batch holds the string values of its rows (bronze's raw JSON). */
     uint32_t read_batch_rows;
+    /* Where the data files are read and written (local warehouse paths, as
+     * fr_ice_files' local_path gives); NULL: local files. A warehouse in an
+     * object store passes ranged GETs in and a streaming upload out, so a
+     * rewrite holds a row group and the reader's window, not a file. */
+    const struct fr_ice_data_io *data_io;
+    /* Not NULL: load the table from this REST catalog and commit every
+     * rewrite through it (fr_ice_rest_rewrite); cat then only maps the
+     * shared warehouse's paths and does its file I/O. */
+    struct fr_ice_rest *rest;
 };
 
 /* The stream processor's policy for a target size (src/pipeline/epoch.c):

@@ -2,12 +2,9 @@
  * iceberg_cmd.h — the lake's commands on the freshet command line:
  *
  *   freshet tables  [--json] [--table NS.NAME] [--files] [--snapshot ID | --at MS]
- *   freshet compact [--json] [--table NS.NAME] [--target-bytes N] [--min-inputs N]
- *                   [--expire-older-than SECONDS] [--retain-last N]
- *                   [--orphans-older-than SECONDS] [--no-compact] [--no-expire]
- *                   [--no-orphans] [--dry-run]
  *
- * Both open <data_dir>/lake/catalog.db. Run in the calling thread; write
+ * (`freshet compact` works on any lake, so it lives with the lake in
+ * src/pipeline/compact_cmd.c.) It opens <data_dir>/lake/catalog.db. Run in the calling thread; write
  * stdout, messages on stderr. argv[0] is the command name. Each returns the
  * exit status: 0 success, 1 failure (message on stderr), 2 usage error.
  */
@@ -19,6 +16,5 @@ int fr_cmd_tables(const char *data_dir, int argc, char **argv);
  * store): borrowed, not closed. */
 struct fr_ice_catalog;
 int fr_cmd_tables_cat(struct fr_ice_catalog *cat, const char *data_dir, int argc, char **argv);
-int fr_cmd_compact(const char *data_dir, int argc, char **argv);
 
 #endif

@@ -585,6 +585,34 @@ int ice_change_set_files(struct ice_change *c, const struct fr_ice_table *hint,
                          const struct fr_ice_data_file *files, uint32_t nfiles);
 int ice_change_set_info(struct ice_change *c, const struct fr_ice_commit_info *info);
 
+/* maintenance.c: fr_ice_remove_orphans over a loaded table (from the
+ * SQLite catalog or a REST one); publish: bring version-hint.text up to
+ * date first (not behind a REST catalog, whose commits publish). */
+int ice_remove_orphans_in(const struct fr_ice_table *t, int64_t older_than_ms, bool dry_run,
+                          bool publish, struct fr_ice_orphan_stats *stats);
+
+/* rest_client.c: a LoadTableResult (result[0..len)) as a table whose
+ * files map through cat's warehouse. FR_EPROTO when it is not one. */
+int ice_rest_table_from_result(struct fr_ice_catalog *cat, const char *ns, const char *name,
+                               const char *result, size_t len, struct fr_ice_table **table);
+/* What a staged REST snapshot carries: files to add and, for a rewrite,
+ * the live files it replaces (nremove > 0). */
+struct ice_rest_stage_in {
+    const struct fr_ice_data_file *files;
+    uint32_t nfiles;
+    const char *const *remove;
+    uint32_t nremove;
+    const struct fr_ice_commit_info *info; /* may be NULL */
+};
+/* Stage in against the table of load_result (write its manifests and
+ * manifest list in the shared warehouse) and append the change that
+ * commits it to out (fr_ice_rest_stage_append says which). remove holds
+ * manifest paths (fr_ice_file.path), as fr_ice_rewrite's do. A rewrite
+ * whose input is no longer live is FR_ECONFLICT. */
+int ice_rest_stage(struct fr_ice_catalog *cat, const char *ns, const char *name,
+                   const char *load_result, size_t len, const struct ice_rest_stage_in *in,
+                   struct fr_buf *out);
+
 /* rest_updates.c: check c->rest_json's requirements against c->base and
  * apply its updates to c->next (FR_EREQUIREMENT, FR_EINVAL naming the bad
  * update, FR_EUNSUPPORTED naming an action freshet does not implement).

@@ -104,8 +104,22 @@ static int reach_copy(const struct fr_ice_table *t, struct fr_ice_arena *a, stru
 int fr_ice_remove_orphans(struct fr_ice_catalog *cat, const char *ns, const char *name,
                           int64_t older_than_ms, bool dry_run, struct fr_ice_orphan_stats *stats)
 {
-    struct fr_ice_orphan_stats local_stats;
     struct fr_ice_table *t = NULL;
+    int rc = fr_ice_table_load(cat, ns, name, &t);
+    if (rc == FR_OK) {
+        rc = ice_remove_orphans_in(t, older_than_ms, dry_run, true, stats);
+    } else if (stats) {
+        memset(stats, 0, sizeof *stats);
+    }
+    fr_ice_table_free(t);
+    return rc;
+}
+
+int ice_remove_orphans_in(const struct fr_ice_table *t, int64_t older_than_ms, bool dry_run,
+                          bool publish, struct fr_ice_orphan_stats *stats)
+{
+    struct fr_ice_orphan_stats local_stats;
+    struct fr_ice_catalog *cat = t->cat;
     struct ice_strset set, seen_manifests;
     struct fr_ice_arena *a = ice_arena_new(1u << 30);
     ice_strset_init(&set);
@@ -114,7 +128,7 @@ int fr_ice_remove_orphans(struct fr_ice_catalog *cat, const char *ns, const char
         stats = &local_stats;
     }
     memset(stats, 0, sizeof *stats);
-    int rc = a ? fr_ice_table_load(cat, ns, name, &t) : FR_ENOMEM;
+    int rc = a ? FR_OK : FR_ENOMEM;
     if (rc < 0) {
         goto cleanup;
     }
@@ -159,8 +173,11 @@ int fr_ice_remove_orphans(struct fr_ice_catalog *cat, const char *ns, const char
         ice_err(rc, "orphan removal stopped, nothing deleted: %s", why);
         goto cleanup;
     }
-    /* the hint names the published copy to keep; bring it up to date first */
-    ice_publish(cat, t->dir, t->meta_location, NULL);
+    /* the hint names the published copy to keep; bring it up to date first
+     * (the catalog's own job behind a REST catalog: its commits publish) */
+    if (publish) {
+        ice_publish(cat, t->dir, t->meta_location, NULL);
+    }
     struct orphan_walk w = {t,       &set,  older_than_ms,
                             dry_run, stats, ice_meta_version(t->meta_location)};
     rc = cat->io.ops->list(cat->io.ctx, t->dir, orphan_visit, &w);
@@ -168,6 +185,5 @@ cleanup:
     ice_strset_free(&set);
     ice_strset_free(&seen_manifests);
     ice_arena_free(a);
-    fr_ice_table_free(t);
     return rc;
 }

@@ -160,6 +160,41 @@ int fr_ice_rest_find_epoch(struct fr_ice_rest *rest, const char *ns, const char 
 int fr_ice_rest_commit_epoch(struct fr_ice_rest *rest, const struct fr_ice_rest_change *changes,
                              uint32_t n, const char *pipeline_id, int64_t epoch, int *landed);
 
+/* GET .../namespaces/{ns}/tables: the tables of ns, *idents malloc'd
+ * (free()), in the catalog's order. FR_EUNSUPPORTED when the catalog
+ * pages the list (freshet serve does not). */
+int fr_ice_rest_list_tables(struct fr_ice_rest *rest, const char *ns, struct fr_ice_ident **idents,
+                            size_t *count);
+
+/*
+ * Table maintenance through the REST catalog (rest_maint.c), for a table
+ * whose warehouse cat shares (cat maps paths and does the file I/O; its
+ * catalog rows are not read). Each is a compare-and-swap on main that is
+ * made again from the new version when another commit lands first, up to
+ * 16 times (then FR_ECONFLICT). An unknown outcome (5xx, lost connection)
+ * is settled by reading the table again; when that fails too, FR_EUNKNOWN
+ * and nothing is deleted.
+ *
+ * fr_ice_rest_rewrite: replace the live files remove_paths (as
+ * fr_ice_file.path gives) with files, as fr_ice_rewrite does;
+ * FR_ECONFLICT when one of them is no longer live (nothing changed; the
+ * caller deletes its output). FR_EUNKNOWN: the output may be in the table,
+ * do not delete it.
+ * fr_ice_rest_expire: fr_ice_expire's rules; the files only the expired
+ * snapshots reached are deleted once the commit has landed.
+ * fr_ice_rest_remove_orphans: fr_ice_remove_orphans over the table as the
+ * catalog returns it.
+ */
+int fr_ice_rest_rewrite(struct fr_ice_rest *rest, struct fr_ice_catalog *cat, const char *ns,
+                        const char *name, const char *const *remove_paths, uint32_t nremove,
+                        const struct fr_ice_data_file *files, uint32_t nfiles);
+int fr_ice_rest_expire(struct fr_ice_rest *rest, struct fr_ice_catalog *cat, const char *ns,
+                       const char *name, int64_t older_than_ms, uint32_t retain_last,
+                       struct fr_ice_expire_stats *stats);
+int fr_ice_rest_remove_orphans(struct fr_ice_rest *rest, struct fr_ice_catalog *cat,
+                               const char *ns, const char *name, int64_t older_than_ms,
+                               bool dry_run, struct fr_ice_orphan_stats *stats);
+
 /* A CreateTableRequest for def (the table freshet's own create would make:
  * the same field ids, spec field ids from 1000, unsorted, def's
  * properties), appended to out, for fr_ice_rest_create_table. */

@@ -164,6 +164,8 @@ const struct fr_ice_http_ops *fr_ice_rest_curl(void)
 
 /* -------------------------------------------------------------- calls -- */
 
+#define REST_MAX_TABLES 65536 /* one namespace's listing */
+
 enum call_kind {
     CALL_READ,   /* retried on 5xx and transport errors */
     CALL_CREATE, /* retried only when not sent */
@@ -425,29 +427,103 @@ int fr_ice_rest_load_table(struct fr_ice_rest *rest, const char *ns, const char 
     return rc;
 }
 
+int ice_rest_table_from_result(struct fr_ice_catalog *cat, const char *ns, const char *name,
+                               const char *result, size_t len, struct fr_ice_table **table)
+{
+    struct fr_json_val root, loc, meta;
+    char location[ICE_PATH_MAX];
+    *table = NULL;
+    if (!result || !fr_json_value(result, result + len, &root) || root.type != FR_JSON_OBJECT ||
+        fr_json_member(&root, "metadata-location", &loc) != 1 || loc.type != FR_JSON_STRING ||
+        fr_json_cstr(&loc, location, sizeof location) < 0 ||
+        fr_json_member(&root, "metadata", &meta) != 1 || meta.type != FR_JSON_OBJECT) {
+        return ice_err(FR_EPROTO, "rest: not a LoadTableResult for %s.%s", ns, name);
+    }
+    return ice_table_from_json(cat, ns, name, location, meta.start,
+                               (size_t)(meta.end - meta.start), table);
+}
+
 int fr_ice_rest_table(struct fr_ice_rest *rest, struct fr_ice_catalog *cat, const char *ns,
                       const char *name, struct fr_ice_table **table)
 {
     struct fr_buf b;
-    struct fr_json_val root, loc, meta;
-    char location[ICE_PATH_MAX];
     *table = NULL;
     fr_buf_init(&b, rest->max_body);
     int rc = fr_ice_rest_load_table(rest, ns, name, &b);
-    const char *p = (const char *)b.data;
-    if (rc == FR_OK &&
-        (!p || !fr_json_value(p, p + b.len, &root) || root.type != FR_JSON_OBJECT ||
-         fr_json_member(&root, "metadata-location", &loc) != 1 || loc.type != FR_JSON_STRING ||
-         fr_json_cstr(&loc, location, sizeof location) < 0 ||
-         fr_json_member(&root, "metadata", &meta) != 1 || meta.type != FR_JSON_OBJECT)) {
-        rc = ice_err(FR_EPROTO, "rest: not a LoadTableResult for %s.%s", ns, name);
-    }
     if (rc == FR_OK) {
-        rc = ice_table_from_json(cat, ns, name, location, meta.start,
-                                 (size_t)(meta.end - meta.start), table);
+        rc = ice_rest_table_from_result(cat, ns, name, (const char *)b.data, b.len, table);
     }
     fr_buf_free(&b);
     return rc;
+}
+
+int fr_ice_rest_list_tables(struct fr_ice_rest *rest, const char *ns, struct fr_ice_ident **idents,
+                            size_t *count)
+{
+    struct fr_buf path, b;
+    struct fr_ice_ident *out = NULL;
+    size_t n = 0, cap = 0;
+    *idents = NULL;
+    *count = 0;
+    ice_err_clear();
+    fr_buf_init(&path, 1024);
+    fr_buf_init(&b, rest->max_body);
+    int rc = table_path(&path, ns, NULL);
+    if (rc == FR_OK) {
+        rc = rest_call(rest, "GET", fr_buf_cstr(&path), true, NULL, 0, CALL_READ, &b);
+    }
+    struct fr_json_val root, arr, item, name;
+    const char *p = (const char *)b.data;
+    if (rc == FR_OK &&
+        (!p || !fr_json_value(p, p + b.len, &root) || root.type != FR_JSON_OBJECT ||
+         fr_json_member(&root, "identifiers", &arr) != 1 || arr.type != FR_JSON_ARRAY)) {
+        rc = ice_err(FR_EPROTO, "rest: not a ListTablesResponse for namespace %s", ns);
+    }
+    struct fr_json_val token;
+    if (rc == FR_OK && fr_json_member(&root, "next-page-token", &token) == 1 &&
+        token.type != FR_JSON_NULL) {
+        rc = ice_err(FR_EUNSUPPORTED, "rest: the catalog pages its list of namespace %s's tables; "
+                     "freshet reads one page only", ns);
+    }
+    struct ice_jit it;
+    if (rc == FR_OK) {
+        ice_jit_init(&it, &arr);
+    }
+    int more = 0;
+    while (rc == FR_OK && (more = ice_jit_next(&it, NULL, &item)) == 1) {
+        if (n == cap) {
+            size_t ncap = cap ? cap * 2 : 16;
+            struct fr_ice_ident *g = ncap <= REST_MAX_TABLES ? realloc(out, ncap * sizeof *g) : NULL;
+            if (!g) {
+                rc = ncap <= REST_MAX_TABLES ? FR_ENOMEM
+                                             : ice_err(FR_ETOOBIG, "rest: namespace %s lists more "
+                                                                   "than %d tables", ns, REST_MAX_TABLES);
+                break;
+            }
+            out = g;
+            cap = ncap;
+        }
+        if (item.type != FR_JSON_OBJECT || fr_json_member(&item, "name", &name) != 1 ||
+            name.type != FR_JSON_STRING ||
+            fr_json_cstr(&name, out[n].name, sizeof out[n].name) <= 0) {
+            rc = ice_err(FR_EPROTO, "rest: a table identifier of namespace %s has no name", ns);
+            break;
+        }
+        snprintf(out[n].ns, sizeof out[n].ns, "%s", ns);
+        n++;
+    }
+    if (rc == FR_OK && more < 0) {
+        rc = ice_err(FR_EPROTO, "rest: malformed identifiers of namespace %s", ns);
+    }
+    fr_buf_free(&path);
+    fr_buf_free(&b);
+    if (rc < 0) {
+        free(out);
+        return rc;
+    }
+    *idents = out;
+    *count = n;
+    return FR_OK;
 }
 
 int fr_ice_rest_create_namespace(struct fr_ice_rest *rest, const char *ns)
@@ -641,24 +717,15 @@ int fr_ice_rest_commit_epoch(struct fr_ice_rest *rest, const struct fr_ice_rest_
 
 /* ------------------------------------------------------------ staging -- */
 
-int fr_ice_rest_stage_append(struct fr_ice_catalog *cat, const char *ns, const char *name,
-                             const char *load_result, size_t len,
-                             const struct fr_ice_data_file *files, uint32_t nfiles,
-                             const struct fr_ice_commit_info *info, struct fr_buf *out)
+int ice_rest_stage(struct fr_ice_catalog *cat, const char *ns, const char *name,
+                   const char *load_result, size_t len, const struct ice_rest_stage_in *in,
+                   struct fr_buf *out)
 {
-    struct fr_json_val root, loc, meta;
     struct fr_ice_table *base = NULL;
     struct ice_change *c = NULL;
-    char location[ICE_PATH_MAX];
+    const struct fr_ice_commit_info *info = in->info;
     ice_err_clear();
-    if (!fr_json_value(load_result, load_result + len, &root) || root.type != FR_JSON_OBJECT ||
-        fr_json_member(&root, "metadata-location", &loc) != 1 || loc.type != FR_JSON_STRING ||
-        fr_json_cstr(&loc, location, sizeof location) < 0 ||
-        fr_json_member(&root, "metadata", &meta) != 1 || meta.type != FR_JSON_OBJECT) {
-        return ice_err(FR_EPROTO, "rest: not a LoadTableResult for %s.%s", ns, name);
-    }
-    int rc = ice_table_from_json(cat, ns, name, location, meta.start,
-                                 (size_t)(meta.end - meta.start), &base);
+    int rc = ice_rest_table_from_result(cat, ns, name, load_result, len, &base);
     if (rc == FR_OK && info && info->pipeline_id && info->epoch >= 0) {
         int64_t last;
         if (fr_ice_last_epoch(base, info->pipeline_id, &last, NULL) == FR_OK &&
@@ -670,10 +737,19 @@ int fr_ice_rest_stage_append(struct fr_ice_catalog *cat, const char *ns, const c
         }
     }
     if (rc == FR_OK) {
-        rc = ice_change_new(cat, ICE_CH_APPEND, ns, name, &c);
+        rc = ice_change_new(cat, in->nremove ? ICE_CH_REWRITE : ICE_CH_APPEND, ns, name, &c);
     }
     if (rc == FR_OK) {
-        rc = ice_change_set_files(c, NULL, files, nfiles);
+        rc = ice_change_set_files(c, NULL, in->files, in->nfiles);
+    }
+    if (rc == FR_OK && in->nremove) {
+        c->remove = ice_alloc(c->arena, sizeof *c->remove * in->nremove);
+        rc = c->remove ? FR_OK : FR_ENOMEM;
+        for (uint32_t i = 0; rc == FR_OK && i < in->nremove; i++) {
+            c->remove[i] = ice_strdup(c->arena, in->remove[i]);
+            rc = c->remove[i] ? FR_OK : FR_ENOMEM;
+        }
+        c->nremove = in->nremove;
     }
     if (rc == FR_OK) {
         rc = ice_change_set_info(c, info);
@@ -681,12 +757,12 @@ int fr_ice_rest_stage_append(struct fr_ice_catalog *cat, const char *ns, const c
     if (rc == FR_OK) {
         c->base = base; /* the change owns it from here */
         base = NULL;
-        rc = ice_change_apply(c); /* writes the manifest and the manifest list */
+        rc = ice_change_apply(c); /* writes the manifest(s) and the manifest list */
     }
     const struct ice_snapshot *snap = NULL;
     if (rc == FR_OK) {
         snap = ice_meta_snapshot(c->next, c->next->current_snapshot_id);
-        rc = snap ? FR_OK : ice_err(FR_EIO, "rest: staged append made no snapshot");
+        rc = snap ? FR_OK : ice_err(FR_EIO, "rest: staged change made no snapshot");
     }
     int64_t was = rc == FR_OK ? c->base->meta->current_snapshot_id : -1;
     char was_text[24] = "null";
@@ -718,6 +794,15 @@ int fr_ice_rest_stage_append(struct fr_ice_catalog *cat, const char *ns, const c
     ice_change_free(c); /* keeps the files of a staged change */
     fr_ice_table_free(base);
     return rc;
+}
+
+int fr_ice_rest_stage_append(struct fr_ice_catalog *cat, const char *ns, const char *name,
+                             const char *load_result, size_t len,
+                             const struct fr_ice_data_file *files, uint32_t nfiles,
+                             const struct fr_ice_commit_info *info, struct fr_buf *out)
+{
+    struct ice_rest_stage_in in = {.files = files, .nfiles = nfiles, .info = info};
+    return ice_rest_stage(cat, ns, name, load_result, len, &in, out);
 }
 
 int fr_ice_rest_create_request(const char *name, const struct fr_ice_table_def *def,

@@ -1,8 +1,7 @@
 /*
  * tables_cmd.c — `freshet tables` (tables, snapshots, files and sizes, as a
- * table or --json) and `freshet compact` (maintenance by hand: compaction,
- * snapshot expiry, orphan removal). Formats and options in iceberg_cmd.h
- * and the usage texts below. Reads through the public API only. One thread.
+ * table or --json). Formats and options in iceberg_cmd.h and the usage text
+ * below (`freshet compact` is src/pipeline/compact_cmd.c). Reads through the public API only. One thread.
  */
 #include "iceberg/iceberg_cmd.h"
 
@@ -28,32 +27,6 @@ static const char tables_usage[] =
     "  --files         also list each live data file (path, bytes, records)\n"
     "  --snapshot ID   files as of that snapshot (time travel)\n"
     "  --at MS         files as of that time, Unix milliseconds (time travel)\n";
-
-static const char compact_usage[] =
-    "usage: freshet compact [--json] [--table NS.NAME] [--target-bytes N] [--min-inputs N]\n"
-    "                       [--expire-older-than SECONDS] [--retain-last N]\n"
-    "                       [--orphans-older-than SECONDS] [--no-compact] [--no-expire]\n"
-    "                       [--no-orphans] [--dry-run]\n"
-    "\n"
-    "Maintain every table (or one): bin-pack small files into files of about\n"
-    "--target-bytes (default 134217728) as replace snapshots, expire snapshots\n"
-    "older than --expire-older-than (default 86400) keeping at least\n"
-    "--retain-last (default 50) and each pipeline's newest epoch marker, and\n"
-    "remove unreferenced files older than --orphans-older-than (default 3600;\n"
-    "a commit in flight writes files before the catalog names them).\n"
-    "Safe while the pipeline runs. --dry-run only counts orphans.\n";
-
-static int split_ident(const char *s, char *ns, char *name)
-{
-    const char *dot = strrchr(s, '.');
-    if (!dot || dot == s || !dot[1] || (size_t)(dot - s) >= 128 || strlen(dot + 1) >= 128) {
-        return FR_EINVAL;
-    }
-    memcpy(ns, s, (size_t)(dot - s));
-    ns[dot - s] = 0;
-    snprintf(name, 128, "%s", dot + 1);
-    return FR_OK;
-}
 
 static bool lake_exists(const char *data_dir)
 {
@@ -324,152 +297,5 @@ int fr_cmd_tables_cat(struct fr_ice_catalog *given, const char *data_dir, int ar
     if (!given) {
         fr_ice_catalog_close(cat);
     }
-    return status;
-}
-
-/* -------------------------------------------------------------- compact -- */
-
-struct compact_opts {
-    bool json, compact, expire, orphans, dry_run;
-    const char *only;
-    struct fr_ice_compact_opts copts;
-    int64_t expire_s, orphan_s, retain;
-};
-
-static int maintain(struct fr_ice_catalog *cat, const char *ns, const char *name,
-                    const struct compact_opts *o, bool first)
-{
-    struct fr_ice_compact_stats cs = {0};
-    struct fr_ice_expire_stats es = {0};
-    struct fr_ice_orphan_stats os = {0};
-    int rc = FR_OK;
-    int64_t now = fr_wall_ms();
-    if (o->compact) {
-        rc = fr_ice_compact(cat, ns, name, &o->copts, &cs);
-    }
-    if (rc == FR_OK && o->expire) {
-        rc = fr_ice_expire(cat, ns, name, now - o->expire_s * 1000, (uint32_t)o->retain, &es);
-    }
-    if (rc == FR_OK && o->orphans) {
-        rc = fr_ice_remove_orphans(cat, ns, name, now - o->orphan_s * 1000, o->dry_run, &os);
-    }
-    if (rc < 0) {
-        fprintf(stderr, "freshet compact: %s.%s: %s\n", ns, name, fr_ice_errmsg());
-        return rc;
-    }
-    if (o->json) {
-        printf("%s{\"namespace\":\"%s\",\"name\":\"%s\",\"groups\":%u,\"files_before\":%u,"
-               "\"files_after\":%u,\"bytes_before\":%" PRId64 ",\"bytes_after\":%" PRId64
-               ",\"conflicts\":%u,\"snapshots_expired\":%u,\"files_deleted\":%u,"
-               "\"orphans\":%u,\"orphans_removed\":%u,\"orphan_bytes_removed\":%" PRId64 "}",
-               first ? "" : ",", ns, name, cs.groups, cs.files_before, cs.files_after,
-               cs.bytes_before, cs.bytes_after, cs.conflicts, es.snapshots_expired,
-               es.files_deleted, os.orphans, os.removed, os.bytes_removed);
-    } else {
-        printf("%s.%s: compacted %u groups, files %u -> %u, bytes %" PRId64 " -> %" PRId64
-               "%s; expired %u snapshots (%u files deleted); orphans %u, removed %u (%" PRId64
-               " bytes)%s\n",
-               ns, name, cs.groups, cs.files_before, cs.files_after, cs.bytes_before,
-               cs.bytes_after, cs.conflicts ? " (some groups lost a race)" : "",
-               es.snapshots_expired, es.files_deleted, os.orphans, os.removed, os.bytes_removed,
-               o->dry_run ? " [dry run]" : "");
-    }
-    return FR_OK;
-}
-
-int fr_cmd_compact(const char *data_dir, int argc, char **argv)
-{
-    struct compact_opts o = {.compact = true,
-                             .expire = true,
-                             .orphans = true,
-                             .expire_s = 86400,
-                             .orphan_s = 3600,
-                             .retain = 50};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int64_t v = 0;
-        bool has_val = i + 1 < argc;
-        if (strcmp(a, "--json") == 0) {
-            o.json = true;
-        } else if (strcmp(a, "--no-compact") == 0) {
-            o.compact = false;
-        } else if (strcmp(a, "--no-expire") == 0) {
-            o.expire = false;
-        } else if (strcmp(a, "--no-orphans") == 0) {
-            o.orphans = false;
-        } else if (strcmp(a, "--dry-run") == 0) {
-            o.dry_run = true;
-        } else if (strcmp(a, "--table") == 0 && has_val) {
-            o.only = argv[++i];
-        } else if (has_val && parse_i64(argv[i + 1], &v) == FR_OK && v >= 0 &&
-                   (strcmp(a, "--target-bytes") == 0 || strcmp(a, "--min-inputs") == 0 ||
-                    strcmp(a, "--expire-older-than") == 0 || strcmp(a, "--retain-last") == 0 ||
-                    strcmp(a, "--orphans-older-than") == 0)) {
-            i++;
-            if (strcmp(a, "--target-bytes") == 0) {
-                o.copts.target_bytes = v;
-            } else if (strcmp(a, "--min-inputs") == 0) {
-                o.copts.min_inputs = (uint32_t)v;
-            } else if (strcmp(a, "--expire-older-than") == 0) {
-                o.expire_s = v;
-            } else if (strcmp(a, "--retain-last") == 0) {
-                o.retain = v < 1 ? 1 : v;
-            } else {
-                o.orphan_s = v;
-            }
-        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            fputs(compact_usage, stdout);
-            return 0;
-        } else {
-            fprintf(stderr, "freshet compact: bad argument '%s'\n%s", a, compact_usage);
-            return 2;
-        }
-    }
-    if (o.only) {
-        char ns[128], name[128];
-        if (split_ident(o.only, ns, name) < 0) {
-            fprintf(stderr, "freshet compact: --table wants NS.NAME\n%s", compact_usage);
-            return 2;
-        }
-    }
-    if (!lake_exists(data_dir)) {
-        fprintf(stderr, "freshet compact: no lake under %s/lake\n", data_dir);
-        return 1;
-    }
-    struct fr_ice_catalog *cat = NULL;
-    struct fr_ice_catalog_opts copts = {.data_dir = data_dir};
-    struct fr_ice_ident *ids = NULL;
-    size_t n = 0;
-    int rc = fr_ice_catalog_open(&copts, &cat);
-    if (rc == FR_OK) {
-        rc = fr_ice_list_tables(cat, &ids, &n);
-    }
-    if (rc < 0) {
-        fprintf(stderr, "freshet compact: %s\n", fr_ice_errmsg());
-        fr_ice_catalog_close(cat);
-        return 1;
-    }
-    int status = 0;
-    bool first = true;
-    if (o.json) {
-        printf("{\"tables\":[");
-    }
-    for (size_t i = 0; i < n; i++) {
-        char ident[300];
-        snprintf(ident, sizeof ident, "%s.%s", ids[i].ns, ids[i].name);
-        if (o.only && strcmp(o.only, ident) != 0) {
-            continue;
-        }
-        if (maintain(cat, ids[i].ns, ids[i].name, &o, first) < 0) {
-            status = 1;
-        } else {
-            first = false;
-        }
-    }
-    if (o.json) {
-        printf("]}\n");
-    }
-    free(ids);
-    fr_ice_catalog_close(cat);
     return status;
 }

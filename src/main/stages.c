@@ -11,6 +11,7 @@
 #include "log/log.h"
 #include "log/log_cmd.h"
 #include "pipeline/lake.h"
+#include "pipeline/pipeline.h"
 #include "serve/serve.h"
 
 int fr_cmd_log_main(struct fr_conf *conf, int argc, char **argv)
@@ -47,7 +48,7 @@ int fr_cmd_tables_main(struct fr_conf *conf, int argc, char **argv)
 
 int fr_cmd_compact_main(struct fr_conf *conf, int argc, char **argv)
 {
-    return fr_cmd_compact(conf->general_data_dir, argc, argv);
+    return fr_cmd_compact(conf, argc, argv);
 }
 
 /* serve starts jobs as children: it needs the binary and the global options. */

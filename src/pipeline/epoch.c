@@ -109,6 +109,7 @@ struct proc_run {
     struct epoch_counts n;
     int sink_rc;
     struct fr_stats *stats; /* <data>/stats/process.stats */
+    int64_t orphans_ms;     /* wall ms of the last orphan removal (fr_maint_tables) */
     struct fr_ckm *ckm;     /* the checkpoint's copy in a bucket, or NULL */
 };
 
@@ -928,7 +929,8 @@ static void maintain_tables(struct proc_run *run)
      * (core/mem.h); the round's peak should not stand on them. */
     fr_mem_trim_now();
     fr_maint_tables(&run->lake, run->conf, want,
-                    fr_wall_ms() - run->conf->maintenance_expire_after_s * 1000);
+                    fr_wall_ms() - run->conf->maintenance_expire_after_s * 1000,
+                    &run->orphans_ms);
 }
 
 /* The enrichment stage's part of an epoch, after its records: apply the
@@ -1085,10 +1087,8 @@ static int run_epoch(struct proc_run *run, const struct fr_ck_range *range)
         fr_mem_trim_idle(fr_mono_ms());
     }
     int64_t every = run->conf->process_maintain_every_epochs;
-    /* Behind a REST catalog the tables are maintained by the catalog's
-     * owner (or `freshet compact` where it runs): compaction here commits
-     * through the SQLite catalog. */
-    if (!committed && every > 0 && !run->lake.rest && run->shard < 0 &&
+    /* Shards leave maintenance to the finalizer (docs/SCALEOUT.md). */
+    if (!committed && every > 0 && run->shard < 0 &&
         (range->epoch + 1) % every == 0) {
         maintain_tables(run);
     }

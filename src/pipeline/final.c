@@ -126,6 +126,7 @@ struct fin {
     int64_t cut_ms; /* when plan last returned a range (mono ms), -1: not yet */
     int64_t lake_epoch;
     int64_t looked_ms; /* wall time of the last bronze scan */
+    int64_t orphans_ms; /* wall ms of the last orphan removal (fr_maint_tables) */
     uint64_t silver_rows, rows_epm, rows_top;
     struct fr_pq_read_opts ropts;
     /* the epoch's shard epochs, indexed [p][e - start[p]] */
@@ -703,14 +704,14 @@ static int run_epoch(struct fin *f, const struct fr_ck_range *r, int committed, 
             r->epoch, committed ? " (already in the lake: state rebuilt)" : "", shard_epochs,
             f->silver_rows, f->rows_epm, f->rows_top, t1 - t0, t2 - t1, when);
     int64_t every = f->conf->process_maintain_every_epochs;
-    if (!committed && every > 0 && !f->lake.rest && (r->epoch + 1) % every == 0) {
+    if (!committed && every > 0 && (r->epoch + 1) % every == 0) {
         uint8_t want[FR_TBL_EVERY] = {0};
         for (int t = 0; t < FR_TBL_COUNT; t++) {
             want[t] = 1;
         }
         int64_t cutoff = fr_wall_ms() - f->conf->maintenance_expire_after_s * 1000;
         int64_t keep = f->looked_ms - FN_KEEP_MARGIN_MS;
-        fr_maint_tables(&f->lake, f->conf, want, cutoff < keep ? cutoff : keep);
+        fr_maint_tables(&f->lake, f->conf, want, cutoff < keep ? cutoff : keep, &f->orphans_ms);
     }
     return FR_OK;
 }

@@ -123,6 +123,68 @@ int fr_lake_pq_in(const struct fr_lake *lake, const char *path, struct fr_pq_in 
     return fr_pq_in_file(path, in);
 }
 
+/* ---------------------------------------------------------- maintenance -- */
+
+static int dio_in(void *ctx, const char *path, struct fr_pq_in *in)
+{
+    return fr_lake_pq_in(ctx, path, in);
+}
+
+static int dio_out(void *ctx, const char *path, struct fr_pq_out *out)
+{
+    return fr_lake_pq_out(ctx, path, out);
+}
+
+int fr_lake_compact(struct fr_lake *lake, const char *ns, const char *name,
+                    const struct fr_ice_compact_opts *opts, struct fr_ice_compact_stats *stats)
+{
+    struct fr_ice_compact_opts o = *opts;
+    /* A local warehouse keeps compaction's own local files (fsynced at
+     * close, not deferred to the processor's barrier). */
+    struct fr_ice_data_io dio = {dio_in, dio_out, lake};
+    o.data_io = fr_lake_remote(lake) ? &dio : NULL;
+    o.rest = lake->rest;
+    return fr_ice_compact(lake->cat, ns, name, &o, stats);
+}
+
+int fr_lake_expire(struct fr_lake *lake, const char *ns, const char *name, int64_t older_than_ms,
+                   uint32_t retain_last, struct fr_ice_expire_stats *stats)
+{
+    return lake->rest ? fr_ice_rest_expire(lake->rest, lake->cat, ns, name, older_than_ms,
+                                           retain_last, stats)
+                      : fr_ice_expire(lake->cat, ns, name, older_than_ms, retain_last, stats);
+}
+
+int fr_lake_remove_orphans(struct fr_lake *lake, const char *ns, const char *name,
+                           int64_t older_than_ms, bool dry_run, struct fr_ice_orphan_stats *stats)
+{
+    return lake->rest ? fr_ice_rest_remove_orphans(lake->rest, lake->cat, ns, name, older_than_ms,
+                                                   dry_run, stats)
+                      : fr_ice_remove_orphans(lake->cat, ns, name, older_than_ms, dry_run, stats);
+}
+
+int fr_lake_list_tables(struct fr_lake *lake, const char *ns, struct fr_ice_ident **idents,
+                        size_t *count)
+{
+    if (lake->rest) {
+        return fr_ice_rest_list_tables(lake->rest, ns, idents, count);
+    }
+    struct fr_ice_ident *all = NULL;
+    size_t n = 0, k = 0;
+    int rc = fr_ice_list_tables(lake->cat, &all, &n);
+    if (rc < 0) {
+        return rc;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!ns || strcmp(all[i].ns, ns) == 0) {
+            all[k++] = all[i];
+        }
+    }
+    *idents = all;
+    *count = k;
+    return FR_OK;
+}
+
 int fr_lake_scan_file(const struct fr_lake *lake, const char *path,
                       const struct fr_pq_read_opts *ropts, const struct fr_lake_col *cols,
                       uint32_t ncols, fr_lake_batch_fn fn, void *arg, char *err, size_t errlen)

@@ -51,6 +51,25 @@ int fr_lake_pq_out(const struct fr_lake *lake, const char *path, struct fr_pq_ou
  * the local file, or ranged GETs of the object. */
 int fr_lake_pq_in(const struct fr_lake *lake, const char *path, struct fr_pq_in *in);
 
+/*
+ * Table maintenance on whatever the lake is: the SQLite catalog or the
+ * REST one (lake.catalog_uri), a local warehouse or S3 (inputs read with
+ * ranged GETs, outputs uploaded as they are written). The same rules and
+ * stats as fr_ice_compact, fr_ice_expire and fr_ice_remove_orphans, whose
+ * errors (fr_ice_errmsg) they return. fr_lake_compact sets opts' data_io
+ * and rest from the lake (the caller's other options stay).
+ */
+int fr_lake_compact(struct fr_lake *lake, const char *ns, const char *name,
+                    const struct fr_ice_compact_opts *opts, struct fr_ice_compact_stats *stats);
+int fr_lake_expire(struct fr_lake *lake, const char *ns, const char *name, int64_t older_than_ms,
+                   uint32_t retain_last, struct fr_ice_expire_stats *stats);
+int fr_lake_remove_orphans(struct fr_lake *lake, const char *ns, const char *name,
+                           int64_t older_than_ms, bool dry_run, struct fr_ice_orphan_stats *stats);
+/* The lake's tables in namespace ns (the catalog's list). *idents is
+ * malloc'd (free()). */
+int fr_lake_list_tables(struct fr_lake *lake, const char *ns, struct fr_ice_ident **idents,
+                        size_t *count);
+
 /* One table's part of a commit: append files[0..nfiles) (nfiles 0: an
  * empty snapshot, which still carries the commit's marker). */
 #define FR_LAKE_MAX_APPENDS 16

@@ -950,10 +950,19 @@ void fr_lscan_free(struct fr_lscan *ls)
  * newest epoch marker (fr_ice_expire). A failure is reported and left to
  * the next round or to `freshet compact`: the epoch is already safe. */
 void fr_maint_tables(struct fr_lake *lake, const struct fr_conf *conf,
-                     const uint8_t want[FR_TBL_EVERY], int64_t older_than_ms)
+                     const uint8_t want[FR_TBL_EVERY], int64_t older_than_ms,
+                     int64_t *orphans_last_ms)
 {
     int64_t t0 = fr_mono_ms();
     int64_t cutoff = older_than_ms;
+    /* Orphans: a listing of each table's prefix, so not every round. A
+     * file younger than orphans_after_s may belong to an epoch in flight
+     * (a shard writes its files before its commit names them). */
+    int64_t now = fr_wall_ms(), orphan_age_ms = conf->maintenance_orphans_after_s * 1000;
+    bool orphans = orphans_last_ms && now - *orphans_last_ms >= orphan_age_ms / 2;
+    if (orphans) {
+        *orphans_last_ms = now;
+    }
     /* Size tiers (fr_ice_compact_opts_stream, ADR 0020): a merged file is
      * read again only once enough files of its size exist, so a round's
      * cost and the live file count do not grow with the table's age. */
@@ -981,7 +990,7 @@ void fr_maint_tables(struct fr_lake *lake, const struct fr_conf *conf,
                                                                   : MAINT_MIN_PAGE;
     copts.dict_max_bytes = copts.page_bytes / 2;
     copts.read_batch_rows = 1024;
-    uint32_t before = 0, after = 0, inputs = 0, outputs = 0, snaps = 0, files = 0;
+    uint32_t before = 0, after = 0, inputs = 0, outputs = 0, snaps = 0, files = 0, orphaned = 0;
     int64_t bytes_in = 0;
     for (int t = 0; t < FR_TBL_EVERY; t++) {
         if (!want[t]) {
@@ -991,10 +1000,7 @@ void fr_maint_tables(struct fr_lake *lake, const struct fr_conf *conf,
         int64_t t_table = fr_mono_ms();
         struct fr_ice_compact_stats cs = {0};
         struct fr_ice_expire_stats es = {0};
-        /* Compaction reads the data files back from local paths: not yet
-         * with a warehouse in an object store (docs/S3.md). */
-        int rc = fr_lake_remote(lake) ? FR_OK
-                                            : fr_ice_compact(lake->cat, FR_NS, name, &copts, &cs);
+        int rc = fr_lake_compact(lake, FR_NS, name, &copts, &cs);
         if (rc < 0) {
             fr_warn("process", "compacting %s: %s %s", name, fr_strerror(rc), fr_ice_errmsg());
         }
@@ -1003,14 +1009,23 @@ void fr_maint_tables(struct fr_lake *lake, const struct fr_conf *conf,
         inputs += cs.inputs;
         outputs += cs.groups;
         bytes_in += cs.bytes_in;
-        rc = fr_ice_expire(lake->cat, FR_NS, name, cutoff,
-                           (uint32_t)conf->maintenance_retain_last, &es);
+        rc = fr_lake_expire(lake, FR_NS, name, cutoff, (uint32_t)conf->maintenance_retain_last,
+                            &es);
         if (rc < 0) {
             fr_warn("process", "expiring snapshots of %s: %s %s", name, fr_strerror(rc),
                     fr_ice_errmsg());
         }
         snaps += es.snapshots_expired;
         files += es.files_deleted;
+        struct fr_ice_orphan_stats os = {0};
+        if (orphans) {
+            rc = fr_lake_remove_orphans(lake, FR_NS, name, now - orphan_age_ms, false, &os);
+            if (rc < 0) {
+                fr_warn("process", "removing orphan files of %s: %s %s", name, fr_strerror(rc),
+                        fr_ice_errmsg());
+            }
+            orphaned += os.removed;
+        }
         fr_debug("process",
                  "maintenance of %s: %u files compacted into %u, %u snapshots expired "
                  "(scan held %zu KiB) in %" PRId64 " ms",
@@ -1025,7 +1040,8 @@ void fr_maint_tables(struct fr_lake *lake, const struct fr_conf *conf,
     }
     fr_info("process",
             "maintenance: %u files (%" PRId64 " KiB) compacted into %u, live files %u -> %u, "
-            "%u snapshots expired, %u files deleted in %" PRId64 " ms",
-            inputs, bytes_in / 1024, outputs, before, after, snaps, files, fr_mono_ms() - t0);
+            "%u snapshots expired, %u files deleted, %u orphans removed%s in %" PRId64 " ms",
+            inputs, bytes_in / 1024, outputs, before, after, snaps, files, orphaned,
+            orphans ? "" : " (not looked for this round)", fr_mono_ms() - t0);
 }
 

@@ -62,12 +62,18 @@ int fr_maint_lake_exists(const char *data_dir);
  * One round of table maintenance between epochs (after the checkpoint):
  * compaction of each wanted table's small data files in size tiers, then
  * expiry of its snapshots older than older_than_ms (Unix ms) beyond
- * maintenance.retain_last. Run by the one process that maintains the
- * tables (the processor; in the scale-out mode the finalizer). Failures
- * are logged and left to the next round: the epoch is already safe.
+ * maintenance.retain_last, then, when orphans_last_ms is not NULL and half
+ * of maintenance.orphans_after_s has passed since *orphans_last_ms (wall
+ * ms, updated), removal of files no retained version reaches that are
+ * older than maintenance.orphans_after_s. On every lake: SQLite or REST
+ * catalog, local or S3 warehouse (fr_lake_compact). Run by the one
+ * process that maintains the tables (the processor; in the scale-out mode
+ * the finalizer). Failures are logged and left to the next round: the
+ * epoch is already safe.
  */
 void fr_maint_tables(struct fr_lake *lake, const struct fr_conf *conf,
-                     const uint8_t want[FR_TBL_EVERY], int64_t older_than_ms);
+                     const uint8_t want[FR_TBL_EVERY], int64_t older_than_ms,
+                     int64_t *orphans_last_ms);
 /* The checkpoint directory of pipeline (created): <process.checkpoint_dir>/
  * <pipeline> when that is set, else <general.data_dir>/process/<pipeline>. */
 int fr_maint_ck_dir(const struct fr_conf *conf, const char *pipeline, char *out, size_t outlen);

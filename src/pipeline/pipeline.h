@@ -19,6 +19,10 @@
 
 int fr_cmd_process(struct fr_conf *conf, int argc, char **argv);
 
+/* `freshet compact` (compact_cmd.c) on the configured lake: 0 success, 1
+ * failure (message on stderr), 2 usage error. */
+int fr_cmd_compact(struct fr_conf *conf, int argc, char **argv);
+
 /* `freshet process --finalize` (final.c): returns the exit status. */
 int fr_final_run(struct fr_conf *conf, int once);
 

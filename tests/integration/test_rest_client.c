@@ -8,6 +8,9 @@
  *   DROP_500    answer 500 without forwarding (nothing committed)
  *   APPLY_CLOSE forward it, then close the connection without an answer
  *   GET_503     answer 503 to GETs without forwarding (reads must retry)
+ *   RACE_APPEND append a file to table data through the library first (a
+ *               shard's commit landing between a maintainer's load and its
+ *               commit), then forward
  *
  * Checks: load / create / commit with requirements / multi-table commit
  * through the proxy; a commit answered 500 after it was applied is found
@@ -17,8 +20,11 @@
  * of an applied commit is refused by its requirement (409); a 409 moves
  * nothing; reads retry 503 with backoff; answers past max_body are
  * FR_ETOOBIG; and real Parquet files staged with fr_ice_rest_stage_append
- * and committed through the faults land every row exactly once. The catalog is read back with the
- * library (src/iceberg), not through the client, to see what really landed.
+ * and committed through the faults land every row exactly once; table
+ * maintenance through the client (compaction's rewrite, expiry, orphans)
+ * under lost races and unknown outcomes keeps every row once and deletes
+ * no live file. The catalog is read back with the library (src/iceberg),
+ * not through the client, to see what really landed.
  */
 #include "check.h"
 
@@ -41,7 +47,9 @@
 #define TOKEN "test-token-123"
 #define PIPE "pipe-rest"
 
-enum proxy_mode { PASS = 0, APPLY_500, DROP_500, APPLY_CLOSE, GET_503 };
+enum proxy_mode { PASS = 0, APPLY_500, DROP_500, APPLY_CLOSE, GET_503, RACE_APPEND };
+
+static void race_append(void);
 
 static struct {
     int fd;
@@ -135,6 +143,9 @@ static void proxy_one(int c)
         answer(c, mode == DROP_500 ? 500 : 503, mode == DROP_500 ? err500 : err503,
                strlen(mode == DROP_500 ? err500 : err503));
         return;
+    }
+    if (mode == RACE_APPEND) {
+        race_append();
     }
     char url[2300];
     snprintf(url, sizeof url, "http://127.0.0.1:%d%s", proxy.upstream_port, target);
@@ -494,6 +505,138 @@ static void test_stage_append_through_faults(void)
     fr_ice_catalog_close(cat);
 }
 
+/* Rows appended by race_append: [race_next, ...), RACE_ROWS at a time. */
+#define RACE_ROWS 30
+static int64_t race_next;
+static int race_done;
+
+static void race_append(void)
+{
+    struct fr_ice_catalog *cat = NULL;
+    struct fr_ice_catalog_opts co = {.data_dir = data_dir};
+    struct ti_file f;
+    char path[4096];
+    int rc = fr_ice_catalog_open(&co, &cat);
+    if (rc == FR_OK) {
+        snprintf(path, sizeof path, "%s/wiki/data/data/race-%" PRId64 ".parquet",
+                 fr_ice_catalog_warehouse(cat), race_next);
+        rc = ti_write(&f, path, race_next, RACE_ROWS, false);
+        if (rc == FR_OK) {
+            rc = fr_ice_append(cat, TI_NS, "data", &f.df, 1, NULL, NULL);
+            ti_free(&f);
+        }
+    }
+    if (rc == FR_OK) {
+        race_next += RACE_ROWS;
+        race_done++;
+    } else {
+        fprintf(stderr, "race_append: %s %s\n", fr_strerror(rc), fr_ice_errmsg());
+    }
+    fr_ice_catalog_close(cat);
+}
+
+/* Every row of [0, n) in table data exactly once, in files live files. */
+static void check_rows(struct fr_ice_catalog *cat, int64_t n, size_t files)
+{
+    struct ti_sum sum;
+    CHECK_EQ_INT(ti_read_table(cat, "data", &sum, 10000), FR_OK);
+    CHECK_EQ_INT(sum.rows, n);
+    CHECK_EQ_INT(sum.dupes, 0);
+    CHECK_EQ_INT(sum.id_sum, ti_expected_sum(0, n));
+    struct fr_ice_table *t = NULL;
+    struct fr_ice_file_list live = {0};
+    CHECK_EQ_INT(fr_ice_table_load(cat, TI_NS, "data", &t), FR_OK);
+    CHECK_EQ_INT(fr_ice_files(cat, t, -1, true, &live), FR_OK);
+    CHECK_EQ_INT(live.nfiles, files);
+    fr_ice_file_list_free(&live);
+    fr_ice_table_free(t);
+}
+
+static void rest_compact(struct fr_ice_catalog *cat, uint32_t inputs)
+{
+    struct fr_ice_compact_opts o = {.min_inputs = 2, .rest = client};
+    struct fr_ice_compact_stats cs = {0};
+    CHECK_EQ_INT(fr_ice_compact(cat, TI_NS, "data", &o, &cs), FR_OK);
+    if (*fr_ice_errmsg()) {
+        fprintf(stderr, "  compact: %s\n", fr_ice_errmsg());
+    }
+    CHECK_EQ_INT(cs.groups, 1);
+    CHECK_EQ_INT(cs.inputs, inputs);
+    CHECK_EQ_INT(cs.conflicts, 0);
+}
+
+/* Maintenance through the REST client, after test_stage_append_through_
+ * faults left rows [0, 200) in three files and the dropped attempt's
+ * manifest and list as orphans. */
+static void test_maintenance_through_rest(void)
+{
+    struct fr_ice_catalog *cat = NULL;
+    struct fr_ice_catalog_opts co = {.data_dir = data_dir};
+    CHECK_EQ_INT(fr_ice_catalog_open(&co, &cat), FR_OK);
+    race_next = 200;
+    /* 1. a shard's append lands between the rewrite's load and its commit:
+     *    409, made again from the new version; the append stays */
+    set_fault(RACE_APPEND, 1);
+    rest_compact(cat, 3);
+    CHECK_EQ_INT(race_done, 1);
+    check_rows(cat, 230, 2); /* the merged file and the raced one */
+    /* 2. the rewrite lands, its answer is lost (500): found live, not redone */
+    int landed = -9;
+    set_fault(PASS, 0);
+    CHECK_EQ_INT(stage_and_commit(4, 230, 40, &landed), FR_OK);
+    set_fault(APPLY_500, 1);
+    rest_compact(cat, 3);
+    check_rows(cat, 270, 1);
+    /* 3. the rewrite never reached the catalog (500 before it): redone once */
+    set_fault(PASS, 0);
+    CHECK_EQ_INT(stage_and_commit(5, 270, 30, &landed), FR_OK);
+    set_fault(DROP_500, 1);
+    rest_compact(cat, 2);
+    check_rows(cat, 300, 1);
+    /* 4. expiry through REST, racing an append once: everything older than
+     *    now but the newest and PIPE's newest marker goes, and the files only
+     *    they reached with it; every live row stays */
+    race_next = 300;
+    set_fault(RACE_APPEND, 1);
+    struct fr_ice_expire_stats es = {0};
+    CHECK_EQ_INT(fr_ice_rest_expire(client, cat, TI_NS, "data", INT64_MAX, 1, &es), FR_OK);
+    CHECK_EQ_INT(race_done, 2);
+    CHECK(es.snapshots_expired >= 6);
+    CHECK(es.files_deleted >= 6); /* the merged inputs, their manifests and lists */
+    check_rows(cat, 330, 2);
+    struct fr_ice_table *t = NULL;
+    CHECK_EQ_INT(fr_ice_table_load(cat, TI_NS, "data", &t), FR_OK);
+    uint32_t nsnap = 0;
+    fr_ice_table_snapshots(t, &nsnap);
+    CHECK(nsnap <= 2);
+    int64_t last = -1;
+    CHECK_EQ_INT(fr_ice_last_epoch(t, PIPE, &last, NULL), FR_OK);
+    CHECK_EQ_INT(last, 5); /* the newest marker survives expiry */
+    fr_ice_table_free(t);
+    /* 5. orphans through REST: the staged attempts that lost races go, no
+     *    live file does, and a second look finds none */
+    set_fault(PASS, 0);
+    struct fr_ice_orphan_stats os = {0};
+    CHECK_EQ_INT(fr_ice_rest_remove_orphans(client, cat, TI_NS, "data", INT64_MAX, false, &os),
+                 FR_OK);
+    CHECK(os.removed >= 2);
+    check_rows(cat, 330, 2);
+    CHECK_EQ_INT(fr_ice_rest_remove_orphans(client, cat, TI_NS, "data", INT64_MAX, true, &os),
+                 FR_OK);
+    CHECK_EQ_INT(os.orphans, 0);
+    /* 6. the catalog lists its tables */
+    struct fr_ice_ident *ids = NULL;
+    size_t n = 0;
+    CHECK_EQ_INT(fr_ice_rest_list_tables(client, TI_NS, &ids, &n), FR_OK);
+    bool found = false;
+    for (size_t i = 0; i < n; i++) {
+        found |= strcmp(ids[i].name, "data") == 0;
+    }
+    CHECK(found);
+    free(ids);
+    fr_ice_catalog_close(cat);
+}
+
 int main(void)
 {
     data_dir = check_tmpdir();
@@ -528,6 +671,7 @@ int main(void)
     RUN(test_epochs_through_faults);
     RUN(test_transaction_and_reads);
     RUN(test_stage_append_through_faults);
+    RUN(test_maintenance_through_rest);
     fr_ice_rest_close(client);
     atomic_store(&proxy.stop, 1);
     shutdown(proxy.fd, SHUT_RDWR);
