@@ -999,6 +999,25 @@ static int expire_keep(struct ice_change *c, bool *keep)
             keep[i] = newest;
         }
     }
+    /* The current snapshot's ancestors back to the nearest one carrying an
+     * epoch marker: compaction stacks replace snapshots on the marker, and
+     * readers walk the lineage from the current snapshot to find it
+     * (verify's cut; an expired ancestor ends the walk). */
+    int64_t id = m->current_snapshot_id;
+    for (uint32_t steps = 0; id >= 0 && steps < n; steps++) {
+        uint32_t k = 0;
+        while (k < n && m->snapshots[k].pub.snapshot_id != id) {
+            k++;
+        }
+        if (k == n) {
+            break;
+        }
+        keep[k] = true;
+        if (ice_summary_get(&m->snapshots[k].pub, FR_ICE_SUMMARY_EPOCH)) {
+            break;
+        }
+        id = m->snapshots[k].pub.parent_id;
+    }
     return FR_OK;
 }
 

@@ -685,6 +685,51 @@ static void test_merge_expire_orphans(void)
     CHECK_EQ_INT(ti_read_table(cat, "t", &sum, 1000), FR_OK);
     CHECK_EQ_INT(sum.rows, 200);
     CHECK_EQ_INT(ti_append(cat, "t", 5000, 10, true, NULL), FR_OK);
+
+    /* Two compaction bins in a row stack two replace snapshots on the last
+     * marker; expiring all but one keeps the lineage from the current one
+     * down to that marker (verify walks it), and the rows. */
+    struct fr_ice_commit_info mark = {"new-pipe", 21, "x:0-1", NULL, 0};
+    for (int i = 0; i < 4; i++) {
+        CHECK_EQ_INT(ti_append(cat, "t", 6000 + i * 10, 10, true, i == 3 ? &mark : NULL), FR_OK);
+    }
+    CHECK_EQ_INT(fr_ice_table_load(cat, TI_NS, "t", &t), FR_OK);
+    struct fr_ice_file_list fl = {0};
+    CHECK_EQ_INT(fr_ice_files(cat, t, -1, false, &fl), FR_OK);
+    int64_t small = INT64_MAX; /* the smallest file: a 10-row one */
+    for (size_t i = 0; i < fl.nfiles; i++) {
+        small = fl.files[i].file_size < small ? fl.files[i].file_size : small;
+    }
+    fr_ice_file_list_free(&fl);
+    fr_ice_table_free(t);
+    /* bins of two 10-row files (their sizes differ by a few bytes) */
+    struct fr_ice_compact_opts two = {.target_bytes = small * 5 / 2, .small_bytes = small * 3 / 2};
+    CHECK_EQ_INT(fr_ice_compact(cat, TI_NS, "t", &two, &cs), FR_OK);
+    fprintf(stderr, "  two bins: %u groups of %u inputs, small %" PRId64 "\n", cs.groups, cs.inputs, small);
+    CHECK(cs.groups >= 2);
+    CHECK_EQ_INT(fr_ice_expire(cat, TI_NS, "t", fr_wall_ms() + 1000, 1, &es), FR_OK);
+    CHECK_EQ_INT(fr_ice_table_load(cat, TI_NS, "t", &t), FR_OK);
+    const struct fr_ice_snapshot *ss = fr_ice_table_snapshots(t, &n);
+    int64_t at = fr_ice_table_snapshot_id(t);
+    bool reached = false;
+    for (uint32_t hops = 0; at >= 0 && hops <= n && !reached; hops++) {
+        const struct fr_ice_snapshot *s = NULL;
+        for (uint32_t i = 0; i < n; i++) {
+            s = ss[i].snapshot_id == at ? &ss[i] : s;
+        }
+        if (!s) {
+            break; /* an expired ancestor */
+        }
+        for (uint32_t k = 0; k < s->nsummary; k++) {
+            reached |= strcmp(s->summary[k].key, FR_ICE_SUMMARY_EPOCH) == 0 &&
+                       strcmp(s->summary[k].value, "21") == 0;
+        }
+        at = s->parent_id;
+    }
+    CHECK(reached);
+    fr_ice_table_free(t);
+    CHECK_EQ_INT(ti_read_table(cat, "t", &sum, 10000), FR_OK);
+    CHECK_EQ_INT(sum.rows, 250);
     fr_ice_catalog_close(cat);
 }
 
