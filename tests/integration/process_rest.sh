@@ -101,11 +101,13 @@ kill -TERM $pids 2>/dev/null || true; wait 2>/dev/null || true; pids=""
 FRESHET_SERVE_API_TOKEN=$token "$BIN" --data rest2 serve --listen 127.0.0.1:0 >serve2.out 2>serve2.log &
 pids="$pids $!"
 base2=$(url_of serve2.out); base2=${base2%/}
+# (the processor maintains its tables through the REST catalog every 3 epochs)
 rest2() { FRESHET_LAKE_CATALOG_TOKEN=$token "$BIN" --data rest2 \
-          --set "lake.catalog_uri=$base2/iceberg" --set process.epoch_max_records=150 "$@"; }
+          --set "lake.catalog_uri=$base2/iceberg" --set process.epoch_max_records=150 \
+          --set process.maintain_every_epochs=3 "$@"; }
 for k in 1 2 3 4 5 6; do
     FRESHET_LAKE_CATALOG_TOKEN=$token "$BIN" --data rest2 --set "lake.catalog_uri=$base2/iceberg" \
-        --set process.epoch_max_records=150 process 2>>rest2.log & p=$!
+        --set process.epoch_max_records=150 --set process.maintain_every_epochs=3 process 2>>rest2.log & p=$!
     sleep "$(python3 -c "import random; random.seed($SEED * 10 + $k); print(round(random.uniform(0.3, 1.5), 2))")"
     kill -9 "$p" 2>/dev/null || true
     wait "$p" 2>/dev/null || true
@@ -115,6 +117,40 @@ rest2 process --once 2>>rest2.log || fail "drain through the REST catalog"
 "$BIN" --data rest2 verify >verify2.out 2>&1 || { cat verify2.out; fail "verify after the kills"; }
 "$BIN" --data rest2 tables --json --files >rest2.json
 node "$SRC/tests/interop/lake_compare.mjs" ctl.json rest2.json || fail "the REST lake after kills differs from the control"
+merged=$(awk '/process: info: maintenance: [0-9]+ files/ {s += $6} END {print s + 0}' rest2.log)
+[ "$merged" -gt 0 ] || fail "the processor compacted nothing through the REST catalog"
+python3 - rest2.json ctl.json <<'PY' || fail "the REST lake was not compacted"
+import json, sys
+r = {x["name"]: x for x in json.load(open(sys.argv[1]))["tables"]}
+c = {x["name"]: x for x in json.load(open(sys.argv[2]))["tables"]}
+rb, cb = r["bronze_recentchange"]["data_files"], c["bronze_recentchange"]["data_files"]
+assert any("/compacted-" in f["local_path"] for f in rb), "no compacted bronze file"
+assert len(rb) < len(cb), (len(rb), len(cb))
+print(f"bronze behind REST: {len(rb)} live files, the control {len(cb)}")
+PY
+echo "PASS the processor compacted $merged files through the REST catalog"
+# freshet compact through the REST catalog: merge, expire to one snapshot
+# (and the lineage to the last marker), orphans of the killed runs removed
+rest2 compact --json --orphans-older-than 0 --expire-older-than 0 --retain-last 1 >compact.json 2>compact.err ||
+    { cat compact.err; fail "freshet compact through the REST catalog"; }
+python3 - <<'PY' || fail "freshet compact through the REST catalog: $(cat compact.json)"
+import json
+t = {x["name"]: x for x in json.load(open("compact.json"))["tables"]}
+assert "bronze_recentchange" in t, sorted(t)
+assert sum(x["snapshots_expired"] for x in t.values()) > 0, "nothing expired"
+assert t["bronze_recentchange"]["files_after"] <= t["bronze_recentchange"]["files_before"]
+print("compact through REST: %d groups, %d snapshots expired, %d orphans removed" % (
+      sum(x["groups"] for x in t.values()), sum(x["snapshots_expired"] for x in t.values()),
+      sum(x["orphans_removed"] for x in t.values())))
+PY
+rest2 compact --json --no-compact --no-expire --orphans-older-than 0 --dry-run >compact2.json ||
+    fail "freshet compact --dry-run through the REST catalog"
+python3 -c 'import json,sys; t=json.load(open("compact2.json"))["tables"]; assert sum(x["orphans"] for x in t) == 0, t' ||
+    fail "orphans left after freshet compact through REST: $(cat compact2.json)"
+"$BIN" --data rest2 verify >verify2b.out 2>&1 || { cat verify2b.out; fail "verify after freshet compact through REST"; }
+"$BIN" --data rest2 tables --json --files >rest2b.json
+node "$SRC/tests/interop/lake_compare.mjs" ctl.json rest2b.json || fail "after freshet compact the REST lake differs from the control"
+echo "PASS freshet compact through the REST catalog: $(tail -1 verify2b.out), tables equal the control"
 # ---- 3. the scale-out mode through the REST catalog: the shard of the
 # log's partition and the finalizer commit through serve's catalog (each
 # SIGKILLed once mid-run, then drained); verify passes and the tables equal
@@ -124,7 +160,8 @@ FRESHET_SERVE_API_TOKEN=$token "$BIN" --data rest3 serve --listen 127.0.0.1:0 >s
 pids="$pids $!"
 base3=$(url_of serve3.out); base3=${base3%/}
 rest3() { FRESHET_LAKE_CATALOG_TOKEN=$token "$BIN" --data rest3 \
-          --set "lake.catalog_uri=$base3/iceberg" --set process.epoch_max_records=150 "$@"; }
+          --set "lake.catalog_uri=$base3/iceberg" --set process.epoch_max_records=150 \
+          --set process.maintain_every_epochs=2 "$@"; }
 for role in "--partition 0" "--finalize"; do
     # shellcheck disable=SC2086
     FRESHET_LAKE_CATALOG_TOKEN=$token "$BIN" --data rest3 --set "lake.catalog_uri=$base3/iceberg" \
@@ -136,6 +173,8 @@ for role in "--partition 0" "--finalize"; do
     rest3 process $role --once 2>>rest3.log || fail "scale-out drain through the REST catalog ($role)"
 done
 grep -q "finalize: info: epoch" rest3.log || fail "the finalizer committed nothing through REST"
+[ "$(awk '/: info: maintenance: [0-9]+ files/ {s += $6} END {print s + 0}' rest3.log)" -gt 0 ] ||
+    fail "the finalizer maintained nothing through the REST catalog"
 "$BIN" --data rest3 verify >verify3.out 2>&1 || { cat verify3.out; fail "verify of the scale-out lake behind REST"; }
 head -1 verify3.out
 for role in "--partition 0" "--finalize"; do
