@@ -47,6 +47,19 @@ static void backoff(int attempt)
     fr_sleep_ms(ms / 2 + (int64_t)(ice_snapshot_id() % (uint64_t)(ms / 2 + 1)));
 }
 
+/* Attempt attempt: back off after a lost race, then the table as the
+ * catalog has it now into load, change emptied. */
+static int load_again(struct fr_ice_rest *rest, const char *ns, const char *name, int attempt,
+                      struct fr_buf *load, struct fr_buf *change)
+{
+    if (attempt) {
+        backoff(attempt);
+    }
+    fr_buf_reset(load);
+    fr_buf_reset(change);
+    return fr_ice_rest_load_table(rest, ns, name, load);
+}
+
 /* 1 when path (a URI as in the manifest, or its local path) is a live data
  * file of ns.name now, 0 when not, < 0 when the table cannot be read. */
 static int file_live(struct fr_ice_rest *rest, struct fr_ice_catalog *cat, const char *ns,
@@ -82,12 +95,7 @@ int fr_ice_rest_rewrite(struct fr_ice_rest *rest, struct fr_ice_catalog *cat, co
     int rc = FR_OK;
     bool unknown = false; /* an attempt's outcome was not known at once */
     for (int attempt = 0; attempt < MAINT_ATTEMPTS; attempt++) {
-        if (attempt) {
-            backoff(attempt);
-        }
-        fr_buf_reset(&load);
-        fr_buf_reset(&change);
-        rc = fr_ice_rest_load_table(rest, ns, name, &load);
+        rc = load_again(rest, ns, name, attempt, &load, &change);
         if (rc == FR_OK) {
             rc = ice_rest_stage(cat, ns, name, (const char *)load.data, load.len, &in, &change);
         }
@@ -187,12 +195,7 @@ int fr_ice_rest_expire(struct fr_ice_rest *rest, struct fr_ice_catalog *cat, con
     int rc = FR_OK;
     for (int attempt = 0; attempt < MAINT_ATTEMPTS; attempt++) {
         struct ice_change *c = NULL;
-        if (attempt) {
-            backoff(attempt);
-        }
-        fr_buf_reset(&load);
-        fr_buf_reset(&change);
-        rc = fr_ice_rest_load_table(rest, ns, name, &load);
+        rc = load_again(rest, ns, name, attempt, &load, &change);
         if (rc == FR_OK) {
             rc = ice_change_new(cat, ICE_CH_EXPIRE, ns, name, &c);
         }

@@ -93,6 +93,21 @@ static void put_small_files(struct fr_lake *lake)
     fr_ice_table_free(table);
 }
 
+/* A fresh data directory whose lake holds put_small_files' bronze files,
+ * open in *lake with its configuration in *conf. */
+static const char *lake_of_small_files(struct fr_conf *conf, struct fr_lake *lake)
+{
+    const char *dir = check_tmpdir();
+    CHECK_EQ_INT(fr_conf_init(conf), FR_OK);
+    char set[4200], err[256];
+    snprintf(set, sizeof set, "general.data_dir=%s", dir);
+    CHECK_EQ_INT(fr_conf_set(conf, set, FR_CONF_FLAG, err, sizeof err), FR_OK);
+    CHECK_EQ_INT(fr_lake_open_catalog(conf, lake), FR_OK);
+    CHECK_EQ_INT(fr_tbl_ensure(lake->cat), FR_OK);
+    put_small_files(lake);
+    return dir;
+}
+
 /* The small files merged by one round with the shipped settings land in
  * files whose row groups hold about 1 MiB: each under 2 MiB compressed (1
  * MiB plus at most one batch slice of 1 MiB of strings, writer.c
@@ -100,16 +115,9 @@ static void put_small_files(struct fr_lake *lake)
  * (8 MiB) it is one row group of ~4 MB and this fails. */
 static void test_own_compaction_row_groups(void)
 {
-    const char *dir = check_tmpdir();
     struct fr_conf conf;
-    CHECK_EQ_INT(fr_conf_init(&conf), FR_OK);
-    char set[4200], err[256];
-    snprintf(set, sizeof set, "general.data_dir=%s", dir);
-    CHECK_EQ_INT(fr_conf_set(&conf, set, FR_CONF_FLAG, err, sizeof err), FR_OK);
     struct fr_lake lake;
-    CHECK_EQ_INT(fr_lake_open_catalog(&conf, &lake), FR_OK);
-    CHECK_EQ_INT(fr_tbl_ensure(lake.cat), FR_OK);
-    put_small_files(&lake);
+    lake_of_small_files(&conf, &lake);
 
     uint8_t want[FR_TBL_EVERY] = {0};
     want[FR_TBL_BRONZE] = 1;
@@ -191,16 +199,9 @@ static void test_own_compaction_row_groups(void)
  * a usage error (2). */
 static void test_compact_cmd(void)
 {
-    const char *dir = check_tmpdir();
     struct fr_conf conf;
-    CHECK_EQ_INT(fr_conf_init(&conf), FR_OK);
-    char set[4200], err[256];
-    snprintf(set, sizeof set, "general.data_dir=%s", dir);
-    CHECK_EQ_INT(fr_conf_set(&conf, set, FR_CONF_FLAG, err, sizeof err), FR_OK);
     struct fr_lake lake;
-    CHECK_EQ_INT(fr_lake_open_catalog(&conf, &lake), FR_OK);
-    CHECK_EQ_INT(fr_tbl_ensure(lake.cat), FR_OK);
-    put_small_files(&lake);
+    const char *dir = lake_of_small_files(&conf, &lake);
     fr_lake_close(&lake);
 
     char out[4300];
