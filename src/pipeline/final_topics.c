@@ -158,7 +158,10 @@ int fr_ftopics_advance(struct fr_ftopics *ft, int64_t frontier, struct fr_tw *tw
     return rc;
 }
 
-int64_t fr_ftopics_frontier(const struct fr_ftopics *ft) { return ft->frontier; }
+int64_t fr_ftopics_frontier(const struct fr_ftopics *ft)
+{
+    return ft->frontier;
+}
 
 uint64_t fr_ftopics_take_rows(struct fr_ftopics *ft)
 {
@@ -218,8 +221,8 @@ int fr_ftopics_load(struct fr_ftopics *ft, const uint8_t *b, size_t len, size_t 
         return FR_ECORRUPT;
     }
     int64_t frontier = get_i64(b + 4);
-    uint32_t n = (uint32_t)b[12] | (uint32_t)b[13] << 8 | (uint32_t)b[14] << 16 |
-                 (uint32_t)b[15] << 24;
+    uint32_t n =
+        (uint32_t)b[12] | (uint32_t)b[13] << 8 | (uint32_t)b[14] << 16 | (uint32_t)b[15] << 24;
     if (n > FR_CK_MAX_PARTS || len - 16 < 8 * (size_t)n + 8) {
         return FR_ECORRUPT;
     }

@@ -130,8 +130,9 @@ struct vf {
     struct fr_conf *conf;
     struct fr_lake lake;           /* the catalog and its warehouse (local or S3) */
     struct fr_ice_catalog *cat;    /* lake.cat */
-    struct vf_tab tab[FR_TBL_EVERY]; /* the six tables and dlq_replays; with enrichment
-                                      * silver_topics and gold_top_topics (verify_topics.c) */
+    /* the six tables and dlq_replays; silver_topics and gold_top_topics
+     * are loaded by verify_topics.c */
+    struct vf_tab tab[FR_TBL_EVERY];
     struct vf_mem mem;
     size_t budget;
     struct fr_pq_read_opts ropts;

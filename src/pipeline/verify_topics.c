@@ -111,7 +111,8 @@ static int topics_silver(struct vf *vf, const struct fr_pq_batch *b, void *arg)
             struct tent_key key = {ENT_CTR, s, item, wiki},
                             win = {ENT_WIN, s, {NULL, 0}, {NULL, 0}};
             int added, new_win = 0;
-            struct tent *ctr = vf_tent_get(&vf->mem, vf_mix(kh ^ vf_mix((uint64_t)s)), &key, &added);
+            struct tent *ctr =
+                vf_tent_get(&vf->mem, vf_mix(kh ^ vf_mix((uint64_t)s)), &key, &added);
             if (!ctr || (added && !vf_tent_get(&vf->mem, twin_hash(s), &win, &new_win))) {
                 return FR_ETOOBIG; /* the pass is full: more passes */
             }
@@ -122,10 +123,13 @@ static int topics_silver(struct vf *vf, const struct fr_pq_batch *b, void *arg)
     return FR_OK;
 }
 
-static const struct vf_col gold_cols[] = {
-    {"window_start", FR_PQ_TIMESTAMP}, {"window_end", FR_PQ_TIMESTAMP}, {"rank", FR_PQ_INT32},
-    {"item", FR_PQ_STRING},            {"edits", FR_PQ_INT64},          {"wikis", FR_PQ_INT32},
-    {"top_wikis", FR_PQ_STRING}};
+static const struct vf_col gold_cols[] = {{"window_start", FR_PQ_TIMESTAMP},
+                                          {"window_end", FR_PQ_TIMESTAMP},
+                                          {"rank", FR_PQ_INT32},
+                                          {"item", FR_PQ_STRING},
+                                          {"edits", FR_PQ_INT64},
+                                          {"wikis", FR_PQ_INT32},
+                                          {"top_wikis", FR_PQ_STRING}};
 
 static int topics_gold(struct vf *vf, const struct fr_pq_batch *b, void *arg)
 {
@@ -138,8 +142,8 @@ static int topics_gold(struct vf *vf, const struct fr_pq_batch *b, void *arg)
             continue;
         }
         struct fr_pq_str item = c[3].v.str[i], top = c[6].v.str[i];
-        struct trow *r = trow_new(&vf->mem, &f->gold, start, item.ptr, (uint32_t)item.len,
-                                  top.ptr, (uint32_t)top.len);
+        struct trow *r = trow_new(&vf->mem, &f->gold, start, item.ptr, (uint32_t)item.len, top.ptr,
+                                  (uint32_t)top.len);
         if (!r) {
             return FR_ETOOBIG; /* the pass is full: more passes */
         }
@@ -312,12 +316,12 @@ static int topics_finish(struct vf *vf, void *fam)
         if (g->end != e->end) {
             snprintf(more, sizeof more, ": window_end %" PRId64, g->end);
         } else if (g->item_len != e->item_len || !vf_same_bytes(g->text, e->text, e->item_len)) {
-            snprintf(more, sizeof more, ": recomputed %.*s", (int)(e->item_len > 24 ? 24 : e->item_len),
-                     e->text);
+            snprintf(more, sizeof more, ": recomputed %.*s",
+                     (int)(e->item_len > 24 ? 24 : e->item_len), e->text);
         } else if (g->edits != e->edits || g->wikis != e->wikis) {
             snprintf(more, sizeof more,
-                     ": edits %" PRId64 " wikis %d in gold, %" PRId64 " and %d recomputed", g->edits,
-                     g->wikis, e->edits, e->wikis);
+                     ": edits %" PRId64 " wikis %d in gold, %" PRId64 " and %d recomputed",
+                     g->edits, g->wikis, e->edits, e->wikis);
         } else if (g->top_len != e->top_len ||
                    !vf_same_bytes(g->text + g->item_len, e->text + e->item_len, e->top_len)) {
             snprintf(more, sizeof more, ": top_wikis \"%.*s\", recomputed \"%.*s\"",
