@@ -126,7 +126,7 @@ for k in $(seq "$KILLS"); do
     start_role $r
 done
 echo "$KILLS kill rounds: $killed_shard shard(s) and $killed_final finalizer(s) SIGKILLed while running"
-[ "$killed_shard" -ge 1 ] && [ "$killed_final" -ge 1 ] || fail "a role was not killed while running"
+if [ "$killed_shard" -lt 1 ] || [ "$killed_final" -lt 1 ]; then fail "a role was not killed while running"; fi
 for r in 0 1 2 final; do
     kill -TERM "${role_pid[$r]}" 2>/dev/null || true
     wait "${role_pid[$r]}" 2>/dev/null || true
