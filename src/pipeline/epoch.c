@@ -84,6 +84,7 @@ struct proc_run {
     int64_t idle_ms;    /* the shard's partition has had nothing new since (mono ms) */
     int64_t idle_end;   /* its log end then */
     int join_checked;   /* a new shard looked for gold's frontier (plan_epoch) */
+    int idle_planned;   /* plan_epoch's last range is an idle epoch (not answers only) */
     char dir[4096]; /* checkpoint directory */
     struct fr_lake lake;        /* the catalog and where data files go */
     struct fr_ice_catalog *cat; /* lake.cat */
@@ -117,7 +118,8 @@ struct proc_run {
  * when it runs (dlq_replays is only written by `freshet dlq replay`). */
 static int epoch_writes(const struct proc_run *run, int t)
 {
-    if (run->shard >= 0 && (t == FR_TBL_GOLD_EPM || t == FR_TBL_GOLD_TOP)) {
+    if (run->shard >= 0 &&
+        (t == FR_TBL_GOLD_EPM || t == FR_TBL_GOLD_TOP || t == FR_TBL_GOLD_TOPICS)) {
         return 0; /* a shard's windows are partial: the finalizer writes gold */
     }
     if (t < FR_TBL_COUNT) {
@@ -495,8 +497,10 @@ static int plan_epoch(struct proc_run *run, struct fr_ck_range *range)
             for (uint32_t p = 0; p < run->nparts; p++) {
                 range->start[p] = range->end[p] = run->ck.next[p];
             }
+            run->idle_planned = 1;
             return 1;
         }
+        run->idle_planned = 0;
         int answers = run->es && fr_estage_answered(run->es) > 0;
         int all_answered = answers && fr_estage_waiting(run->es) == 0;
         if (avail >= max || (avail > 0 && (due || process_stop || run->once)) ||
@@ -1023,7 +1027,11 @@ static int run_epoch(struct proc_run *run, const struct fr_ck_range *range)
         run->tw[t].lake = &run->lake;
     }
     int rc = read_range(run, range);
-    if (rc == FR_OK && run->shard >= 0 && range_records(range) == 0) {
+    /* An empty shard epoch is idle, except one planned for enrichment
+     * answers only (never epoch 0: answers follow an epoch's records); an
+     * uncommitted plan replayed from the WAL is not raised then. */
+    if (rc == FR_OK && run->shard >= 0 && range_records(range) == 0 &&
+        (!run->es || !run->write || run->idle_planned || range->epoch == 0)) {
         rc = idle_epoch(run, range->epoch);
     }
     if (rc == FR_OK && run->es) {
@@ -1080,7 +1088,9 @@ static int run_epoch(struct proc_run *run, const struct fr_ck_range *range)
                 " gold_top_topics rows",
                 range->epoch, fr_estage_waiting(run->es), ec.resolved, ec.no_item, ec.failed,
                 ec.backlog, run->n.gold_topics);
-        fr_estage_publish(run->es, run->stats, run->conf->general_data_dir, range->epoch);
+        if (run->shard < 0) { /* a shard's view would be partial (and shared) */
+            fr_estage_publish(run->es, run->stats, run->conf->general_data_dir, range->epoch);
+        }
     }
     stats_epoch(run, range->epoch, committed ? -1 : fr_mono_ms() - t0, t2 - t1);
     if (!large) { /* live: free heap pages back between epochs (core/mem.h) */
@@ -1157,11 +1167,6 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
     }
     if (finalize && shard >= 0) {
         fprintf(stderr, "freshet process: --partition and --finalize exclude each other\n");
-        return 2;
-    }
-    if (shard >= 0 && conf->enrich_enabled) {
-        fprintf(stderr, "freshet process: enrichment (enrich.enabled) does not run in the "
-                        "scale-out mode yet (docs/SCALEOUT.md)\n");
         return 2;
     }
     if (finalize) {
@@ -1259,6 +1264,12 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
     if (rc < 0) {
         fr_error("process", "enrichment: %s", fr_strerror(rc));
         goto cleanup;
+    }
+    if (run->es && run->shard >= 0) {
+        /* The finalizer counts the shards' silver_topics rows into
+         * gold_top_topics; the shard publishes its topics frontier with
+         * each epoch (commit_epoch). ADR 0046. */
+        fr_estage_no_gold(run->es);
     }
     for (int t = FR_TBL_COUNT; run->es && t < FR_TBL_EVERY; t++) {
         if (epoch_writes(run, t) &&

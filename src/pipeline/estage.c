@@ -72,6 +72,7 @@ struct fr_estage {
     uint32_t *answered, n_answered;
     uint32_t used;
     uint32_t gen;
+    int gold; /* 0 on a shard: items are not counted, no window is settled */
     int64_t frontier;
     struct fr_estage_counts c;
     struct fr_enrich_result results[ES_POLL_BATCH];
@@ -223,6 +224,7 @@ int fr_estage_open(const struct fr_conf *conf, const char *ck_dir, struct fr_est
         goto fail;
     }
     es->frontier = FR_PROC_WM_NONE;
+    es->gold = 1;
     es_clear(es);
     *out = es;
     return FR_OK;
@@ -418,7 +420,7 @@ int fr_estage_write(struct fr_estage *es, struct fr_tw *tw, int64_t now_us)
             char item[32];
             snprintf(item, sizeof item, "Q%llu", (unsigned long long)s->item);
             rc = fr_tw_topic(&tw[FR_TBL_SILVER_TOPICS], &e, "resolved", NULL, item, NULL);
-            if (rc >= 0) {
+            if (rc >= 0 && es->gold) {
                 rc = fr_topics_add(es->topics, s->event_us, s->item, s->text, s->wiki_len);
             }
             es->c.resolved++;
@@ -463,6 +465,9 @@ int fr_estage_apply(struct fr_estage *es, struct fr_tw *tw, int64_t watermark_us
     }
     if (frontier != FR_PROC_WM_NONE && (es->frontier == FR_PROC_WM_NONE || frontier > es->frontier)) {
         es->frontier = frontier;
+    }
+    if (!es->gold) {
+        return FR_OK; /* a shard: the finalizer settles the windows */
     }
     struct es_gold g = {&tw[FR_TBL_GOLD_TOPICS], 0};
     rc = fr_topics_advance(es->topics, es->frontier, es_emit, &g);
@@ -709,6 +714,11 @@ done:
     fr_topics_destroy(topics);
     fr_buf_free(&b);
     return rc;
+}
+
+void fr_estage_no_gold(struct fr_estage *es)
+{
+    es->gold = 0;
 }
 
 /* ---------------------------------------------------------- publishing */

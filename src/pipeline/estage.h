@@ -72,6 +72,13 @@ struct fr_estage_counts {
     uint64_t submitted, resolved, no_item, failed, backlog, skipped;
 };
 
+/* A shard of the scale-out mode (docs/SCALEOUT.md, ADR 0046): resolved
+ * items are not counted and fr_estage_apply settles no window (nothing is
+ * written to gold_top_topics); the frontier is still computed and
+ * published with each epoch, so the finalizer knows up to when this
+ * shard's silver_topics rows are complete. Call right after open. */
+void fr_estage_no_gold(struct fr_estage *es);
+
 /* Create the stage when conf->enrich_enabled (else FR_OK and *out NULL).
  * ck_dir is the pipeline's checkpoint directory. FR_ECONFIG (logged) for
  * bad [enrich] settings, FR_ENOMEM. */

@@ -21,6 +21,12 @@
  * frontier forever: its shard commits idle epochs that raise its watermark
  * (process.idle_timeout_s, epoch.c).
  *
+ * With enrichment (enrich.enabled), gold_top_topics too: the silver_topics
+ * files of the same shard epochs feed the topics operator, settled at a
+ * second frontier, the minimum over partitions of the topics frontier each
+ * shard publishes in its epoch marker (final_topics.c, ADR 0046); it is in
+ * each finalizer epoch's marker as freshet.topics-frontier-us.
+ *
  * One finalizer epoch (a crash at any arrow restarts at PLAN from the
  * checkpoint):
  *
@@ -46,12 +52,14 @@
  *
  *   offset  size  field
  *   0       4     magic "FRFN"
- *   4       4     version = 1
+ *   4       4     version = 1, or 2
  *   8       8     frontier (Unix µs, INT64_MIN: none)
  *   16      4     n partitions
  *   20      8*n   watermark of each shard's newest consumed epoch
  *   ..      8+L   fr_win_save bytes (length, then bytes)
  *   ..      8+L   fr_win_top_save bytes
+ *   ..            version 2 only (with enrichment): the topics section
+ *                 (final_topics.h)
  *
  * Maintenance of every table is the finalizer's in this mode (shards run
  * none, so they never race each other's compactions): expiry keeps every
@@ -70,6 +78,7 @@
 #include "log/log.h"
 #include "pipeline/checkpoint.h"
 #include "pipeline/ckmirror.h"
+#include "pipeline/final_topics.h"
 #include "pipeline/lake.h"
 #include "pipeline/maint.h"
 #include "pipeline/tables.h"
@@ -103,6 +112,9 @@ struct fn_sepoch {
     int64_t records;    /* log records it consumed */
     int64_t silver_snap; /* its silver snapshot, -1: none (no silver rows) */
     int64_t silver_seq;
+    int64_t topics;      /* its topics frontier (with enrichment; FR_PROC_WM_NONE: none) */
+    int64_t topics_snap; /* its silver_topics snapshot, -1: none */
+    int64_t topics_seq;
 };
 
 struct fin {
@@ -119,22 +131,24 @@ struct fin {
     int64_t frontier;
     struct fr_win *win;
     struct fr_top *top;
-    struct fr_tw tw[2]; /* gold_edits_per_minute, gold_top_pages */
-    char table_dir[2][4096];
+    struct fr_ftopics *ft; /* gold_top_topics when enrich.enabled, else NULL */
+    int ntw;               /* 2, or 3 with ft */
+    struct fr_tw tw[3];    /* gold_edits_per_minute, gold_top_pages, gold_top_topics */
+    char table_dir[3][4096];
     int write;
     int once;
     int64_t cut_ms; /* when plan last returned a range (mono ms), -1: not yet */
     int64_t lake_epoch;
     int64_t looked_ms; /* wall time of the last bronze scan */
     int64_t orphans_ms; /* wall ms of the last orphan removal (fr_maint_tables) */
-    uint64_t silver_rows, rows_epm, rows_top;
+    uint64_t silver_rows, rows_epm, rows_top, topic_rows, rows_topics;
     struct fr_pq_read_opts ropts;
     /* the epoch's shard epochs, indexed [p][e - start[p]] */
     struct fn_sepoch *se[FR_CK_MAX_PARTS];
     int64_t se_n[FR_CK_MAX_PARTS];
 };
 
-static const enum fr_tbl fn_tables[2] = {FR_TBL_GOLD_EPM, FR_TBL_GOLD_TOP};
+static const enum fr_tbl fn_tables[3] = {FR_TBL_GOLD_EPM, FR_TBL_GOLD_TOP, FR_TBL_GOLD_TOPICS};
 
 /* ---------------------------------------------------------------- state */
 
@@ -142,7 +156,7 @@ static int put_i64(struct fr_buf *b, int64_t v) { return fr_buf_append(b, &v, 8)
 
 static int fn_save(const struct fin *f, struct fr_buf *out)
 {
-    uint32_t version = 1, n = f->ck.nparts;
+    uint32_t version = f->ft ? 2 : 1, n = f->ck.nparts; /* 2: a topics section follows */
     int rc = fr_buf_append(out, FN_MAGIC, 4);
     rc = rc ? rc : fr_buf_append(out, &version, 4);
     rc = rc ? rc : put_i64(out, f->frontier);
@@ -161,7 +175,7 @@ static int fn_save(const struct fin *f, struct fr_buf *out)
             memcpy(out->data + at, &len, 8);
         }
     }
-    return rc;
+    return rc == FR_OK && f->ft ? fr_ftopics_save(f->ft, n, out) : rc;
 }
 
 static int fn_load(struct fin *f, const uint8_t *b, size_t len)
@@ -173,7 +187,7 @@ static int fn_load(struct fin *f, const uint8_t *b, size_t len)
     memcpy(&version, b + 4, 4);
     memcpy(&f->frontier, b + 8, 8);
     memcpy(&n, b + 16, 4);
-    if (version != 1 || n > FR_CK_MAX_PARTS || len < 20 + 8 * (size_t)n) {
+    if ((version != 1 && version != 2) || n > FR_CK_MAX_PARTS || len < 20 + 8 * (size_t)n) {
         return FR_ECORRUPT;
     }
     size_t at = 20;
@@ -196,6 +210,19 @@ static int fn_load(struct fin *f, const uint8_t *b, size_t len)
             return rc;
         }
         at += (size_t)l;
+    }
+    if (version == 2) { /* the topics section (final_topics.h) */
+        size_t used = 0;
+        struct fr_ftopics *ft = f->ft;
+        int rc = ft ? FR_OK : fr_ftopics_open(&ft); /* enrichment now off: skipped */
+        rc = rc ? rc : fr_ftopics_load(ft, b + at, len - at, &used);
+        if (ft != f->ft) {
+            fr_ftopics_free(ft);
+        }
+        if (rc < 0) {
+            return rc;
+        }
+        at += used;
     }
     return at == len ? FR_OK : FR_ECORRUPT;
 }
@@ -235,7 +262,8 @@ static int shard_marker(const struct fin *f, const struct fr_ice_snapshot *s, ui
 
 /* Epoch's marker in gold_edits_per_minute: its range ("shard/0:4-9,...")
  * and frontier. 1 found, 0 not committed, < 0 error. */
-static int lake_epoch_range(struct fin *f, int64_t epoch, struct fr_ck_range *r, int64_t *frontier)
+static int lake_epoch_range(struct fin *f, int64_t epoch, struct fr_ck_range *r, int64_t *frontier,
+                            int64_t *topics)
 {
     struct fr_ice_table *t = NULL;
     int rc = fr_lake_table(&f->lake, fr_tbl_name(FR_TBL_GOLD_EPM), &t);
@@ -247,6 +275,7 @@ static int lake_epoch_range(struct fin *f, int64_t epoch, struct fr_ck_range *r,
     int found = off != NULL;
     if (found) {
         *frontier = summary_i64(m, FR_SUMMARY_WATERMARK, FR_PROC_WM_NONE);
+        *topics = summary_i64(m, FR_SUMMARY_TOPICS, FR_PROC_WM_NONE);
         if (fr_ck_range_parse(off, FR_PIPE_FINAL_RANGE, epoch, r) < 0) {
             fr_error("finalize", "epoch %" PRId64 ": unreadable source offsets \"%s\"", epoch,
                      off);
@@ -279,15 +308,21 @@ static int collect(struct fin *f, const struct fr_ck_range *want, int64_t budget
                    struct fr_ck_range *out)
 {
     se_free(f);
-    struct fr_ice_table *bronze = NULL, *silver = NULL;
+    struct fr_ice_table *bronze = NULL, *silver = NULL, *topics = NULL;
     int rc = fr_lake_table(&f->lake, fr_tbl_name(FR_TBL_BRONZE), &bronze);
     if (rc == FR_OK) {
         rc = fr_lake_table(&f->lake, fr_tbl_name(FR_TBL_SILVER), &silver);
+    }
+    if (rc == FR_OK && f->ft) {
+        rc = fr_lake_table(&f->lake, fr_tbl_name(FR_TBL_SILVER_TOPICS), &topics);
     }
     f->looked_ms = fr_wall_ms();
     uint32_t nb = 0, ns = 0;
     const struct fr_ice_snapshot *bs = rc == FR_OK ? fr_ice_table_snapshots(bronze, &nb) : NULL;
     const struct fr_ice_snapshot *ss = rc == FR_OK ? fr_ice_table_snapshots(silver, &ns) : NULL;
+    uint32_t nt = 0;
+    const struct fr_ice_snapshot *ts = rc == FR_OK && topics ? fr_ice_table_snapshots(topics, &nt)
+                                                             : NULL;
     memset(out, 0, sizeof *out);
     out->epoch = f->ck.epoch + 1;
     out->nparts = f->ck.nparts;
@@ -317,7 +352,12 @@ static int collect(struct fin *f, const struct fr_ck_range *want, int64_t budget
             break;
         }
         f->se[p][k] = (struct fn_sepoch){summary_i64(&bs[i], FR_SUMMARY_WATERMARK, FR_PROC_WM_NONE),
-                                         summary_i64(&bs[i], FR_SUMMARY_RECORDS, 0), -1, -1};
+                                         summary_i64(&bs[i], FR_SUMMARY_RECORDS, 0),
+                                         -1,
+                                         -1,
+                                         summary_i64(&bs[i], FR_SUMMARY_TOPICS, FR_PROC_WM_NONE),
+                                         -1,
+                                         -1};
         used += f->se[p][k].records > 0 ? f->se[p][k].records : 1;
         if (k + 1 > f->se_n[p]) {
             f->se_n[p] = k + 1;
@@ -336,6 +376,15 @@ static int collect(struct fin *f, const struct fr_ck_range *want, int64_t budget
             f->se[p][e - out->start[p]].silver_seq = ss[i].sequence_number;
         }
     }
+    for (uint32_t i = 0; rc == FR_OK && i < nt; i++) { /* silver_topics: with enrichment */
+        uint32_t p;
+        int64_t e;
+        if (shard_marker(f, &ts[i], &p, &e) && e >= out->start[p] && e < out->end[p] &&
+            e - out->start[p] < f->se_n[p]) {
+            f->se[p][e - out->start[p]].topics_snap = ts[i].snapshot_id;
+            f->se[p][e - out->start[p]].topics_seq = ts[i].sequence_number;
+        }
+    }
     for (uint32_t p = 0; rc == FR_OK && want && p < want->nparts; p++) {
         if (f->se_n[p] != want->end[p] - want->start[p]) {
             fr_error("finalize",
@@ -351,6 +400,7 @@ static int collect(struct fin *f, const struct fr_ck_range *want, int64_t budget
     }
     fr_ice_table_free(bronze);
     fr_ice_table_free(silver);
+    fr_ice_table_free(topics);
     return rc;
 }
 
@@ -426,11 +476,11 @@ static int file_cmp(const void *a, const void *b)
 }
 
 /* Whether snapshot id is one of the range's silver snapshots. */
-static int wanted_snap(const struct fin *f, const struct fr_ck_range *r, int64_t id)
+static int wanted_snap(const struct fin *f, const struct fr_ck_range *r, int topics, int64_t id)
 {
     for (uint32_t p = 0; p < r->nparts; p++) {
         for (int64_t k = 0; k < f->se_n[p]; k++) {
-            if (f->se[p][k].silver_snap == id) {
+            if ((topics ? f->se[p][k].topics_snap : f->se[p][k].silver_snap) == id) {
                 return 1;
             }
         }
@@ -439,21 +489,25 @@ static int wanted_snap(const struct fin *f, const struct fr_ck_range *r, int64_t
 }
 
 /*
- * Feed the silver files that the range's shard epochs added, ordered by
+ * Feed the silver files (topics: silver_topics, into the topics operator)
+ * that the range's shard epochs added, ordered by
  * (sequence number, path) so a replay reads them in the same order. They
  * are listed at silver's current snapshot when no compaction ran since the
  * oldest of them (the normal case: one listing), else at each one's own
  * snapshot (its files are live there, and kept until expiry).
  */
-static int read_silver(struct fin *f, const struct fr_ck_range *r)
+static int read_silver(struct fin *f, const struct fr_ck_range *r, int topics)
 {
+    const char *name = fr_tbl_name(topics ? FR_TBL_SILVER_TOPICS : FR_TBL_SILVER);
     int64_t oldest = INT64_MAX;
     uint32_t nsnaps = 0;
     for (uint32_t p = 0; p < r->nparts; p++) {
         for (int64_t k = 0; k < f->se_n[p]; k++) {
-            if (f->se[p][k].silver_snap >= 0) {
+            const struct fn_sepoch *se = &f->se[p][k];
+            if ((topics ? se->topics_snap : se->silver_snap) >= 0) {
+                int64_t seq = topics ? se->topics_seq : se->silver_seq;
                 nsnaps++;
-                oldest = f->se[p][k].silver_seq < oldest ? f->se[p][k].silver_seq : oldest;
+                oldest = seq < oldest ? seq : oldest;
             }
         }
     }
@@ -461,9 +515,9 @@ static int read_silver(struct fin *f, const struct fr_ck_range *r)
         return FR_OK;
     }
     struct fr_ice_table *silver = NULL;
-    int rc = fr_lake_table(&f->lake, fr_tbl_name(FR_TBL_SILVER), &silver);
+    int rc = fr_lake_table(&f->lake, name, &silver);
     if (rc < 0) {
-        fr_error("finalize", "silver: %s %s", fr_strerror(rc), fr_ice_errmsg());
+        fr_error("finalize", "%s: %s %s", name, fr_strerror(rc), fr_ice_errmsg());
         return rc;
     }
     uint32_t ns = 0;
@@ -482,18 +536,18 @@ static int read_silver(struct fin *f, const struct fr_ck_range *r)
     size_t nfiles = 0, cap = 0;
     for (uint32_t i = 0; rc == FR_OK && i < (rewritten ? ns : nlists); i++) {
         int64_t at = rewritten ? ss[i].snapshot_id : lists[0];
-        if (rewritten && !wanted_snap(f, r, at)) {
+        if (rewritten && !wanted_snap(f, r, topics, at)) {
             continue;
         }
         struct fr_ice_file_list list;
         rc = fr_ice_files(f->lake.cat, silver, at, false, &list);
         if (rc < 0) {
-            fr_error("finalize", "silver files: %s %s", fr_strerror(rc), fr_ice_errmsg());
+            fr_error("finalize", "%s files: %s %s", name, fr_strerror(rc), fr_ice_errmsg());
             break;
         }
         for (size_t k = 0; rc == FR_OK && k < list.nfiles; k++) {
             const struct fr_ice_file *x = &list.files[k];
-            if (rewritten ? x->snapshot_id != at : !wanted_snap(f, r, x->snapshot_id)) {
+            if (rewritten ? x->snapshot_id != at : !wanted_snap(f, r, topics, x->snapshot_id)) {
                 continue;
             }
             if (nfiles == cap) {
@@ -525,10 +579,14 @@ static int read_silver(struct fin *f, const struct fr_ck_range *r)
     }
     char err[512];
     for (size_t k = 0; rc == FR_OK && k < nfiles; k++) {
-        rc = fr_lake_scan_file(&f->lake, files[k].local_path, &f->ropts, fn_cols,
-                               sizeof fn_cols / sizeof fn_cols[0], fn_batch, f, err, sizeof err);
+        rc = topics ? fr_lake_scan_file(&f->lake, files[k].local_path, &f->ropts,
+                                        fr_ftopics_cols, fr_ftopics_ncols, fr_ftopics_batch, f->ft,
+                                        err, sizeof err)
+                    : fr_lake_scan_file(&f->lake, files[k].local_path, &f->ropts, fn_cols,
+                                        sizeof fn_cols / sizeof fn_cols[0], fn_batch, f, err,
+                                        sizeof err);
         if (rc < 0) {
-            fr_error("finalize", "silver: %s (%s)", err[0] ? err : fr_strerror(rc),
+            fr_error("finalize", "%s: %s (%s)", name, err[0] ? err : fr_strerror(rc),
                      fr_err_name(rc));
         }
     }
@@ -565,17 +623,26 @@ static int discover_partitions(struct fin *f)
 }
 
 /* The frontier after consuming the range: every partition of the topic
- * must have a shard watermark; it never moves back. */
-static int64_t next_frontier(struct fin *f, const struct fr_ck_range *r)
+ * must have a shard watermark; it never moves back. With enrichment,
+ * *topics gets gold_top_topics' frontier the same way from the shards'
+ * topics frontiers (final_topics.h). */
+static int64_t next_frontier(struct fin *f, const struct fr_ck_range *r, int64_t *topics)
 {
     for (uint32_t p = 0; p < r->nparts; p++) {
         if (f->se_n[p] > 0) {
             f->wm[p] = f->se[p][f->se_n[p] - 1].wm;
+            if (f->ft) {
+                fr_ftopics_shard(f->ft, p, f->se[p][f->se_n[p] - 1].topics);
+            }
         }
     }
     int n = discover_partitions(f);
+    *topics = f->ft ? fr_ftopics_frontier(f->ft) : FR_PROC_WM_NONE;
     if (n <= 0) {
         return f->frontier;
+    }
+    if (f->ft) {
+        *topics = fr_ftopics_next(f->ft, (uint32_t)n);
     }
     if ((uint32_t)n > f->ck.nparts) {
         f->ck.nparts = (uint32_t)n; /* a new shard's wm[] is still FR_PROC_WM_NONE */
@@ -589,14 +656,19 @@ static int64_t next_frontier(struct fin *f, const struct fr_ck_range *r)
 
 static int commit(struct fin *f, const struct fr_ck_range *r)
 {
-    char offsets[4096], wm[32], rows[32];
+    char offsets[4096], wm[32], rows[32], topics[32];
     fr_ck_range_text(r, FR_PIPE_FINAL_RANGE, -1, offsets, sizeof offsets);
     snprintf(wm, sizeof wm, "%" PRId64, f->frontier);
     snprintf(rows, sizeof rows, "%" PRIu64, f->silver_rows);
-    struct fr_ice_kv props[] = {{FR_SUMMARY_WATERMARK, wm}, {FR_SUMMARY_RECORDS, rows}};
-    struct fr_ice_commit_info info = {f->pipe, r->epoch, offsets, props, 2};
+    snprintf(topics, sizeof topics, "%" PRId64,
+             f->ft ? fr_ftopics_frontier(f->ft) : FR_PROC_WM_NONE);
+    /* With enrichment: gold_top_topics holds exactly the windows ending at
+     * or before freshet.topics-frontier-us (verify recomputes them). */
+    struct fr_ice_kv props[] = {
+        {FR_SUMMARY_WATERMARK, wm}, {FR_SUMMARY_RECORDS, rows}, {FR_SUMMARY_TOPICS, topics}};
+    struct fr_ice_commit_info info = {f->pipe, r->epoch, offsets, props, f->ft ? 3 : 2};
     int rc = FR_OK;
-    for (int k = 0; rc == FR_OK && k < 2; k++) {
+    for (int k = 0; rc == FR_OK && k < f->ntw; k++) {
         rc = fr_tw_finish(&f->tw[k]);
         if (rc < 0) {
             fr_error("finalize", "epoch %" PRId64 ": writing %s: %s %s", r->epoch,
@@ -604,9 +676,9 @@ static int commit(struct fin *f, const struct fr_ck_range *r)
         }
     }
     if (rc == FR_OK && f->lake.rest) {
-        struct fr_lake_append apps[2];
+        struct fr_lake_append apps[3];
         uint32_t n = 0;
-        for (int k = 0; k < 2; k++) {
+        for (int k = 0; k < f->ntw; k++) {
             if (k == 0 || f->tw[k].rows) {
                 apps[n++] = (struct fr_lake_append){fr_tbl_name(fn_tables[k]), &f->tw[k].file,
                                                     f->tw[k].rows ? 1 : 0};
@@ -618,8 +690,8 @@ static int commit(struct fin *f, const struct fr_ck_range *r)
     if (rc == FR_OK) {
         rc = fr_ice_txn_begin(f->lake.cat, &txn);
     }
-    for (int k = 0; rc == FR_OK && k < 2; k++) {
-        if (k == 1 && f->tw[k].rows == 0) {
+    for (int k = 0; rc == FR_OK && k < f->ntw; k++) {
+        if (k > 0 && f->tw[k].rows == 0) {
             continue; /* gold_edits_per_minute carries the marker */
         }
         rc = fr_ice_txn_append(txn, FR_NS, fr_tbl_name(fn_tables[k]), &f->tw[k].file,
@@ -639,19 +711,25 @@ static int commit(struct fin *f, const struct fr_ck_range *r)
 /* One epoch over range r, whose shard epochs collect has gathered;
  * committed: it is already in gold, so it is replayed to the frontier it
  * committed (recorded) with nothing written. */
-static int run_epoch(struct fin *f, const struct fr_ck_range *r, int committed, int64_t recorded)
+static int run_epoch(struct fin *f, const struct fr_ck_range *r, int committed, int64_t recorded,
+                     int64_t recorded_topics)
 {
     int64_t t0 = fr_mono_ms();
     f->write = !committed;
-    f->silver_rows = f->rows_epm = f->rows_top = 0;
-    for (int k = 0; k < 2; k++) {
+    f->silver_rows = f->rows_epm = f->rows_top = f->topic_rows = f->rows_topics = 0;
+    for (int k = 0; k < f->ntw; k++) {
         fr_tw_init(&f->tw[k], fn_tables[k], f->table_dir[k], f->pipe, r->epoch,
                    (size_t)f->conf->process_row_group_bytes);
         f->tw[k].lake = &f->lake;
     }
-    int rc = read_silver(f, r);
+    int rc = read_silver(f, r, 0);
+    if (rc == FR_OK && f->ft) {
+        rc = read_silver(f, r, 1);
+        f->topic_rows = fr_ftopics_take_rows(f->ft);
+    }
     if (rc == FR_OK) {
-        int64_t frontier = next_frontier(f, r);
+        int64_t topics;
+        int64_t frontier = next_frontier(f, r, &topics);
         /* a replay settles exactly what the committed epoch settled */
         f->frontier = committed ? recorded : frontier;
         if (f->frontier != FR_PROC_WM_NONE) {
@@ -660,12 +738,16 @@ static int run_epoch(struct fin *f, const struct fr_ck_range *r, int committed, 
                 rc = fr_win_top_advance(f->top, f->frontier, sink_top, f);
             }
         }
+        if (rc == FR_OK && f->ft) {
+            rc = fr_ftopics_advance(f->ft, committed ? recorded_topics : topics, &f->tw[2],
+                                    f->write, &f->rows_topics);
+        }
     }
     int64_t t1 = fr_mono_ms();
     if (rc == FR_OK && f->write) {
         rc = commit(f, r);
     }
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < f->ntw; k++) {
         fr_tw_abort(&f->tw[k]);
     }
     if (rc < 0) {
@@ -703,11 +785,21 @@ static int run_epoch(struct fin *f, const struct fr_ck_range *r, int committed, 
             "+%" PRIu64 " gold rows; read %" PRId64 " ms, commit %" PRId64 " ms; frontier %s",
             r->epoch, committed ? " (already in the lake: state rebuilt)" : "", shard_epochs,
             f->silver_rows, f->rows_epm, f->rows_top, t1 - t0, t2 - t1, when);
+    if (f->ft) {
+        char tw[32] = "none";
+        if (fr_ftopics_frontier(f->ft) != FR_PROC_WM_NONE) {
+            fr_time_format_ms(fr_ftopics_frontier(f->ft), tw);
+        }
+        fr_info("finalize",
+                "epoch %" PRId64 " topics: %" PRIu64 " resolved silver_topics rows; %" PRIu64
+                " gold_top_topics rows; topics frontier %s",
+                r->epoch, f->topic_rows, f->rows_topics, tw);
+    }
     int64_t every = f->conf->process_maintain_every_epochs;
     if (!committed && every > 0 && (r->epoch + 1) % every == 0) {
         uint8_t want[FR_TBL_EVERY] = {0};
-        for (int t = 0; t < FR_TBL_COUNT; t++) {
-            want[t] = 1;
+        for (int t = 0; t < FR_TBL_EVERY; t++) {
+            want[t] = t < FR_TBL_COUNT || (f->ft && t != FR_TBL_DLQ_REPLAYS);
         }
         int64_t cutoff = fr_wall_ms() - f->conf->maintenance_expire_after_s * 1000;
         int64_t keep = f->looked_ms - FN_KEEP_MARGIN_MS;
@@ -773,9 +865,11 @@ int fr_final_run(struct fr_conf *conf, int once)
     struct fr_proc_opts popts;
     fr_proc_opts_default(&popts);
     if (fr_kafka_backend_from_conf(conf, &f->lopts, &f->kafka) < 0 ||
-        fr_win_create(&popts.win, &f->win) < 0 || fr_win_top_create(&popts.top, &f->top) < 0) {
+        fr_win_create(&popts.win, &f->win) < 0 || fr_win_top_create(&popts.top, &f->top) < 0 ||
+        (conf->enrich_enabled && fr_ftopics_open(&f->ft) < 0)) {
         goto cleanup;
     }
+    f->ntw = f->ft ? 3 : 2;
     if (fr_maint_ck_dir(conf, f->pipe, f->dir, sizeof f->dir) < 0) {
         fr_error("finalize", "cannot create the checkpoint directory of %s", f->pipe);
         goto cleanup;
@@ -797,7 +891,17 @@ int fr_final_run(struct fr_conf *conf, int once)
         fr_error("finalize", "catalog: %s %s", fr_strerror(rc), fr_ice_errmsg());
         goto cleanup;
     }
-    for (int k = 0; k < 2; k++) {
+    for (int t = FR_TBL_COUNT; f->ft && rc == FR_OK && t < FR_TBL_EVERY; t++) {
+        if (t != FR_TBL_DLQ_REPLAYS) { /* the enrichment tables: the shards write two */
+            rc = f->lake.rest ? fr_tbl_ensure_rest(f->lake.rest, (enum fr_tbl)t)
+                              : fr_tbl_ensure_one(f->lake.cat, (enum fr_tbl)t);
+        }
+    }
+    if (rc < 0) {
+        fr_error("finalize", "catalog: %s %s", fr_strerror(rc), fr_ice_errmsg());
+        goto cleanup;
+    }
+    for (int k = 0; k < f->ntw; k++) {
         struct fr_ice_table *t = NULL;
         if ((rc = fr_lake_table(&f->lake, fr_tbl_name(fn_tables[k]), &t)) < 0) {
             fr_error("finalize", "%s: %s %s", fr_tbl_name(fn_tables[k]), fr_strerror(rc),
@@ -846,10 +950,10 @@ int fr_final_run(struct fr_conf *conf, int once)
     int have_plan = fr_ck_wal_last(f->dir, &planned) == FR_OK && planned.epoch == f->ck.epoch + 1;
     while (!final_stop) {
         struct fr_ck_range r, lr;
-        int64_t recorded = FR_PROC_WM_NONE;
+        int64_t recorded = FR_PROC_WM_NONE, recorded_topics = FR_PROC_WM_NONE;
         int committed = 0, planned_now = 0;
         rc = f->ck.epoch + 1 <= f->lake_epoch
-                 ? lake_epoch_range(f, f->ck.epoch + 1, &lr, &recorded)
+                 ? lake_epoch_range(f, f->ck.epoch + 1, &lr, &recorded, &recorded_topics)
                  : 0;
         if (rc < 0) {
             goto cleanup;
@@ -885,7 +989,7 @@ int fr_final_run(struct fr_conf *conf, int once)
         if (!planned_now && (rc = collect(f, &r, INT64_MAX, &got)) < 0) {
             goto cleanup;
         }
-        rc = run_epoch(f, &r, committed, recorded);
+        rc = run_epoch(f, &r, committed, recorded, recorded_topics);
         if (rc < 0) {
             goto cleanup;
         }
@@ -896,6 +1000,7 @@ cleanup:
     se_free(f);
     fr_win_destroy(f->win);
     fr_win_top_destroy(f->top);
+    fr_ftopics_free(f->ft);
     fr_kafka_free(f->kafka);
     fr_ckm_close(f->ckm);
     fr_lake_close(&f->lake);

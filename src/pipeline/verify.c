@@ -20,10 +20,11 @@
  * Gold is recomputed here with plain hash maps and sorts, not with the
  * operators in src/process: the point is an independent check.
  *
- * The work is split over four files sharing verify_int.h: this one (the
+ * The work is split over five files sharing verify_int.h: this one (the
  * families of checks, their runner, the output, the command),
  * verify_util.c (hashing, pass memory, figures, scans), verify_cut.c (the
- * cut) and verify_gold.c (gold recomputed).
+ * cut), verify_gold.c (gold recomputed) and verify_topics.c
+ * (gold_top_topics recomputed).
  *
  * One thread; read-only (no commit, no file written); nice 10.
  */
@@ -655,6 +656,8 @@ static void verify_usage(FILE *out)
             "  no_file_in_two_live_snapshots  no data file listed twice, nor in two tables\n"
             "  gold_epm_recomputed            gold_edits_per_minute = a recomputation from silver\n"
             "  gold_top_recomputed            gold_top_pages = a recomputation from silver\n"
+            "  gold_topics_recomputed         gold_top_topics = a recomputation from\n"
+            "                                 silver_topics (with enrichment)\n"
             "  late_consistent                late rows are bronze rows, none in silver\n"
             "  freshness                      now - newest silver event time (never fails)\n\n"
             "It runs beside a live pipeline without competing with it: it only reads,\n"
@@ -734,6 +737,7 @@ static int verify_run(struct vf *vf, int json)
     check_ids(vf, &fam->ids);
     check_files(vf, &fam->files);
     vf_check_gold(vf, &fam->gold);
+    vf_check_topics(vf);
     int failed = json ? print_json(vf, stdout) : print_text(vf, stdout);
     status = failed ? 1 : 0;
 
@@ -807,7 +811,7 @@ int fr_cmd_verify(struct fr_conf *conf, int argc, char **argv)
     status = verify_run(vf, json);
 
 cleanup:
-    for (int t = 0; t < FR_TBL_ALL; t++) {
+    for (int t = 0; t < FR_TBL_EVERY; t++) {
         fr_ice_table_free(vf->tab[t].table);
     }
     free(vf->replays);

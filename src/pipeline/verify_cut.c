@@ -244,6 +244,7 @@ int vf_cut_bronze(struct vf *vf)
         if (vf->sharded) {
             vf->watermark_us = INT64_MIN;
             vf->watermark_ms = INT64_MIN;
+            vf->topics_us = INT64_MIN;
             return cut_shards(vf);
         }
     }
@@ -254,6 +255,7 @@ int vf_cut_bronze(struct vf *vf)
     vf->epoch = n ? eff[0] : -1;
     vf->watermark_us = INT64_MIN;
     vf->watermark_ms = INT64_MIN;
+    vf->topics_us = INT64_MIN;
     tab->snap = tab->current;
     tab->epoch = vf->epoch;
     vf->replays = calloc(n ? n : 1, sizeof *vf->replays);
@@ -290,6 +292,10 @@ int vf_cut_bronze(struct vf *vf)
         const char *off = vf_summary_get(marked, FR_ICE_SUMMARY_OFFSETS);
         snprintf(vf->offsets, sizeof vf->offsets, "%s", off ? off : "");
         vf->consumed_ok = parse_offsets(off, &vf->consumed) == FR_OK;
+        int64_t t;
+        if (vf_parse_i64(vf_summary_get(marked, FR_SUMMARY_TOPICS), &t) == FR_OK) {
+            vf->topics_us = t; /* with enrichment: gold_top_topics' frontier */
+        }
     }
     for (int i = 0; i < 2; i++) {
         const struct fr_ice_snapshot *s = i ? replay : marked;
@@ -359,6 +365,9 @@ int vf_cut_table(struct vf *vf, enum fr_tbl t)
             if (vf_parse_i64(vf_summary_get(s, FR_SUMMARY_WATERMARK), &w) == FR_OK) {
                 vf->watermark_us = w;
                 vf->watermark_ms = s->timestamp_ms;
+            }
+            if (vf_parse_i64(vf_summary_get(s, FR_SUMMARY_TOPICS), &w) == FR_OK) {
+                vf->topics_us = w; /* with enrichment (final_topics.h) */
             }
             break;
         }

@@ -1,10 +1,10 @@
 /*
  * verify_int.h — private to `freshet verify` (src/pipeline/verify*.c): the
  * run's state (struct vf), the bounded pass memory, the check results and
- * the helpers the four files share. verify.c runs the families of checks
+ * the helpers the five files share. verify.c runs the families of checks
  * and prints; verify_util.c holds hashing, the pass memory, figures and the
  * table scan; verify_cut.c chooses the consistent cut; verify_gold.c
- * recomputes both gold tables. The rules are in docs/VERIFY.md.
+ * recomputes both gold tables; verify_topics.c gold_top_topics. The rules are in docs/VERIFY.md.
  *
  * One thread; everything here is owned by the struct vf of one run.
  */
@@ -96,6 +96,7 @@ struct tent_key {
     X(CK_FILES, "no_file_in_two_live_snapshots")                                                   \
     X(CK_GOLD_EPM, "gold_epm_recomputed")                                                          \
     X(CK_GOLD_TOP, "gold_top_recomputed")                                                          \
+    X(CK_GOLD_TOPICS, "gold_topics_recomputed")                                                    \
     X(CK_LATE, "late_consistent")                                                                  \
     X(CK_FRESHNESS, "freshness")
 #define VF_CK_ENUM(e, name) e,
@@ -129,7 +130,9 @@ struct vf {
     struct fr_conf *conf;
     struct fr_lake lake;           /* the catalog and its warehouse (local or S3) */
     struct fr_ice_catalog *cat;    /* lake.cat */
-    struct vf_tab tab[FR_TBL_ALL]; /* the six tables and dlq_replays */
+    /* the six tables and dlq_replays; silver_topics and gold_top_topics
+     * are loaded by verify_topics.c */
+    struct vf_tab tab[FR_TBL_EVERY];
     struct vf_mem mem;
     size_t budget;
     struct fr_pq_read_opts ropts;
@@ -137,6 +140,7 @@ struct vf {
     int64_t epoch;           /* -1: no epoch of this pipeline in bronze */
     int64_t watermark_us;    /* INT64_MIN: none */
     int64_t watermark_ms;    /* when the snapshot that set it was committed */
+    int64_t topics_us;       /* gold_top_topics' frontier at the cut, INT64_MIN: none */
     int64_t consumed;        /* sum of the end offsets; consumed_ok when they parse */
     int64_t history_records; /* sum of epoch-records, -1: history incomplete */
     int64_t history_epochs;  /* marked snapshots in bronze's lineage */
@@ -233,6 +237,10 @@ const char *vf_summary_get(const struct fr_ice_snapshot *s, const char *key);
 
 /* verify_gold.c: both gold tables recomputed from silver. */
 void vf_check_gold(struct vf *vf, struct fam_gold *f);
+
+/* verify_topics.c: gold_top_topics recomputed from silver_topics (the
+ * tables are loaded and cut there; absent tables pass with nothing to check). */
+void vf_check_topics(struct vf *vf);
 
 /* verify.c: the families' runner. */
 int vf_run_family(struct vf *vf, const struct vf_family *fy, int64_t keys, size_t per_key,

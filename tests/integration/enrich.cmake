@@ -15,3 +15,10 @@ fr_add_script_test(NAME integ_enrich_feed_flags
 fr_add_script_test(NAME integration_enrich_process
                    COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/enrich_process.sh
                    LABELS integration chaos TIMEOUT 600)
+# Enrichment in the scale-out mode: shards look up their own partition's
+# edits, the finalizer settles gold_top_topics at the minimum of the shards'
+# topics frontiers; a faulty API and SIGKILLs of shards and the finalizer,
+# checked by DuckDB against a control run and a recomputation, and by verify.
+fr_add_script_test(NAME integration_enrich_shards
+                   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/enrich_shards.sh
+                   LABELS integration chaos TIMEOUT 600)

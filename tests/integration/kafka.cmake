@@ -17,4 +17,9 @@ if(FR_KAFKA)
     # every table equals a control lake built without a group or kills.
     fr_add_script_test(NAME integration_kafka_group LABELS "integration;chaos" TIMEOUT 400
         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/kafka_group.sh $<TARGET_FILE:kafka_mock>)
+    # The same with enrichment (ADR 0046): shards look up against a faulty
+    # API fixture; silver_topics and gold_top_topics equal the control's.
+    fr_add_script_test(NAME integration_kafka_group_enrich LABELS "integration;chaos" TIMEOUT 500
+        COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/kafka_group.sh $<TARGET_FILE:kafka_mock>
+                21 6000 enrich)
 endif()

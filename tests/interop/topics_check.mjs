@@ -10,6 +10,8 @@
 //       edits then item number, distinct wikis, top 3 wikis by edits then
 //       name) for every window ending at or before the frontier committed
 //       with the newest epoch, and holds no window past it
+//       (in the scale-out mode: the frontier of the finalizer's newest
+//       epoch, gold_edits_per_minute's marker "<id>-gold")
 //   node topics_check.mjs partition A.json
 //       every enrichable silver edit (type edit/new with a title and a
 //       server_name) is in exactly one of silver_topics and dlq_lookups (or
@@ -88,7 +90,19 @@ async function lake(path) {
       frontier = BigInt(s.summary['freshet.topics-frontier-us']);
     }
   }
-  return { id, info, frontier, epochRecords };
+  // The scale-out mode (docs/SCALEOUT.md): gold_top_topics is the
+  // finalizer's, so the frontier is the one its newest epoch committed
+  // (gold_edits_per_minute carries its marker, pipeline "<id>-gold").
+  let finalNewest = -1;
+  for (const s of (info.gold_edits_per_minute || { snapshots: [] }).snapshots) {
+    const sm = s.summary || {};
+    const e = Number(sm['freshet.epoch']);
+    if (!String(sm['freshet.pipeline-id'] || '').endsWith('-gold') || !(e > finalNewest)) continue;
+    if (sm['freshet.topics-frontier-us'] === undefined) continue;
+    finalNewest = e;
+    frontier = BigInt(sm['freshet.topics-frontier-us']);
+  }
+  return { id, info, frontier, epochRecords, sharded: finalNewest >= 0 };
 }
 
 
