@@ -1002,9 +1002,15 @@ static int expire_keep(struct ice_change *c, bool *keep)
     /* The current snapshot's ancestors back to the nearest one carrying an
      * epoch marker: compaction stacks replace snapshots on the marker, and
      * readers walk the lineage from the current snapshot to find it
-     * (verify's cut; an expired ancestor ends the walk). */
-    int64_t id = m->current_snapshot_id;
-    for (uint32_t steps = 0; id >= 0 && steps < n; steps++) {
+     * (verify's cut; an expired ancestor ends the walk). A lineage with no
+     * marker (a table no pipeline writes) keeps nothing more. */
+    uint32_t *chain = malloc(sizeof *chain * (n + 1));
+    if (!chain) {
+        return FR_ENOMEM;
+    }
+    uint32_t len = 0;
+    bool marked = false;
+    for (int64_t id = m->current_snapshot_id; id >= 0 && len < n && !marked;) {
         uint32_t k = 0;
         while (k < n && m->snapshots[k].pub.snapshot_id != id) {
             k++;
@@ -1012,12 +1018,14 @@ static int expire_keep(struct ice_change *c, bool *keep)
         if (k == n) {
             break;
         }
-        keep[k] = true;
-        if (ice_summary_get(&m->snapshots[k].pub, FR_ICE_SUMMARY_EPOCH)) {
-            break;
-        }
+        chain[len++] = k;
+        marked = ice_summary_get(&m->snapshots[k].pub, FR_ICE_SUMMARY_EPOCH) != NULL;
         id = m->snapshots[k].pub.parent_id;
     }
+    for (uint32_t i = 0; marked && i < len; i++) {
+        keep[chain[i]] = true;
+    }
+    free(chain);
     return FR_OK;
 }
 
