@@ -186,6 +186,19 @@ range_check -5000 1043576 5000            # suffix
 range_check 1048000-9999999 1048000 576   # clipped at the end
 pass "ranges of the 1 MiB object (single, open, suffix, clipped, across chunks): 206 and exactly moto's bytes"
 
+# 12 readers at once (more than the 4 workers and their 4 clients): each
+# gets its own range, whole and right.
+cpids=()
+for i in $(seq 0 11); do
+    curl -sf -H "Range: bytes=$((i * 80000))-$((i * 80000 + 299999))" "$B" -o "par$i.bin" & cpids+=($!)
+done
+for p in "${cpids[@]}"; do wait "$p" || fail "a concurrent range request failed"; done
+for i in $(seq 0 11); do
+    cmp -s <(tail -c +$((i * 80000 + 1)) moto-big.bin | head -c 300000) "par$i.bin" ||
+        fail "concurrent range $i: the bytes differ from moto's"
+done
+pass "12 concurrent range requests (across chunks) each got exactly moto's bytes"
+
 curl -sI "$B" >head.txt
 grep -q '^HTTP/1.1 200' head.txt && grep -qi '^content-length: 1048576' head.txt &&
     grep -qi '^accept-ranges: bytes' head.txt || fail "HEAD: $(tr -d '\r' <head.txt | tr '\n' ' ')"
