@@ -332,10 +332,13 @@ enum MHD_Result serve_lake_s3(struct fr_serve *srv, struct MHD_Connection *conn,
     struct fr_buf whole;
     fr_buf_init(&whole, LAKE_S3_CHUNK);
     int head_only = strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
+    const char *inm =
+        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH);
     char detail[1200] = "";
     struct fr_s3 *s3 = pool_take(p);
     int rc = fr_s3_head(s3, key, &obj);
-    if (rc == FR_OK && !head_only && obj.size <= (int64_t)LAKE_S3_CHUNK) {
+    int not_modified = rc == FR_OK && inm && obj.etag[0] && strcmp(inm, obj.etag) == 0;
+    if (rc == FR_OK && !head_only && !not_modified && obj.size <= (int64_t)LAKE_S3_CHUNK) {
         rc = fr_s3_get(s3, key, &whole); /* invariant 2: the body is the size */
         obj.size = (int64_t)whole.len;
     }
@@ -355,11 +358,9 @@ enum MHD_Result serve_lake_s3(struct fr_serve *srv, struct MHD_Connection *conn,
 
     uint64_t size = (uint64_t)obj.size, off = 0, len = size;
     unsigned status = MHD_HTTP_OK;
-    const char *inm =
-        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH);
     const char *range = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_RANGE);
     struct MHD_Response *resp = NULL;
-    if (inm && obj.etag[0] && strcmp(inm, obj.etag) == 0) {
+    if (not_modified) {
         status = MHD_HTTP_NOT_MODIFIED;
         resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
     } else {
