@@ -121,6 +121,15 @@ json.dump(files, open("downloaded.json", "w"))
 print(f"downloaded {len(files)} data files from the bucket")
 PY
 
+# ---- a warehouse serve cannot read: refused at once, saying what is missing --
+if "$BIN" --data d --set lake.warehouse=s3://lake/wh --set s3.endpoint= serve --listen 127.0.0.1:0 \
+    >bad.out 2>bad.log </dev/null; then fail "serve started without s3.endpoint"; fi
+grep -q 's3.endpoint is not set' bad.log || fail "no clear refusal without s3.endpoint: $(tail -2 bad.log)"
+if "$BIN" --data d --set lake.warehouse=gs://lake/wh serve --listen 127.0.0.1:0 \
+    >bad.out 2>bad.log </dev/null; then fail "serve started on a gs:// warehouse"; fi
+grep -q 's3://bucket/prefix' bad.log || fail "no clear refusal of gs://: $(tail -2 bad.log)"
+pass "serve refuses at start a warehouse it cannot read (no s3.endpoint; not s3://)"
+
 # ---- serve over the bucket, through the fault proxy --------------------------
 "$BIN" "${s3set[@]}" --set "s3.endpoint=$P" serve --listen 127.0.0.1:0 >serve.out 2>serve.log &
 pids+=($!)
