@@ -241,6 +241,9 @@ enum MHD_Result serve_metrics(struct fr_serve *srv, struct MHD_Connection *conn)
         const struct fr_stats_snap *const *cs = (const struct fr_stats_snap *const *)snaps;
         rc = fr_stats_render_prom(cs, &body);
     }
+    if (rc == FR_OK) {
+        rc = serve_own_metrics(srv, &body);
+    }
     docs_free_snaps(snaps);
     if (rc < 0) {
         fr_buf_free(&body);

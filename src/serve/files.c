@@ -15,6 +15,10 @@
  *      regular file (404 otherwise).
  * Responses send the open descriptor (sendfile), so a file replaced while
  * it is being sent is sent whole as it was when opened.
+ *
+ * With the warehouse in a bucket (lake.warehouse = s3://...) `/lake/` is
+ * lake_s3.c's, which decodes its path with the same rules
+ * (serve_path_decode) and answers ranges as serve_range says.
  */
 #include "serve/serve_int.h"
 
@@ -57,7 +61,7 @@ static const struct files_type files_types[] = {
     {".md", "text/markdown; charset=utf-8"},
 };
 
-static const char *files_content_type(const char *name)
+const char *serve_content_type(const char *name)
 {
     size_t n = strlen(name);
     for (size_t i = 0; i < sizeof files_types / sizeof *files_types; i++) {
@@ -156,10 +160,33 @@ static int files_open(int root_fd, const char *raw, struct stat *st)
     return rc;
 }
 
-/* Parse "bytes=A-B", "bytes=A-", "bytes=-N" against size. Returns 1 with
- * [*off, *off + *len), 0 to ignore the header (several ranges or a syntax
- * we do not serve: the whole file), -1 for an unsatisfiable range. */
-static int files_range(const char *h, uint64_t size, uint64_t *off, uint64_t *len)
+int serve_path_decode(const char *raw, char *out, size_t outcap)
+{
+    const char *p = raw;
+    const char *end = raw + strlen(raw);
+    size_t n = 0;
+    int segments = 0;
+    for (;;) {
+        const char *slash = memchr(p, '/', (size_t)(end - p));
+        const char *seg_end = slash ? slash : end;
+        if (++segments > FILES_MAX_SEGMENTS || n + 1 >= outcap) {
+            return FR_EINVAL;
+        }
+        if (n) {
+            out[n++] = '/';
+        }
+        if (files_decode_segment(p, seg_end, out + n, outcap - n) < 0) {
+            return FR_EINVAL;
+        }
+        n += strlen(out + n);
+        if (!slash) {
+            return FR_OK;
+        }
+        p = slash + 1;
+    }
+}
+
+int serve_range(const char *h, uint64_t size, uint64_t *off, uint64_t *len)
 {
     if (strncmp(h, "bytes=", 6) != 0 || strchr(h, ',')) {
         return 0;
@@ -224,7 +251,7 @@ static enum MHD_Result files_send(struct MHD_Connection *conn, int fd, const str
         close(fd);
         resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
     } else {
-        int r = range ? files_range(range, size, &off, &len) : 0;
+        int r = range ? serve_range(range, size, &off, &len) : 0;
         if (r < 0) {
             close(fd);
             char cr[64];
@@ -263,7 +290,7 @@ static enum MHD_Result files_send(struct MHD_Connection *conn, int fd, const str
         snprintf(cr, sizeof cr, "bytes %" PRIu64 "-%" PRIu64 "/%" PRIu64, off, off + len - 1, size);
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_RANGE, cr);
     }
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, files_content_type(name));
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, serve_content_type(name));
     MHD_add_response_header(resp, MHD_HTTP_HEADER_ACCEPT_RANGES, "bytes");
     MHD_add_response_header(resp, MHD_HTTP_HEADER_ETAG, etag);
     MHD_add_response_header(resp, MHD_HTTP_HEADER_LAST_MODIFIED, modified);
@@ -308,9 +335,12 @@ static enum MHD_Result files_serve(struct MHD_Connection *conn, const char *root
 }
 
 enum MHD_Result serve_lake(struct fr_serve *srv, struct MHD_Connection *conn,
-                           const struct serve_req *req)
+                           const struct serve_req *req, const char *method)
 {
     const char *rel = strncmp(req->raw, "/lake/", 6) == 0 ? req->raw + 6 : "";
+    if (srv->s3) {
+        return serve_lake_s3(srv, conn, rel, method); /* lake_s3.c */
+    }
     return files_serve(conn, srv->warehouse, rel, "lake warehouse");
 }
 

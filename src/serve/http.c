@@ -4,7 +4,7 @@
  * authentication, and the server's start and stop.
  *
  * Daemon: MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL with a pool of
- * worker threads and MHD_ALLOW_SUSPEND_RESUME, so an idle event stream
+ * SERVE_THREADS worker threads and MHD_ALLOW_SUSPEND_RESUME, so an idle event stream
  * costs nothing (its connection is suspended until the ticker resumes it,
  * docs/reference §7) and a slow catalog read does not stall /metrics on
  * another worker. Limits: serve.max_connections connections
@@ -233,7 +233,7 @@ static enum MHD_Result serve_dispatch(struct fr_serve *srv, struct MHD_Connectio
         return serve_job_start(srv, conn, route);
     }
     case SERVE_R_LAKE:
-        return serve_lake(srv, conn, req);
+        return serve_lake(srv, conn, req, method);
     case SERVE_R_WEB:
         return serve_web(srv, conn, req);
     case SERVE_R_COUNT:
@@ -428,6 +428,21 @@ int fr_serve_start(const struct fr_serve_opts *opts, struct fr_serve **out)
         goto cleanup;
     }
     snprintf(srv->warehouse, sizeof srv->warehouse, "%s/lake/warehouse", srv->data_dir);
+    const char *uri = opts->conf ? opts->conf->lake_warehouse : NULL;
+    if (uri && uri[0]) {
+        /* Before any thread: fr_s3_open initialises libcurl. */
+        char err[1600] = "";
+        if (strncmp(uri, "s3://", 5) != 0) {
+            snprintf(err, sizeof err, "lake.warehouse must be empty (local) or s3://bucket/prefix");
+            rc = FR_ECONFIG;
+        } else {
+            rc = serve_s3_open(opts->conf, uri, &srv->s3, err, sizeof err);
+        }
+        if (rc < 0) {
+            fr_error("serve", "%s", err);
+            goto cleanup;
+        }
+    }
     rc = fr_stats_open_memory(FR_STATS_SERVE, &srv->own);
     if (rc < 0) {
         goto cleanup;
@@ -444,7 +459,7 @@ int fr_serve_start(const struct fr_serve_opts *opts, struct fr_serve **out)
      * the function in value and its closure in ptr_value. */
     const struct MHD_OptionItem options[] = {
         {MHD_OPTION_SOCK_ADDR, 0, &ss},
-        {MHD_OPTION_THREAD_POOL_SIZE, 4, NULL},
+        {MHD_OPTION_THREAD_POOL_SIZE, SERVE_THREADS, NULL},
         {MHD_OPTION_CONNECTION_LIMIT, opts->max_connections > 0 ? opts->max_connections : 256,
          NULL},
         {MHD_OPTION_CONNECTION_TIMEOUT, opts->timeout_s > 0 ? opts->timeout_s : 30, NULL},
@@ -503,6 +518,7 @@ void fr_serve_stop(struct fr_serve *srv)
         free(srv->frame);
     }
     fr_stats_close(srv->own);
+    serve_s3_close(srv->s3); /* after the workers that use it */
     pthread_cond_destroy(&srv->wake);
     pthread_mutex_destroy(&srv->lock);
     free(srv->data_dir);

@@ -4,6 +4,7 @@
  * Runs on the main thread; the server's threads are in http.c/stream.c.
  */
 #include "serve/serve.h"
+#include "serve/serve_int.h"
 
 #include "core/buf.h"
 #include "core/clock.h"
@@ -86,6 +87,13 @@ static int serve_print(int (*gen)(struct fr_buf *))
     return rc == FR_OK ? 0 : 1;
 }
 
+/* docs/METRICS.md: the stats table, then serve's own counters. */
+static int serve_metrics_markdown(struct fr_buf *out)
+{
+    int rc = fr_stats_markdown(out);
+    return rc == FR_OK ? serve_own_metrics_markdown(out) : rc;
+}
+
 int fr_cmd_serve(struct fr_conf *conf, const char *self, char **global_args, int nglobal, int argc,
                  char **argv)
 {
@@ -107,7 +115,7 @@ int fr_cmd_serve(struct fr_conf *conf, const char *self, char **global_args, int
             web_root = optarg;
             break;
         case 'M':
-            return serve_print(fr_stats_markdown);
+            return serve_print(serve_metrics_markdown);
         case 'R':
             return serve_print(fr_serve_routes_markdown);
         case 'h':
@@ -144,6 +152,7 @@ int fr_cmd_serve(struct fr_conf *conf, const char *self, char **global_args, int
         .max_streams = (int)conf->serve_max_streams,
         .timeout_s = (int)conf->serve_timeout_s,
         .request_max_bytes = (size_t)conf->serve_request_max_bytes,
+        .conf = conf,
         .self = self,
         .global_args = global_args,
         .nglobal = nglobal,

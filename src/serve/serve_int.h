@@ -6,6 +6,8 @@
  *   stream.c  the ticker thread, stats samples and rates, /api/v1/stream
  *   docs.c    the JSON documents (status, live) and /metrics
  *   files.c   safe paths, /lake/ and the web root, HTTP Range
+ *   lake_s3.c /lake/ over an S3 warehouse: a pool of S3 clients, ranged
+ *             GETs passed through in bounded chunks
  *   tables.c  /api/v1/tables from the catalog
  *   jobs.c    maintenance jobs as child processes
  *   rest.c    the Iceberg REST catalog under /iceberg/ (REST_ROUTES)
@@ -56,7 +58,7 @@
     X(ICEBERG, SERVE_GET | SERVE_HEAD | SERVE_POST | SERVE_DELETE, "/iceberg/v1/<path>", 2,      \
       "The Iceberg REST catalog over the lake's catalog: the routes in the table below (REST.md).") \
     X(LAKE, SERVE_GET | SERVE_HEAD, "/lake/<path>", 0,                                            \
-      "A file under `<data>/lake/warehouse`, read-only, with HTTP Range support.")                \
+      "A file under `<data>/lake/warehouse`, or the object `<prefix>/<path>` of an S3 warehouse (lake.warehouse = s3://bucket/prefix), read-only, with HTTP Range support.") \
     X(WEB, SERVE_GET | SERVE_HEAD, "/`, `/explorer`, `/<file>", 0,                                \
       "The dashboard (`index.html`), the explorer (`explorer.html`) and static assets from the web root.")
 
@@ -101,10 +103,30 @@ enum serve_route {
 };
 
 #define SERVE_BODY_MAX ((size_t)64 * 1024)
+#define SERVE_THREADS 4 /* libmicrohttpd's worker threads; also the S3 clients in the pool */
 #define SERVE_JOBS_KEPT 16
 #define SERVE_SAMPLES 8 /* one a second: rates over about 5 s */
 
 #define SERVE_REST_BODY_MAX ((size_t)1024 * 1024) /* an Iceberg REST request */
+
+/* serve's own counters, rendered after the stats table's series in
+ * /metrics and listed by --metrics-markdown (serve_cmd.c). X(ID, label
+ * value, meaning) of freshet_serve_lake_s3_failures_total{answer=...}. */
+#define SERVE_S3_FAILURES(X)                                                                       \
+    X(BAD_GATEWAY, "502",                                                                          \
+      "the store refused the request (a credential, a 4xx, an answer that does not parse): 502")   \
+    X(UNAVAILABLE, "503",                                                                          \
+      "the store was unavailable after the client's retries (5xx, 429, a timeout, a dropped "      \
+      "connection): 503 with Retry-After")                                                         \
+    X(ABORTED, "aborted",                                                                          \
+      "a chunk of a streamed body failed after the headers were sent: the connection was closed")
+
+enum serve_s3_fail {
+#define SERVE_S3_FAIL_ENUM(id, label, doc) SERVE_S3_FAIL_##id,
+    SERVE_S3_FAILURES(SERVE_S3_FAIL_ENUM)
+#undef SERVE_S3_FAIL_ENUM
+        SERVE_S3_FAIL_COUNT
+};
 
 /* One request (allocated when its URI arrives, freed when it completes). */
 struct serve_req {
@@ -171,7 +193,10 @@ struct fr_serve {
     int job_next, njobs, job_seq;
 
     struct fr_stats *own; /* serve's own figures (FR_STATS_SERVE) */
-    int topics_err;       /* last refusal of stats/topics.json (0: none), docs.c */
+    struct serve_s3 *s3;  /* the S3 warehouse's clients, NULL for a local one (lake_s3.c) */
+    /* serve's own counters outside the stats table (SERVE_OWN_METRICS) */
+    _Atomic uint64_t lake_s3_failures[SERVE_S3_FAIL_COUNT];
+    int topics_err; /* last refusal of stats/topics.json (0: none), docs.c */
 };
 
 /* http.c */
@@ -200,11 +225,58 @@ void serve_streams_close(struct fr_serve *srv);
 
 /* files.c */
 enum MHD_Result serve_lake(struct fr_serve *srv, struct MHD_Connection *conn,
-                           const struct serve_req *req);
+                           const struct serve_req *req, const char *method);
+/* Decode a relative request path (percent-encoded, no query) into out as
+ * "seg/seg/...": FR_EINVAL for any segment files.c refuses ("", ".",
+ * "..", dot-names, encoded separators or control bytes, malformed escapes,
+ * more than 32 segments) or a path longer than outcap. */
+int serve_path_decode(const char *raw, char *out, size_t outcap);
+/* Parse a Range header ("bytes=A-B", "bytes=A-", "bytes=-N") against size:
+ * 1 with [*off, *off + *len), 0 to ignore it (several ranges or a syntax
+ * not served: the whole file), -1 when unsatisfiable (416). */
+int serve_range(const char *h, uint64_t size, uint64_t *off, uint64_t *len);
+/* The Content-Type for a file name, by its extension. */
+const char *serve_content_type(const char *name);
 enum MHD_Result serve_web(struct fr_serve *srv, struct MHD_Connection *conn,
                           const struct serve_req *req);
 /* Percent-encode a relative path for a URL (segments kept). */
 int serve_url_path(struct fr_buf *out, const char *rel);
+
+/* lake_s3.c. The pool is opened by fr_serve_start before any thread that
+ * uses it and closed after they stopped. */
+struct fr_s3;
+struct fr_s3_io;
+struct fr_ice_catalog;
+struct fr_conf;
+/* Open SERVE_THREADS clients for the warehouse uri (s3://bucket/prefix)
+ * from conf's [s3] section. FR_ECONFIG with a message in err for a bad URI,
+ * endpoint or missing credential. */
+int serve_s3_open(const struct fr_conf *conf, const char *uri, struct serve_s3 **out, char *err,
+                  size_t errlen);
+/* Accepts NULL. */
+void serve_s3_close(struct serve_s3 *s3);
+enum MHD_Result serve_lake_s3(struct fr_serve *srv, struct MHD_Connection *conn, const char *rel,
+                              const char *method);
+/* The catalog over the S3 warehouse (tables.c): a client taken from the
+ * pool, its adapter and the catalog in <data>/lake. On success close it
+ * with serve_s3_catalog_close (which gives the client back). */
+struct serve_s3_catalog {
+    struct serve_s3 *pool;
+    struct fr_s3 *client;
+    struct fr_s3_io *io;
+    struct fr_ice_catalog *cat;
+};
+int serve_s3_catalog_open(struct fr_serve *srv, struct serve_s3_catalog *sc);
+void serve_s3_catalog_close(struct serve_s3_catalog *sc);
+/* The message of the client's last failure (while it is still held). */
+const char *serve_s3_catalog_errmsg(const struct serve_s3_catalog *sc);
+/* "s3://bucket/prefix" of the warehouse. */
+const char *serve_s3_uri(const struct serve_s3 *s3);
+/* The HTTP status for an S3 failure rc (404, 502 or 503), counted. */
+unsigned serve_s3_status(struct fr_serve *srv, int rc);
+/* serve's own counters in the Prometheus text format. */
+int serve_own_metrics(struct fr_serve *srv, struct fr_buf *out);
+int serve_own_metrics_markdown(struct fr_buf *out);
 
 /* tables.c */
 enum MHD_Result serve_tables(struct fr_serve *srv, struct MHD_Connection *conn);

@@ -4,7 +4,9 @@
  * /lake/ (served by files.c), so the explorer in the browser can read them
  * with range requests. Opens its own catalog handle per request (any
  * number of handles may read the catalog while the processor commits);
- * never creates a lake that does not exist.
+ * never creates a lake that does not exist. With an S3 warehouse the
+ * catalog reads its metadata through a client of lake_s3.c's pool, and the
+ * URLs are the same /lake/<path> (lake_s3.c maps them to keys).
  */
 #include "serve/serve_int.h"
 
@@ -44,19 +46,32 @@ static const char *tables_type_name(enum fr_ice_type type)
     return "?";
 }
 
-/* "/lake/<rel>" for a local path inside the warehouse, else null. */
-static int tables_put_url(struct fr_buf *out, const char *warehouse, const char *real_wh,
-                          const char *local)
+/* The catalog's warehouse: its local directory (the one an S3 warehouse's
+ * paths are mapped onto), that directory resolved, and its URI. */
+struct tables_wh {
+    const char *dir;
+    char real[PATH_MAX];
+    const char *uri;
+};
+
+static const char *tables_under(const char *s, const char *root)
 {
-    if (local && strncmp(local, "file://", 7) == 0) {
+    size_t n = root ? strlen(root) : 0;
+    return s && n && strncmp(s, root, n) == 0 && s[n] == '/' ? s + n + 1 : NULL;
+}
+
+/* "/lake/<rel>" for a path or URI inside the warehouse, else null. */
+static int tables_put_url(struct fr_buf *out, const struct tables_wh *wh, const char *local)
+{
+    const char *rel = tables_under(local, wh->uri);
+    if (!rel && local && strncmp(local, "file://", 7) == 0) {
         local += 7;
     }
-    size_t n = strlen(warehouse), rn = strlen(real_wh);
-    const char *rel = NULL;
-    if (local && n && strncmp(local, warehouse, n) == 0 && local[n] == '/') {
-        rel = local + n + 1;
-    } else if (local && rn && strncmp(local, real_wh, rn) == 0 && local[rn] == '/') {
-        rel = local + rn + 1;
+    if (!rel) {
+        rel = tables_under(local, wh->dir);
+    }
+    if (!rel) {
+        rel = tables_under(local, wh->real);
     }
     if (!rel) {
         return fr_buf_puts(out, "null");
@@ -69,7 +84,7 @@ static int tables_put_url(struct fr_buf *out, const char *warehouse, const char 
 }
 
 static int tables_one(struct fr_ice_catalog *cat, const struct fr_ice_ident *ident,
-                      const char *warehouse, const char *real_wh, struct fr_buf *out)
+                      const struct tables_wh *wh, struct fr_buf *out)
 {
     struct fr_ice_table *table = NULL;
     struct fr_ice_file_list list;
@@ -104,7 +119,7 @@ static int tables_one(struct fr_ice_catalog *cat, const struct fr_ice_ident *ide
                            (long long)list.total_records, (long long)list.total_bytes);
     }
     if (rc == FR_OK) {
-        rc = tables_put_url(out, warehouse, real_wh, fr_ice_table_metadata_file(table));
+        rc = tables_put_url(out, wh, fr_ice_table_metadata_file(table));
     }
     if (rc == FR_OK) {
         rc = fr_buf_puts(out, ",\"columns\":[");
@@ -130,7 +145,7 @@ static int tables_one(struct fr_ice_catalog *cat, const struct fr_ice_ident *ide
         const struct fr_ice_file *f = &list.files[i];
         rc = fr_buf_printf(out, "%s{\"url\":", i ? "," : "");
         if (rc == FR_OK) {
-            rc = tables_put_url(out, warehouse, real_wh, f->local_path ? f->local_path : f->path);
+            rc = tables_put_url(out, wh, f->local_path ? f->local_path : f->path);
         }
         if (rc == FR_OK) {
             rc = fr_buf_printf(out, ",\"bytes\":%lld,\"records\":%lld}", (long long)f->file_size,
@@ -160,17 +175,24 @@ enum MHD_Result serve_tables(struct fr_serve *srv, struct MHD_Connection *conn)
     struct fr_ice_ident *idents = NULL;
     size_t count = 0;
     const char *where = "";
+    struct serve_s3_catalog sc;
+    memset(&sc, 0, sizeof sc);
     if (rc == FR_OK && stat(db, &st) == 0) {
-        struct fr_ice_catalog_opts copts = {.data_dir = srv->data_dir, .busy_timeout_ms = 2000};
-        rc = fr_ice_catalog_open(&copts, &cat);
         where = "catalog";
+        if (srv->s3) {
+            rc = serve_s3_catalog_open(srv, &sc);
+            cat = sc.cat;
+        } else {
+            struct fr_ice_catalog_opts copts = {.data_dir = srv->data_dir, .busy_timeout_ms = 2000};
+            rc = fr_ice_catalog_open(&copts, &cat);
+        }
         if (rc == FR_OK) {
             rc = fr_ice_list_tables(cat, &idents, &count);
         }
-        const char *warehouse = cat ? fr_ice_catalog_warehouse(cat) : "";
-        char real_wh[PATH_MAX] = "";
-        if (!realpath(warehouse, real_wh)) {
-            real_wh[0] = 0;
+        struct tables_wh wh = {.dir = cat ? fr_ice_catalog_warehouse(cat) : "",
+                               .uri = cat ? fr_ice_catalog_warehouse_uri(cat) : NULL};
+        if (!realpath(wh.dir, wh.real)) {
+            wh.real[0] = 0;
         }
         for (size_t i = 0; rc == FR_OK && i < count; i++) {
             if (i) {
@@ -178,7 +200,7 @@ enum MHD_Result serve_tables(struct fr_serve *srv, struct MHD_Connection *conn)
             }
             if (rc == FR_OK) {
                 where = idents[i].name;
-                rc = tables_one(cat, &idents[i], warehouse, real_wh, &body);
+                rc = tables_one(cat, &idents[i], &wh, &body);
             }
         }
     }
@@ -190,9 +212,18 @@ enum MHD_Result serve_tables(struct fr_serve *srv, struct MHD_Connection *conn)
         snprintf(msg, sizeof msg, "%s: %s %s", where, fr_strerror(rc), fr_ice_errmsg());
     }
     free(idents);
-    fr_ice_catalog_close(cat);
+    if (srv->s3) {
+        serve_s3_catalog_close(&sc); /* the catalog, its io, the client back to the pool */
+    } else {
+        fr_ice_catalog_close(cat);
+    }
     if (rc < 0) {
         fr_buf_free(&body);
+        /* The bucket unavailable: 503 (counted) as /lake/ answers it. */
+        if (srv->s3 && fr_err_class(rc) == FR_ERRC_RETRY) {
+            return serve_error(conn, serve_s3_status(srv, rc), "unavailable",
+                               "cannot read the lake: %s", msg);
+        }
         return serve_error(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal",
                            "cannot read the lake: %s", msg);
     }

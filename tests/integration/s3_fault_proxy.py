@@ -9,6 +9,7 @@ upstream S3 server on 127.0.0.1, except the ones a fault rule picks:
       query containing substr) get fault M:
         503    answer 503 with an S3 <Error><Code>SlowDown</Code> body
         500    answer 500 InternalError
+        403    answer 403 AccessDenied (a refused credential: not retried)
         stall  read the request, then send nothing for 30 s
         drop   read the request, then close the connection without answering
         cut    forward, then send the status line, headers and half of the body
@@ -66,7 +67,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
-        self.wfile.write(data)
+        if self.command != "HEAD":  # a HEAD answer has no body on the wire
+            self.wfile.write(data)
 
     def control(self):
         u = urllib.parse.urlparse(self.path)
@@ -95,8 +97,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         n = int(self.headers.get("Content-Length", "0") or "0")
         body = self.rfile.read(n) if n else b""
         mode = take_fault(self.command, self.path)
-        if mode in ("503", "500"):
-            code = "SlowDown" if mode == "503" else "InternalError"
+        if mode in ("503", "500", "403"):
+            code = {"503": "SlowDown", "500": "InternalError", "403": "AccessDenied"}[mode]
             self.reply(int(mode), ERROR_BODY.format(code=code, msg="injected by the fault proxy"))
             return
         if mode == "stall":

@@ -17,6 +17,7 @@
 #include "core/err.h"
 #include "core/json.h"
 #include "serve/serve.h"
+#include "serve/serve_int.h"
 #include "stats/stats.h"
 
 #include <arpa/inet.h>
@@ -402,6 +403,44 @@ static void test_lake_range(void)
     resp_free(&r);
 }
 
+/* The path rules an S3 warehouse's /lake/ relies on to keep every key
+ * under its prefix (lake_s3.c): decoded segments joined by '/', or
+ * refused. */
+static void test_path_decode(void)
+{
+    char out[64];
+    CHECK_EQ_INT(serve_path_decode("wiki/t/data/a.parquet", out, sizeof out), FR_OK);
+    CHECK_EQ_STR(out, "wiki/t/data/a.parquet");
+    CHECK_EQ_INT(serve_path_decode("a%20b/c%3Fd", out, sizeof out), FR_OK);
+    CHECK_EQ_STR(out, "a b/c?d");
+    CHECK_EQ_INT(serve_path_decode("x", out, sizeof out), FR_OK);
+    CHECK_EQ_STR(out, "x");
+    static const char *const refused[] = {
+        "",           "..",    "../x",    "a/../x",   "a/..",  "%2e%2e/x", "%2E%2e", ".",
+        "./a",        "a/./b", ".hidden", "a/.git/x", "a//b",  "/a",       "a/",     "a%2Fb",
+        "a%2f..%2fb", "a%5Cb", "a\\b",    "a%00b",    "a%0ab", "a%zz",     "a%2",    "a%"};
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+        int rc = serve_path_decode(refused[i], out, sizeof out);
+        if (rc != FR_EINVAL) {
+            fprintf(stderr, "  \"%s\" was not refused (%d)\n", refused[i], rc);
+        }
+        CHECK_EQ_INT(rc, FR_EINVAL);
+    }
+    /* too long for out, and more than 32 segments */
+    CHECK_EQ_INT(
+        serve_path_decode("0123456789/0123456789/0123456789/0123456789/0123456789/0123456789", out,
+                          sizeof out),
+        FR_EINVAL);
+    char deep[200] = "";
+    for (int i = 0; i < 33; i++) {
+        strcat(deep, i ? "/a" : "a");
+    }
+    char big[256];
+    CHECK_EQ_INT(serve_path_decode(deep, big, sizeof big), FR_EINVAL);
+    deep[strlen(deep) - 2] = 0; /* 32 segments */
+    CHECK_EQ_INT(serve_path_decode(deep, big, sizeof big), FR_OK);
+}
+
 static void test_traversal(void)
 {
     static const char *const refused[] = {
@@ -675,6 +714,7 @@ int main(void)
     RUN(test_errors);
     RUN(test_lake_range);
     RUN(test_traversal);
+    RUN(test_path_decode);
     RUN(test_auth_jobs);
     RUN(test_stream);
     RUN(test_slow_clients);
