@@ -1100,7 +1100,8 @@ static int run_epoch(struct proc_run *run, const struct fr_ck_range *range)
 static void process_usage(FILE *out)
 {
     fprintf(out,
-            "usage: freshet process [--once] [--partition N | --finalize] | --group\n\n"
+            "usage: freshet process [--once] [--partition N | --finalize] [--instance ID]\n"
+            "       freshet process --group\n\n"
             "Read the log topic `recentchange` from the checkpointed offsets and commit one\n"
             "epoch at a time to the six tables of namespace `wiki` (bronze_recentchange,\n"
             "silver_recentchange, gold_edits_per_minute, gold_top_pages, late_arrivals, dlq).\n"
@@ -1112,7 +1113,10 @@ static void process_usage(FILE *out)
             "silver, late_arrivals and dlq), for the scale-out mode (docs/SCALEOUT.md).\n"
             "--finalize: compute the gold tables from the shards' committed silver rows.\n"
             "--group: join the Kafka consumer group kafka.group_id and run a shard for each\n"
-            "partition it assigns (and the finalizer with partition 0).\n");
+            "partition it assigns (and the finalizer with partition 0).\n"
+            "--instance ID: the identity a shard or the finalizer publishes in its stats\n"
+            "file (the `instance` label of /metrics); default hostname:pid of this process,\n"
+            "a --group instance passes its own.\n");
 }
 
 int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
@@ -1120,12 +1124,14 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
     static const struct option opts[] = {{"once", no_argument, 0, 'o'},
                                          {"partition", required_argument, 0, 'p'},
                                          {"finalize", no_argument, 0, 'f'},
+                                         {"instance", required_argument, 0, 'i'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     int once = 0, finalize = 0;
     long shard = -1;
+    const char *instance = NULL;
     int c;
-    while ((c = getopt_long(argc, argv, "op:fh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "op:fi:h", opts, NULL)) != -1) {
         switch (c) {
         case 'o':
             once = 1;
@@ -1142,6 +1148,14 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
         }
         case 'f':
             finalize = 1;
+            break;
+        case 'i':
+            if (!optarg[0] || strlen(optarg) >= FR_STATS_INSTANCE_MAX) {
+                fprintf(stderr, "freshet process: --instance wants 1..%d bytes\n",
+                        FR_STATS_INSTANCE_MAX - 1);
+                return 2;
+            }
+            instance = optarg;
             break;
         case 'h':
             process_usage(stdout);
@@ -1164,8 +1178,12 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
                         "scale-out mode yet (docs/SCALEOUT.md)\n");
         return 2;
     }
+    if (instance && !finalize && shard < 0) {
+        fprintf(stderr, "freshet process: --instance is for a shard or the finalizer\n");
+        return 2;
+    }
     if (finalize) {
-        return fr_final_run(conf, once);
+        return fr_final_run(conf, once, instance);
     }
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -1217,9 +1235,12 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
         }
         goto cleanup;
     }
-    /* Shards have no stats file yet (one per data directory and stage). */
+    /* The single processor's file, or a shard's own (ADR 0042). */
     if (run->shard < 0) {
         fr_stats_open(conf->general_data_dir, FR_STATS_PROCESS, &run->stats);
+    } else {
+        struct fr_stats_member who = {FR_STATS_ROLE_SHARD, run->shard, instance};
+        fr_stats_open_member(conf->general_data_dir, &who, &run->stats);
     }
     fr_stats_set(run->stats, FR_STATS_PROC_TRIGGER, 0, (double)conf->process_trigger_ms / 1000.0);
     /* A dlq replay that committed but did not install its checkpoint must

@@ -51,7 +51,7 @@ static double render_gauge_slot(const struct fr_stats_snap *snap, unsigned slot)
 /* ------------------------------------------------------------ Prometheus */
 
 /* HELP text: backslash and newline escaped (exposition format). */
-static int render_help(struct fr_buf *out, const char *s)
+int fr_stats_put_help(struct fr_buf *out, const char *s)
 {
     int rc = FR_OK;
     for (; *s && rc == FR_OK; s++) {
@@ -67,7 +67,7 @@ static int render_help(struct fr_buf *out, const char *s)
 }
 
 /* A label value: backslash, double quote and newline escaped. */
-static int render_label_value(struct fr_buf *out, const char *s)
+int fr_stats_put_label_value(struct fr_buf *out, const char *s)
 {
     int rc = FR_OK;
     for (; *s && rc == FR_OK; s++) {
@@ -105,7 +105,7 @@ static int render_prom_metric(const struct fr_stats_meta *m, const struct fr_sta
     static const char *types[] = {"", "counter", "gauge", "histogram"};
     int rc = fr_buf_printf(out, "# HELP freshet_%s ", m->name);
     if (rc == FR_OK) {
-        rc = render_help(out, m->help);
+        rc = fr_stats_put_help(out, m->help);
     }
     if (rc == FR_OK) {
         rc = fr_buf_printf(out, "\n# TYPE freshet_%s %s\n", m->name, types[m->type]);
@@ -145,7 +145,7 @@ static int render_prom_metric(const struct fr_stats_meta *m, const struct fr_sta
         if (rc == FR_OK && m->label[0]) {
             rc = fr_buf_printf(out, "{%s=\"", m->label);
             if (rc == FR_OK) {
-                rc = render_label_value(out, fr_stats_label_value(m, l));
+                rc = fr_stats_put_label_value(out, fr_stats_label_value(m, l));
             }
             if (rc == FR_OK) {
                 rc = fr_buf_puts(out, "\"}");

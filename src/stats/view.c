@@ -234,7 +234,7 @@ int fr_stats_view_publish(struct fr_stats *st, struct fr_proc *proc, int64_t epo
     if (max_event_us) {
         *max_event_us = view->max_event_us;
     }
-    if (!fr_stats_has_file(st)) {
+    if (!fr_stats_writes_view_int(st)) {
         return FR_OK;
     }
     struct fr_buf buf;
