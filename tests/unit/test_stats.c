@@ -502,7 +502,7 @@ static void test_group(void)
     fr_stats_publish(fin);
     /* Names a writer never makes are not members. */
     char path[4200];
-    const char *decoys[] = {"process-p07.stats", "process-px.stats", "process-p1.stats.tmp",
+    const char *decoys[] = {"process-p01.stats", "process-px.stats", "process-p1.stats.tmp",
                             "finalize.stats.1.tmp"};
     for (size_t i = 0; i < sizeof decoys / sizeof *decoys; i++) {
         snprintf(path, sizeof path, "%s/stats/%s", dir, decoys[i]);
@@ -546,6 +546,11 @@ static void test_group(void)
     CHECK(group_gauge(total, FR_STATS_PROC_LAST_COMMIT_TS) == 2100);
     CHECK(isnan(group_gauge(total, FR_STATS_PROC_DEDUP_BYTES))); /* nobody set it */
     CHECK(total->present && fr_stats_snap_up(total, now));
+    /* A heartbeat older than the bound: every member, and the stage, down. */
+    int64_t later = now + FR_STATS_STALE_MS + 1;
+    fr_stats_group_total(g, later, total);
+    CHECK(!fr_stats_snap_up(total, later) && !fr_stats_snap_up(&g->member[0], later));
+    fr_stats_group_total(g, now, total);
 
     /* A shard that leaves cleanly (revoked) is down but does not take the
      * stage down; a crashed one does. */
