@@ -21,7 +21,16 @@
 #      up again with its counters carried over. SIGTERM shard 2 (a clean
 #      exit, as a revoke does): it is listed down and "closed", and the
 #      stage is up again.
+#   4. With KAFKA_MOCK (librdkafka's mock cluster, its own process): two
+#      `freshet process --group` instances over a 4-partition topic; every
+#      member's instance label is hostname:pid of the instance that runs it
+#      (the finalizer's that of partition 0's owner), the totals equal the
+#      log; one instance SIGKILLed: after the rebalance every member is up
+#      again under the other instance's identity, counters carried over.
+#
+# Usage: group_metrics.sh [KAFKA_MOCK]
 set -euo pipefail
+MOCK=${1:-}
 BIN=${FR_BINARY:?FR_BINARY must point at the freshet binary}
 SRC=${FR_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 command -v python3 >/dev/null || { echo "skip: python3 missing"; exit 77; }
@@ -323,4 +332,71 @@ ms = json.load(sys.stdin)["stages"]["process"]["members"]
 m2 = [x for x in ms if x["partition"] == 2][0]
 assert m2["closed"] is True and m2["up"] is False, m2' || fail "shard 2 not shown closed"
 ok "SIGTERM shard 2: listed down and closed; the stage stays up"
+
+# ---------------------------------------------------------------- 4. --group
+if [ -z "$MOCK" ] || [ ! -x "$MOCK" ]; then
+    echo "skip (part 4): no kafka_mock (built with FR_KAFKA)"
+    echo "$passed passed, 0 failed"
+    exit 0
+fi
+mkdir kafka && cd kafka
+# shellcheck source=kafka_lib.sh
+. "$SRC/tests/integration/kafka_lib.sh"
+mock_start "$MOCK" --brokers 1 --partitions 4 --replication 1
+pids+=("$mock_pid")
+"$BIN" feed --listen 127.0.0.1:0 --rate 1500 --synthetic --seed 13 --count 1600 >feed.out 2>feed.log & pids+=($!)
+for _ in $(seq 100); do grep -q '^listening' feed.out 2>/dev/null && break; sleep 0.1; done
+url=$(awk '/^listening/ {print $2; exit}' feed.out)
+K=(--data "$work/kafka/data" --set log.backend=kafka --set "kafka.brokers=$brokers" --set log.partitions=4
+   --set process.trigger_ms=300 --set kafka.session_timeout_ms=3000 --set process.idle_timeout_s=0
+   --set up.restart_min_ms=200)
+klog_end() { "$BIN" "${K[@]}" log list --json 2>/dev/null | python3 -c 'import json,sys; print(sum(p["end_offset"] for p in json.load(sys.stdin)))' 2>/dev/null || echo -1; }
+"$BIN" "${K[@]}" ingest --source "$url" 2>ingest.log & ing=$!; pids+=($ing)
+prev=-1
+for _ in $(seq 120); do
+    sleep 0.5; end=$(klog_end)
+    [ "$end" = "$prev" ] && [ "$end" -gt 1000 ] && break
+    prev=$end
+done
+kill -TERM "$ing"; wait "$ing" || true
+ktotal=$(klog_end)
+[ "$ktotal" -gt 1000 ] || fail "only $ktotal records in Kafka"
+"$BIN" "${K[@]}" process --group 2>member1.log & g1=$!; pids+=($g1)
+"$BIN" "${K[@]}" process --group 2>member2.log & g2=$!; pids+=($g2)
+"$BIN" "${K[@]}" serve --listen 127.0.0.1:0 >serve.out 2>serve.log & pids+=($!)
+for _ in $(seq 100); do grep -q '^listening' serve.out 2>/dev/null && break; sleep 0.1; done
+kbase=$(awk '/^listening/ {print $2; exit}' serve.out)
+[ -n "$kbase" ] || fail "serve (kafka) did not start"
+host=$(hostname)
+group_state() {  # group_state WANT_INSTANCES... -> 0 when every member is up under one of them and the records are all counted
+    curl -sf "${kbase}api/v1/status" > kstatus.json 2>/dev/null || return 1
+    python3 - "$ktotal" "$@" <<'PY'
+import json, sys
+total, want = int(sys.argv[1]), set(sys.argv[2:])
+p = json.load(open('kstatus.json'))['stages']['process']
+ms = p['members']
+shards = sorted(m['partition'] for m in ms if m['role'] == 'shard')
+fin = [m for m in ms if m['role'] == 'finalizer']
+rec = sum(p['metrics']['process_records_total'].values()) if p['group'] else -1
+ok = (shards == [0, 1, 2, 3] and len(fin) == 1 and all(m['up'] for m in ms) and
+      {m['instance'] for m in ms} <= want and rec == total and
+      fin[0]['instance'] == [m for m in ms if m['partition'] == 0][0]['instance'])
+print(' '.join('%s%s@%s' % (m['role'][0], '' if m['partition'] is None else m['partition'], m['instance']) for m in ms), 'records', rec)
+sys.exit(0 if ok else 1)
+PY
+}
+s=""
+for _ in $(seq 120); do s=$(group_state "$host:$g1" "$host:$g2") && break; sleep 0.5; done
+group_state "$host:$g1" "$host:$g2" >/dev/null || fail "--group: members not all up under the instances' identities ($s)"
+echo "  $s"
+python3 -c 'import json; ms=json.load(open("kstatus.json"))["stages"]["process"]["members"]; assert len({m["instance"] for m in ms}) == 2, ms' ||
+    fail "--group: the partitions are not spread over both instances"
+ok "--group: every member up, labelled with its instance's hostname:pid; the totals equal the log ($ktotal)"
+kill -9 "$g1"; wait "$g1" 2>/dev/null || true
+s=""
+for _ in $(seq 120); do s=$(group_state "$host:$g2") && break; sleep 0.5; done
+group_state "$host:$g2" >/dev/null || fail "--group: after SIGKILL of the first instance, not every member up under the second ($s)"
+echo "  $s"
+ok "--group: the first instance SIGKILLed; after the rebalance every member is up under the second, every record counted once"
+kill -TERM "$g2"; wait "$g2" || fail "--group instance did not exit cleanly"
 echo "$passed passed, 0 failed"
