@@ -108,7 +108,7 @@ struct proc_run {
     int64_t lake_epoch; /* the newest epoch in the lake at start, -1: none */
     struct epoch_counts n;
     int sink_rc;
-    struct fr_stats *stats; /* <data>/stats/process.stats */
+    struct fr_stats *stats; /* <data>/stats/process.stats, a shard's process-p<N>.stats */
     struct fr_ckm *ckm;     /* the checkpoint's copy in a bucket, or NULL */
 };
 
