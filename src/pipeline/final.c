@@ -62,7 +62,9 @@
  * epochs, batch and commit durations, the last epoch, and the frontier as
  * its watermark (gold is settled up to there), published after every epoch
  * and while it waits for shard epochs (the heartbeat). It counts no
- * records: the shards count each log record once.
+ * records: the shards count each log record once. It also writes the
+ * dashboard's live view, <data>/stats/view.json, from its open windows
+ * (those past the frontier: provisional), as the single processor does.
  *
  * Single-threaded; SIGTERM/SIGINT: the current epoch finishes, then exit 0.
  */
@@ -115,6 +117,7 @@ struct fn_sepoch {
 struct fin {
     struct fr_conf *conf;
     struct fr_stats *stats; /* <data>/stats/finalize.stats */
+    int64_t max_event_us;   /* newest event time read from silver (the view) */
     char pipe[FR_PIPE_ID_MAX];
     char shard_prefix[FR_PIPE_ID_MAX]; /* "<id>-p" */
     char dir[4096];
@@ -411,6 +414,9 @@ static int fn_batch(void *arg, const struct fr_pq_batch *b)
             row.has |= FR_ROW_TITLE;
             row.title = (struct fr_proc_str){c[7].v.str[i].ptr, (uint32_t)c[7].v.str[i].len};
         }
+        if (row.event_us > f->max_event_us) {
+            f->max_event_us = row.event_us;
+        }
         int rc = fr_win_add(f->win, &row);
         if (rc == FR_OK) {
             rc = fr_win_top_add(f->top, &row);
@@ -670,6 +676,12 @@ static void fn_stats_epoch(struct fin *f, int64_t epoch, int64_t batch_ms, int64
     if (epoch >= 0) {
         fr_stats_set(f->stats, FR_STATS_PROC_LAST_EPOCH, 0, (double)epoch);
     }
+    /* The dashboard's live view: the windows gold has not settled yet. */
+    int rc = fr_stats_view_publish_windows(f->stats, f->win, f->top, f->frontier,
+                                           f->max_event_us, epoch);
+    if (rc < 0) {
+        fr_warn("finalize", "cannot write the live view: %s", fr_strerror(rc));
+    }
     fn_stats_tick(f);
 }
 
@@ -800,6 +812,7 @@ int fr_final_run(struct fr_conf *conf, int once, const char *instance)
     f->once = once;
     f->cut_ms = -1;
     f->frontier = FR_PROC_WM_NONE;
+    f->max_event_us = FR_PROC_WM_NONE;
     fr_buf_init(&f->ck.state, FN_STATE_CAP);
     f->ck.epoch = -1;
     fr_pq_read_opts_default(&f->ropts);

@@ -846,5 +846,6 @@ const char *fr_stats_data_dir_int(const struct fr_stats *st)
 
 int fr_stats_writes_view_int(const struct fr_stats *st)
 {
-    return fr_stats_has_file(st) && st->who.role == FR_STATS_ROLE_SINGLE;
+    return fr_stats_has_file(st) &&
+           (st->who.role == FR_STATS_ROLE_SINGLE || st->who.role == FR_STATS_ROLE_FINALIZER);
 }

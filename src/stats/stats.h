@@ -174,6 +174,17 @@ void fr_stats_publish(struct fr_stats *st);
 int fr_stats_view_publish(struct fr_stats *st, struct fr_proc *proc, int64_t epoch,
                           int64_t *max_event_us);
 
+/* The finalizer's provisional view (the scale-out mode, where shards write
+ * none: their windows are partial): its open windows (fr_win_view,
+ * fr_win_top_view) with watermark_us (gold's frontier) and max_event_us,
+ * written to view.json as fr_stats_view_publish does. The finalizer's
+ * thread only. */
+struct fr_win;
+struct fr_top;
+int fr_stats_view_publish_windows(struct fr_stats *st, const struct fr_win *win,
+                                  struct fr_top *top, int64_t watermark_us, int64_t max_event_us,
+                                  int64_t epoch);
+
 /* ------------------------------------------------------------ reading -- */
 
 /* Heartbeats older than this mark a live process as not up. */

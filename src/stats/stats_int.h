@@ -14,8 +14,8 @@ struct fr_proc_view *fr_stats_view_buffer_int(struct fr_stats *st);
 /* The data directory the handle was opened on ("" for memory handles). */
 const char *fr_stats_data_dir_int(const struct fr_stats *st);
 /* 1 when the handle writes <data>/stats/view.json: the single processor's
- * file only (a shard's windows are partial, and shards would overwrite
- * each other's view). */
+ * or the finalizer's (a shard's windows are partial, and shards would
+ * overwrite each other's view). */
 int fr_stats_writes_view_int(const struct fr_stats *st);
 /* Append v as the shortest of %.15g / %.17g that reads back exactly;
  * NaN and infinities as nan_text / "+Inf" / "-Inf". */

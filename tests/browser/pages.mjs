@@ -39,7 +39,8 @@
 //      file) and a serve on it. The members table lists both shards and the
 //      finalizer up with epochs, records and freshness, the charts are fed
 //      by the group's totals (throughput and freshness have values), the
-//      API's silver total is its members' sum; SIGKILL shard 1
+//      API's silver total is its members' sum, the per-wiki and top-page
+//      lists come from the finalizer's open windows; SIGKILL shard 1
 //      and its row turns "down" while the others stay "up"
 //      (dashboard-group.png, dashboard-group-down.png).
 //   7. Every stage exits with status 0 when stopped.
@@ -619,6 +620,8 @@ async function groupLook(page) {
             epochs: document.querySelector('[data-figure="epochs"]').textContent.trim(),
             freshness: document.querySelector('[data-figure="freshness"]').textContent.trim(),
             throughput: last('throughput'),
+            wikis: [...document.querySelectorAll('#wikis li[data-wiki]')].length,
+            pages: [...document.querySelectorAll('#pages li[data-rank]')].length,
             fresh: last('freshness'),
             batch: last('batch'),
         };
@@ -661,6 +664,11 @@ async function group(page, feedUrl) {
     check(s.stages.process.group === true && silverSum === s.stages.process.metrics.process_records_total.silver,
           'group: the API\'s silver total is the sum of its members\'', [silverSum, s.stages.process.metrics.process_records_total.silver]);
     check(n(a.epochs) > 0 && n(a.silver) > 0, 'group: the epochs and silver figures show totals', [a.epochs, a.silver]);
+    const v = await waitFor('the finalizer\'s live view (edits per wiki, top pages)', async () => {
+        const l = await groupLook(page);
+        return l.wikis > 0 && l.pages > 0 ? l : null;
+    }, 30000);
+    check(v.wikis > 0 && v.pages > 0, 'group: edits per wiki and top pages drawn from the finalizer\'s view', [v.wikis, v.pages]);
 
     // A member down: its row says so, the others stay up.
     const shard1 = stages.get('group-shard1');
