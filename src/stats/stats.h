@@ -181,9 +181,8 @@ int fr_stats_view_publish(struct fr_stats *st, struct fr_proc *proc, int64_t epo
  * thread only. */
 struct fr_win;
 struct fr_top;
-int fr_stats_view_publish_windows(struct fr_stats *st, const struct fr_win *win,
-                                  struct fr_top *top, int64_t watermark_us, int64_t max_event_us,
-                                  int64_t epoch);
+int fr_stats_view_publish_windows(struct fr_stats *st, const struct fr_win *win, struct fr_top *top,
+                                  int64_t watermark_us, int64_t max_event_us, int64_t epoch);
 
 /* ------------------------------------------------------------ reading -- */
 
