@@ -65,6 +65,27 @@ function buckets(h) {
     return {bounds, counts};
 }
 
+// One member of the group (docs/API.md, stages.process.members): its state
+// is "up", "left" (stopped cleanly: a revoked shard) or "down" (crashed,
+// hung or gone); freshness against serve's clock, as the tile's.
+function readMember(m, t) {
+    const mm = (m && m.metrics) || {};
+    const newest = num(mm.process_last_committed_event_timestamp_seconds);
+    return {
+        role: String(m.role ?? ''),
+        partition: num(m.partition),
+        instance: String(m.instance ?? ''),
+        pid: num(m.pid),
+        up: Boolean(m.up),
+        state: m.up ? 'up' : m.closed ? 'left' : 'down',
+        heartbeatAgeS: num(m.heartbeat_age_seconds),
+        epochs: num(mm.process_epochs_total),
+        records: m.role === 'finalizer' ? null : sumLabels(mm.process_records_total),
+        freshnessS: newest !== null ? Math.max(0, t / 1000 - newest) : num(mm.process_freshness_seconds),
+        watermarkLagS: num(mm.process_watermark_lag_seconds),
+    };
+}
+
 // readStatus(doc) -> the dashboard's figures from one /api/v1/status
 // document (or one `event: status` payload, which is the same document).
 // Durations come out in milliseconds, timestamps in Unix milliseconds.
@@ -112,6 +133,10 @@ export function readStatus(doc) {
             dlqRate: num(outRates.dlq),
             dlqByReason: reasons,
             watermarkLagS: num(pm.process_watermark_lag_seconds),
+            // The scale-out mode: the figures above are the group's totals;
+            // members lists the shards and the finalizer (empty otherwise).
+            group: Boolean(pr.group),
+            members: (Array.isArray(pr.members) ? pr.members : []).map(m => readMember(m, t)),
             dedupKeys: num(pm.process_dedup_keys),
             dedupBytes: num(pm.process_dedup_bytes),
             offsetsBehind: num(pm.process_offsets_behind),

@@ -323,6 +323,35 @@ function drawStatus(s) {
 
     drawHistogram(p.hist, p.triggerMs);
     drawReasons(p.dlqByReason);
+    drawMembers(p);
+}
+
+// The group's members (scale-out mode); the card stays hidden otherwise.
+// Instance names come from the stats files: text only.
+function drawMembers(p) {
+    const card = $('#members-card');
+    card.hidden = !p.group;
+    const body = $('#members tbody');
+    body.replaceChildren();
+    if (!p.group) {
+        return;
+    }
+    for (const m of p.members) {
+        const tr = el('tr');
+        tr.dataset.member = m.role === 'shard' ? `p${m.partition}` : m.role;
+        const stateCell = el('td', null, m.state);
+        stateCell.dataset.state = m.state;
+        // The finalizer's figure is gold's frontier: its watermark lag.
+        const fresh = m.role === 'finalizer' ? m.watermarkLagS : m.freshnessS;
+        tr.append(el('td', 'num', m.partition === null ? '—' : String(m.partition)), el('td', null, m.role),
+                  el('td', 'instance', m.instance), stateCell, el('td', 'num', fmtInt(m.epochs)),
+                  el('td', 'num', fmtInt(m.records)), el('td', 'num', fmtSeconds(fresh)),
+                  el('td', 'num', m.heartbeatAgeS === null ? '—' : `${fmtSeconds(m.heartbeatAgeS)} ago`));
+        body.append(tr);
+    }
+    const up = p.members.filter(m => m.up).length;
+    $('#members-note').textContent =
+        `${up} of ${p.members.length} up · shards and the finalizer of this data directory; the figures above are their totals`;
 }
 
 function el(tag, cls, text) {

@@ -19,6 +19,10 @@
  * SIGKILLed instance leaves no orphan shard behind; a stalled one (SIGSTOP,
  * a long GC-like pause) is fenced by the epoch markers instead.
  * SIGTERM/SIGINT: leave the group (which stops every child), exit 0.
+ *
+ * Each child is started with --instance <hostname>:<pid of this instance>,
+ * so the stats file every shard and the finalizer write (ADR 0042) says
+ * which instance runs it (the `instance` label of /metrics).
  */
 #include "main/cmd.h"
 
@@ -27,6 +31,7 @@
 #include "core/err.h"
 #include "kafka/kafka.h"
 #include "pipeline/pipeline.h"
+#include "stats/stats.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -50,6 +55,7 @@ struct grp_child {
 
 struct grp {
     struct fr_conf *conf;
+    char instance[FR_STATS_INSTANCE_MAX]; /* hostname:pid of this instance */
     struct grp_child child[GRP_FINAL + 1];
 };
 
@@ -69,7 +75,7 @@ static void grp_start(struct grp *g, int slot)
     int n = 0, gargc;
     char **gargv = fr_main_global_args(&gargc);
     argv[n++] = (char *)fr_main_self();
-    for (int i = 0; i < gargc && n < GRP_MAX_ARGS - 4; i++) {
+    for (int i = 0; i < gargc && n < GRP_MAX_ARGS - 6; i++) {
         argv[n++] = gargv[i];
     }
     argv[n++] = "process";
@@ -80,6 +86,8 @@ static void grp_start(struct grp *g, int slot)
         argv[n++] = "--partition";
         argv[n++] = part;
     }
+    argv[n++] = "--instance";
+    argv[n++] = g->instance;
     argv[n] = NULL;
     pid_t parent = getpid();
     pid_t pid = fork();
@@ -235,6 +243,7 @@ int fr_cmd_process_group(struct fr_conf *conf)
         goto cleanup;
     }
     g->conf = conf;
+    fr_stats_default_instance(g->instance, sizeof g->instance);
     int rc = fr_kafka_group_join(kafka, conf->kafka_group_id, conf->kafka_session_timeout_ms,
                                  grp_on_assign, grp_on_revoke, g, &member);
     if (rc < 0) {

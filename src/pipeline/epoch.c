@@ -109,7 +109,7 @@ struct proc_run {
     int64_t lake_epoch; /* the newest epoch in the lake at start, -1: none */
     struct epoch_counts n;
     int sink_rc;
-    struct fr_stats *stats; /* <data>/stats/process.stats */
+    struct fr_stats *stats; /* <data>/stats/process.stats, a shard's process-p<N>.stats */
     int64_t orphans_ms;     /* wall ms of the last orphan removal (fr_maint_tables) */
     struct fr_ckm *ckm;     /* the checkpoint's copy in a bucket, or NULL */
 };
@@ -1110,7 +1110,8 @@ static int run_epoch(struct proc_run *run, const struct fr_ck_range *range)
 static void process_usage(FILE *out)
 {
     fprintf(out,
-            "usage: freshet process [--once] [--partition N | --finalize] | --group\n\n"
+            "usage: freshet process [--once] [--partition N | --finalize] [--instance ID]\n"
+            "       freshet process --group\n\n"
             "Read the log topic `recentchange` from the checkpointed offsets and commit one\n"
             "epoch at a time to the six tables of namespace `wiki` (bronze_recentchange,\n"
             "silver_recentchange, gold_edits_per_minute, gold_top_pages, late_arrivals, dlq).\n"
@@ -1122,7 +1123,10 @@ static void process_usage(FILE *out)
             "silver, late_arrivals and dlq), for the scale-out mode (docs/SCALEOUT.md).\n"
             "--finalize: compute the gold tables from the shards' committed silver rows.\n"
             "--group: join the Kafka consumer group kafka.group_id and run a shard for each\n"
-            "partition it assigns (and the finalizer with partition 0).\n");
+            "partition it assigns (and the finalizer with partition 0).\n"
+            "--instance ID: the identity a shard or the finalizer publishes in its stats\n"
+            "file (the `instance` label of /metrics); default hostname:pid of this process,\n"
+            "a --group instance passes its own.\n");
 }
 
 int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
@@ -1130,12 +1134,14 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
     static const struct option opts[] = {{"once", no_argument, 0, 'o'},
                                          {"partition", required_argument, 0, 'p'},
                                          {"finalize", no_argument, 0, 'f'},
+                                         {"instance", required_argument, 0, 'i'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     int once = 0, finalize = 0;
     long shard = -1;
+    const char *instance = NULL;
     int c;
-    while ((c = getopt_long(argc, argv, "op:fh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "op:fi:h", opts, NULL)) != -1) {
         switch (c) {
         case 'o':
             once = 1;
@@ -1153,6 +1159,14 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
         case 'f':
             finalize = 1;
             break;
+        case 'i':
+            if (!optarg[0] || strlen(optarg) >= FR_STATS_INSTANCE_MAX) {
+                fprintf(stderr, "freshet process: --instance wants 1..%d bytes\n",
+                        FR_STATS_INSTANCE_MAX - 1);
+                return 2;
+            }
+            instance = optarg;
+            break;
         case 'h':
             process_usage(stdout);
             return 0;
@@ -1169,8 +1183,12 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
         fprintf(stderr, "freshet process: --partition and --finalize exclude each other\n");
         return 2;
     }
+    if (instance && !finalize && shard < 0) {
+        fprintf(stderr, "freshet process: --instance is for a shard or the finalizer\n");
+        return 2;
+    }
     if (finalize) {
-        return fr_final_run(conf, once);
+        return fr_final_run(conf, once, instance);
     }
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -1222,9 +1240,12 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
         }
         goto cleanup;
     }
-    /* Shards have no stats file yet (one per data directory and stage). */
+    /* The single processor's file, or a shard's own (ADR 0042). */
     if (run->shard < 0) {
         fr_stats_open(conf->general_data_dir, FR_STATS_PROCESS, &run->stats);
+    } else {
+        struct fr_stats_member who = {FR_STATS_ROLE_SHARD, run->shard, instance};
+        fr_stats_open_member(conf->general_data_dir, &who, &run->stats);
     }
     fr_stats_set(run->stats, FR_STATS_PROC_TRIGGER, 0, (double)conf->process_trigger_ms / 1000.0);
     /* A dlq replay that committed but did not install its checkpoint must

@@ -66,6 +66,14 @@
  * snapshot committed after the finalizer last looked, minus a margin, so
  * the shard epochs it has not consumed keep their snapshots.
  *
+ * Figures: <data>/stats/finalize.stats (fr_stats_open_member, ADR 0042):
+ * epochs, batch and commit durations, the last epoch, and the frontier as
+ * its watermark (gold is settled up to there), published after every epoch
+ * and while it waits for shard epochs (the heartbeat). It counts no
+ * records: the shards count each log record once. It also writes the
+ * dashboard's live view, <data>/stats/view.json, from its open windows
+ * (those past the frontier: provisional), as the single processor does.
+ *
  * Single-threaded; SIGTERM/SIGINT: the current epoch finishes, then exit 0.
  */
 #include "pipeline/pipeline.h"
@@ -83,6 +91,7 @@
 #include "pipeline/maint.h"
 #include "pipeline/tables.h"
 #include "process/process.h"
+#include "stats/stats.h"
 
 #include <inttypes.h>
 #include <signal.h>
@@ -119,6 +128,8 @@ struct fn_sepoch {
 
 struct fin {
     struct fr_conf *conf;
+    struct fr_stats *stats; /* <data>/stats/finalize.stats */
+    int64_t max_event_us;   /* newest event time read from silver (the view) */
     char pipe[FR_PIPE_ID_MAX];
     char shard_prefix[FR_PIPE_ID_MAX]; /* "<id>-p" */
     char dir[4096];
@@ -454,6 +465,9 @@ static int fn_batch(void *arg, const struct fr_pq_batch *b)
             row.has |= FR_ROW_TITLE;
             row.title = (struct fr_proc_str){c[7].v.str[i].ptr, (uint32_t)c[7].v.str[i].len};
         }
+        if (row.event_us > f->max_event_us) {
+            f->max_event_us = row.event_us;
+        }
         int rc = fr_win_add(f->win, &row);
         if (rc == FR_OK) {
             rc = fr_win_top_add(f->top, &row);
@@ -708,6 +722,42 @@ static int commit(struct fin *f, const struct fr_ck_range *r)
     return rc;
 }
 
+/* ---------------------------------------------------------------- stats */
+
+/* The heartbeat, and the lag that grows with the clock. */
+static void fn_stats_tick(struct fin *f)
+{
+    if (f->frontier != FR_PROC_WM_NONE) {
+        fr_stats_set(f->stats, FR_STATS_PROC_WATERMARK, 0, (double)f->frontier / 1e6);
+        fr_stats_set(f->stats, FR_STATS_PROC_WM_LAG, 0,
+                     (double)fr_wall_ms() / 1000.0 - (double)f->frontier / 1e6);
+    }
+    fr_stats_publish(f->stats);
+}
+
+/* After the checkpoint of an epoch; batch_ms < 0: a replay (not counted). */
+static void fn_stats_epoch(struct fin *f, int64_t epoch, int64_t batch_ms, int64_t commit_ms)
+{
+    if (batch_ms >= 0) {
+        fr_stats_add(f->stats, FR_STATS_PROC_EPOCHS, 0, 1);
+        fr_stats_observe(f->stats, FR_STATS_PROC_BATCH, (double)batch_ms / 1000.0);
+        fr_stats_observe(f->stats, FR_STATS_PROC_COMMIT, (double)commit_ms / 1000.0);
+        fr_stats_set(f->stats, FR_STATS_PROC_LAST_BATCH, 0, (double)batch_ms / 1000.0);
+        fr_stats_set(f->stats, FR_STATS_PROC_LAST_COMMIT, 0, (double)commit_ms / 1000.0);
+        fr_stats_set(f->stats, FR_STATS_PROC_LAST_COMMIT_TS, 0, (double)fr_wall_ms() / 1000.0);
+    }
+    if (epoch >= 0) {
+        fr_stats_set(f->stats, FR_STATS_PROC_LAST_EPOCH, 0, (double)epoch);
+    }
+    /* The dashboard's live view: the windows gold has not settled yet. */
+    int rc = fr_stats_view_publish_windows(f->stats, f->win, f->top, f->frontier,
+                                           f->max_event_us, epoch);
+    if (rc < 0) {
+        fr_warn("finalize", "cannot write the live view: %s", fr_strerror(rc));
+    }
+    fn_stats_tick(f);
+}
+
 /* One epoch over range r, whose shard epochs collect has gathered;
  * committed: it is already in gold, so it is replayed to the frontier it
  * committed (recorded) with nothing written. */
@@ -772,6 +822,7 @@ static int run_epoch(struct fin *f, const struct fr_ck_range *r, int committed, 
         return rc;
     }
     fr_ckm_push(f->ckm, f->dir, r->epoch);
+    fn_stats_epoch(f, r->epoch, committed ? -1 : fr_mono_ms() - t0, t2 - t1);
     char when[32] = "none";
     if (f->frontier != FR_PROC_WM_NONE) {
         fr_time_format_ms(f->frontier, when);
@@ -833,11 +884,12 @@ static int plan(struct fin *f, struct fr_ck_range *r)
         if (final_stop || (f->once && n == 0)) {
             return 0;
         }
+        fn_stats_tick(f);
         fr_sleep_ms(n > 0 ? 50 : 200);
     }
 }
 
-int fr_final_run(struct fr_conf *conf, int once)
+int fr_final_run(struct fr_conf *conf, int once, const char *instance)
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -853,6 +905,7 @@ int fr_final_run(struct fr_conf *conf, int once)
     f->once = once;
     f->cut_ms = -1;
     f->frontier = FR_PROC_WM_NONE;
+    f->max_event_us = FR_PROC_WM_NONE;
     fr_buf_init(&f->ck.state, FN_STATE_CAP);
     f->ck.epoch = -1;
     fr_pq_read_opts_default(&f->ropts);
@@ -879,6 +932,11 @@ int fr_final_run(struct fr_conf *conf, int once)
     if (lock_fd < 0) {
         fr_error("finalize", "pipeline %s is locked by process %ld", f->pipe, holder);
         goto cleanup;
+    }
+    {
+        struct fr_stats_member who = {FR_STATS_ROLE_FINALIZER, -1, instance};
+        fr_stats_open_member(conf->general_data_dir, &who, &f->stats);
+        fr_stats_set(f->stats, FR_STATS_PROC_TRIGGER, 0, (double)conf->process_trigger_ms / 1000.0);
     }
     if (fr_lake_open(conf, &f->lake) < 0) {
         goto cleanup;
@@ -946,6 +1004,7 @@ int fr_final_run(struct fr_conf *conf, int once)
             goto cleanup;
         }
     }
+    fn_stats_epoch(f, f->ck.epoch, -1, 0);
     struct fr_ck_range planned;
     int have_plan = fr_ck_wal_last(f->dir, &planned) == FR_OK && planned.epoch == f->ck.epoch + 1;
     while (!final_stop) {
@@ -997,6 +1056,7 @@ int fr_final_run(struct fr_conf *conf, int once)
     status = 0;
 
 cleanup:
+    fr_stats_close(f->stats);
     se_free(f);
     fr_win_destroy(f->win);
     fr_win_top_destroy(f->top);

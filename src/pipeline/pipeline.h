@@ -23,8 +23,9 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv);
  * failure (message on stderr), 2 usage error. */
 int fr_cmd_compact(struct fr_conf *conf, int argc, char **argv);
 
-/* `freshet process --finalize` (final.c): returns the exit status. */
-int fr_final_run(struct fr_conf *conf, int once);
+/* `freshet process --finalize` (final.c): returns the exit status.
+ * instance: the identity published in its stats file (NULL: hostname:pid). */
+int fr_final_run(struct fr_conf *conf, int once, const char *instance);
 
 /* `freshet process --group` (group.c): returns the exit status. */
 int fr_group_run(struct fr_conf *conf, int argc, char **argv);

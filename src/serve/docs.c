@@ -2,6 +2,12 @@
  * docs.c — the documents built from the stats files: `GET /metrics`
  * (Prometheus text), `GET /api/v1/status` and `GET /api/v1/live` (JSON,
  * docs/API.md). The stream's frames (stream.c) are the same documents.
+ *
+ * The process stage is either the single processor (stats/process.stats)
+ * or, in the scale-out mode, the group of its members (shards and the
+ * finalizer, each its own stats file: src/stats/group.c, ADR 0042): then
+ * the process figures are the group's totals under the same names, and
+ * /metrics and the status document list the members too.
  * Any worker thread and the ticker call these; they read the files afresh
  * each time (a few microseconds) and share nothing but serve's own stats
  * handle (thread-safe), the sample ring and the topics error latch (both
@@ -37,8 +43,34 @@
 /* topics.json holds at most 20 topics of a few hundred bytes each. */
 #define DOCS_TOPICS_CAP ((size_t)256 << 10)
 
-int serve_read_snaps(struct fr_serve *srv, struct fr_stats_snap *snaps[FR_STATS_STAGES])
+/* The process stage in the scale-out mode: replace *process (the single
+ * file's snapshot) by the group's totals when the group is the one running
+ * (fr_stats_group_active); *group receives the members then (the caller
+ * frees it), else NULL. Out of memory: the single file's view stays. */
+static void docs_group(struct fr_serve *srv, struct fr_stats_snap *process, int64_t now,
+                       struct fr_stats_group **group)
 {
+    *group = NULL;
+    struct fr_stats_group *g = malloc(sizeof *g);
+    if (!g) {
+        return;
+    }
+    if (fr_stats_group_read(srv->data_dir, g) == FR_OK && fr_stats_group_active(g, process)) {
+        fr_stats_group_total(g, now, process);
+        *group = g;
+        return;
+    }
+    free(g);
+}
+
+int serve_read_snaps(struct fr_serve *srv, struct fr_stats_snap *snaps[FR_STATS_STAGES],
+                     struct fr_stats_group **group)
+{
+    struct fr_stats_group *dummy = NULL;
+    if (!group) {
+        group = &dummy;
+    }
+    *group = NULL;
     for (int s = 0; s < FR_STATS_STAGES; s++) {
         snaps[s] = calloc(1, sizeof *snaps[s]);
         if (!snaps[s]) {
@@ -57,6 +89,9 @@ int serve_read_snaps(struct fr_serve *srv, struct fr_stats_snap *snaps[FR_STATS_
             memset(snaps[s], 0, sizeof *snaps[s]);
             snaps[s]->stage = (enum fr_stats_stage)s;
         }
+        if (s == FR_STATS_PROCESS) {
+            docs_group(srv, snaps[s], now, group);
+        }
         const struct fr_stats_snap *snap = snaps[s];
         fr_stats_set(srv->own, FR_STATS_STAGE_UP, (unsigned)s, fr_stats_snap_up(snap, now));
         fr_stats_set(srv->own, FR_STATS_STAGE_HEARTBEAT_AGE, (unsigned)s,
@@ -67,6 +102,7 @@ int serve_read_snaps(struct fr_serve *srv, struct fr_stats_snap *snaps[FR_STATS_
     fr_stats_set(srv->own, FR_STATS_STAGE_UP, FR_STATS_SERVE, 1);
     fr_stats_set(srv->own, FR_STATS_STAGE_HEARTBEAT_AGE, FR_STATS_SERVE, 0);
     fr_stats_snapshot(srv->own, snaps[FR_STATS_SERVE]);
+    free(dummy);
     return FR_OK;
 }
 
@@ -77,13 +113,13 @@ static int docs_put_ms(struct fr_buf *out, const char *key, int present, int64_t
                    : fr_buf_printf(out, "\"%s\":null", key);
 }
 
-static int docs_stage(struct fr_serve *srv, const struct fr_stats_snap *snap, int64_t now,
-                      struct fr_buf *out)
+static int docs_stage(struct fr_serve *srv, const struct fr_stats_snap *snap,
+                      const struct fr_stats_group *group, int64_t now, struct fr_buf *out)
 {
     int rc = fr_buf_printf(out, "\"%s\":{\"up\":%s,", fr_stats_stage_name(snap->stage),
                            fr_stats_snap_up(snap, now) ? "true" : "false");
     if (rc == FR_OK) {
-        rc = docs_put_ms(out, "pid", snap->present, snap->pid);
+        rc = docs_put_ms(out, "pid", snap->present && !group, snap->pid);
     }
     if (rc == FR_OK) {
         rc = fr_buf_putc(out, ',');
@@ -120,11 +156,19 @@ static int docs_stage(struct fr_serve *srv, const struct fr_stats_snap *snap, in
         rc = fr_stats_render_rates(snap, have ? old : NULL, out);
         free(old);
     }
+    if (rc == FR_OK && snap->stage == FR_STATS_PROCESS) {
+        /* "group": the figures are the members' totals; "members" lists
+         * them (empty for the single processor). */
+        rc = fr_buf_printf(out, ",\"group\":%s,\"members\":", group ? "true" : "false");
+        if (rc == FR_OK) {
+            rc = group ? fr_stats_render_members_json(group, now, out) : fr_buf_puts(out, "[]");
+        }
+    }
     return rc == FR_OK ? fr_buf_putc(out, '}') : rc;
 }
 
 int serve_status_json(struct fr_serve *srv, struct fr_stats_snap *const snaps[FR_STATS_STAGES],
-                      struct fr_buf *out)
+                      const struct fr_stats_group *group, struct fr_buf *out)
 {
     int64_t now = fr_wall_ms();
     int rc = fr_buf_printf(out, "{\"version\":\"%s\",\"now_ms\":%lld,\"stages\":{", FR_VERSION,
@@ -134,7 +178,7 @@ int serve_status_json(struct fr_serve *srv, struct fr_stats_snap *const snaps[FR
             rc = fr_buf_putc(out, ',');
         }
         if (rc == FR_OK) {
-            rc = docs_stage(srv, snaps[s], now, out);
+            rc = docs_stage(srv, snaps[s], s == FR_STATS_PROCESS ? group : NULL, now, out);
         }
     }
     return rc == FR_OK ? fr_buf_puts(out, "}}") : rc;
@@ -234,9 +278,10 @@ static void docs_free_snaps(struct fr_stats_snap *snaps[FR_STATS_STAGES])
 enum MHD_Result serve_metrics(struct fr_serve *srv, struct MHD_Connection *conn)
 {
     struct fr_stats_snap *snaps[FR_STATS_STAGES] = {0};
+    struct fr_stats_group *group = NULL;
     struct fr_buf body;
     fr_buf_init(&body, DOCS_CAP);
-    int rc = serve_read_snaps(srv, snaps);
+    int rc = serve_read_snaps(srv, snaps, &group);
     if (rc == FR_OK) {
         const struct fr_stats_snap *const *cs = (const struct fr_stats_snap *const *)snaps;
         rc = fr_stats_render_prom(cs, &body);
@@ -244,6 +289,10 @@ enum MHD_Result serve_metrics(struct fr_serve *srv, struct MHD_Connection *conn)
     if (rc == FR_OK) {
         rc = serve_own_metrics(srv, &body);
     }
+    if (rc == FR_OK && group) {
+        rc = fr_stats_render_members_prom(group, fr_wall_ms(), &body);
+    }
+    free(group);
     docs_free_snaps(snaps);
     if (rc < 0) {
         fr_buf_free(&body);
@@ -267,12 +316,14 @@ enum MHD_Result serve_metrics(struct fr_serve *srv, struct MHD_Connection *conn)
 enum MHD_Result serve_status(struct fr_serve *srv, struct MHD_Connection *conn)
 {
     struct fr_stats_snap *snaps[FR_STATS_STAGES] = {0};
+    struct fr_stats_group *group = NULL;
     struct fr_buf body;
     fr_buf_init(&body, DOCS_CAP);
-    int rc = serve_read_snaps(srv, snaps);
+    int rc = serve_read_snaps(srv, snaps, &group);
     if (rc == FR_OK) {
-        rc = serve_status_json(srv, snaps, &body);
+        rc = serve_status_json(srv, snaps, group, &body);
     }
+    free(group);
     if (rc == FR_OK) {
         rc = fr_buf_putc(&body, '\n');
     }
@@ -292,6 +343,9 @@ enum MHD_Result serve_live(struct fr_serve *srv, struct MHD_Connection *conn)
         return MHD_NO;
     }
     fr_stats_read(srv->data_dir, FR_STATS_PROCESS, process);
+    struct fr_stats_group *group = NULL;
+    docs_group(srv, process, fr_wall_ms(), &group); /* "up": the group's */
+    free(group);
     struct fr_buf body;
     fr_buf_init(&body, DOCS_CAP);
     int rc = serve_live_json(srv, process, &body);

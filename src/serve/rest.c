@@ -278,19 +278,38 @@ static int rest_match(char segs[][256], int nseg, unsigned method, struct rest_p
 
 /* ------------------------------------------------------------ catalog -- */
 
-/* Open a handle for this request. A read of a lake that does not exist
- * yet is FR_ENOTFOUND (nothing is created). */
-static int rest_open(struct fr_serve *srv, bool write, struct fr_ice_catalog **cat)
+/* Open a handle for this request: the SQLite catalog of serve's data
+ * directory over its warehouse, local or in S3 (then through a client of
+ * the pool, held until rest_close: metadata, manifests and lists are
+ * objects). A read of a lake that does not exist yet is FR_ENOTFOUND
+ * (nothing is created). */
+static int rest_open(struct fr_serve *srv, bool write, struct serve_s3_catalog *sc,
+                     struct fr_ice_catalog **cat)
 {
     char db[4300];
     struct stat st;
     *cat = NULL;
+    memset(sc, 0, sizeof *sc);
     snprintf(db, sizeof db, "%s/lake/catalog.db", srv->data_dir);
     if (!write && stat(db, &st) != 0) {
         return FR_ENOTFOUND;
     }
+    if (srv->s3) {
+        int rc = serve_s3_catalog_open(srv, sc);
+        *cat = sc->cat;
+        return rc;
+    }
     struct fr_ice_catalog_opts copts = {.data_dir = srv->data_dir, .busy_timeout_ms = 5000};
     return fr_ice_catalog_open(&copts, cat);
+}
+
+static void rest_close(struct serve_s3_catalog *sc, struct fr_ice_catalog *cat)
+{
+    if (sc->pool) {
+        serve_s3_catalog_close(sc); /* closes cat, gives the client back */
+    } else {
+        fr_ice_catalog_close(cat);
+    }
 }
 
 /* ---------------------------------------------------------- namespaces -- */
@@ -477,6 +496,7 @@ struct rest_ctx {
     const struct serve_req *req;
     struct rest_path path;
     struct fr_ice_catalog *cat;
+    struct serve_s3_catalog sc; /* an S3 warehouse's client and adapter behind cat */
     struct fr_buf out;
     struct fr_json_val body; /* parsed, for POST */
 };
@@ -953,7 +973,7 @@ enum MHD_Result serve_rest(struct fr_serve *srv, struct MHD_Connection *conn,
     fr_buf_init(&x.out, REST_ANSWER_MAX);
     enum MHD_Result ret;
     if (x.path.route != REST_R_CONFIG) {
-        int rc = rest_open(srv, write, &x.cat);
+        int rc = rest_open(srv, write, &x.sc, &x.cat);
         if (rc < 0 && rc != FR_ENOTFOUND) {
             ret = rest_fail(conn, rc, "NoSuchTableException", false);
             goto cleanup;
@@ -961,7 +981,7 @@ enum MHD_Result serve_rest(struct fr_serve *srv, struct MHD_Connection *conn,
     }
     ret = rest_route(&x);
 cleanup:
-    fr_ice_catalog_close(x.cat);
+    rest_close(&x.sc, x.cat);
     fr_buf_free(&x.out);
     return ret;
 }

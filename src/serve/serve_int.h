@@ -205,9 +205,13 @@ enum MHD_Result serve_error(struct MHD_Connection *conn, unsigned status, const 
                             const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 /* docs.c: documents into out (appending). The snapshots are read here. */
-int serve_read_snaps(struct fr_serve *srv, struct fr_stats_snap *snaps[FR_STATS_STAGES]);
+/* group (may be NULL): receives the scale-out members when the process
+ * stage is a group (snaps[FR_STATS_PROCESS] then holds its totals), else
+ * NULL; the caller frees it. */
+int serve_read_snaps(struct fr_serve *srv, struct fr_stats_snap *snaps[FR_STATS_STAGES],
+                     struct fr_stats_group **group);
 int serve_status_json(struct fr_serve *srv, struct fr_stats_snap *const snaps[FR_STATS_STAGES],
-                      struct fr_buf *out);
+                      const struct fr_stats_group *group, struct fr_buf *out);
 int serve_live_json(struct fr_serve *srv, const struct fr_stats_snap *process, struct fr_buf *out);
 enum MHD_Result serve_metrics(struct fr_serve *srv, struct MHD_Connection *conn);
 enum MHD_Result serve_status(struct fr_serve *srv, struct MHD_Connection *conn);

@@ -121,10 +121,12 @@ static void ticker_tick(struct fr_serve *srv)
     fr_buf_init(&live, STREAM_FRAME_CAP);
     fr_buf_init(&frame, 2 * STREAM_FRAME_CAP + 256);
     struct serve_frame *fr = NULL;
-    int rc = serve_read_snaps(srv, snaps);
+    struct fr_stats_group *group = NULL;
+    int rc = serve_read_snaps(srv, snaps, &group);
     if (rc == FR_OK) {
-        rc = serve_status_json(srv, snaps, &status);
+        rc = serve_status_json(srv, snaps, group, &status);
     }
+    free(group);
     if (rc == FR_OK) {
         rc = serve_live_json(srv, snaps[FR_STATS_PROCESS], &live);
     }

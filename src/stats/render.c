@@ -51,7 +51,7 @@ static double render_gauge_slot(const struct fr_stats_snap *snap, unsigned slot)
 /* ------------------------------------------------------------ Prometheus */
 
 /* HELP text: backslash and newline escaped (exposition format). */
-static int render_help(struct fr_buf *out, const char *s)
+int fr_stats_put_help(struct fr_buf *out, const char *s)
 {
     int rc = FR_OK;
     for (; *s && rc == FR_OK; s++) {
@@ -67,7 +67,7 @@ static int render_help(struct fr_buf *out, const char *s)
 }
 
 /* A label value: backslash, double quote and newline escaped. */
-static int render_label_value(struct fr_buf *out, const char *s)
+int fr_stats_put_label_value(struct fr_buf *out, const char *s)
 {
     int rc = FR_OK;
     for (; *s && rc == FR_OK; s++) {
@@ -105,7 +105,7 @@ static int render_prom_metric(const struct fr_stats_meta *m, const struct fr_sta
     static const char *types[] = {"", "counter", "gauge", "histogram"};
     int rc = fr_buf_printf(out, "# HELP freshet_%s ", m->name);
     if (rc == FR_OK) {
-        rc = render_help(out, m->help);
+        rc = fr_stats_put_help(out, m->help);
     }
     if (rc == FR_OK) {
         rc = fr_buf_printf(out, "\n# TYPE freshet_%s %s\n", m->name, types[m->type]);
@@ -145,7 +145,7 @@ static int render_prom_metric(const struct fr_stats_meta *m, const struct fr_sta
         if (rc == FR_OK && m->label[0]) {
             rc = fr_buf_printf(out, "{%s=\"", m->label);
             if (rc == FR_OK) {
-                rc = render_label_value(out, fr_stats_label_value(m, l));
+                rc = fr_stats_put_label_value(out, fr_stats_label_value(m, l));
             }
             if (rc == FR_OK) {
                 rc = fr_buf_puts(out, "\"}");
@@ -303,6 +303,60 @@ int fr_stats_render_rates(const struct fr_stats_snap *now, const struct fr_stats
 
 /* ------------------------------------------------------------- METRICS.md */
 
+/* The scale-out mode's section: how each process metric is totalled over
+ * the members (group.c) and the per-member families. */
+static int render_group_markdown(struct fr_buf *out)
+{
+    int rc = fr_buf_puts(
+        out,
+        "\n## Consumer group (scale-out mode)\n\n"
+        "In the scale-out mode ([SCALEOUT.md](SCALEOUT.md), [ADR 0042](adr/0042-group-metrics.md)) "
+        "every shard (`freshet process --partition N`) and the finalizer (`freshet process "
+        "--finalize`) publish their own stats file, `<data>/stats/process-p<N>.stats` and "
+        "`<data>/stats/finalize.stats`, with the process metrics above. `freshet serve` then "
+        "shows every process metric above as the group's **total**, under the same name and "
+        "labels, so dashboards and alert rules work unchanged; the column below says how each "
+        "is totalled over the members that have a value (min and max skip members without "
+        "one). The finalizer counts no records (each log record is counted once, by its "
+        "shard); its watermark is gold's frontier. `freshet_stage_up{stage=\"process\"}` is 1 "
+        "when at least one member is up and every member is up except those that stopped "
+        "cleanly (a shard revoked from this host); a crashed, hung or killed member makes it "
+        "0.\n\n"
+        "| metric | group total |\n|---|---|\n");
+    for (int id = 0; rc == FR_OK && id < FR_STATS_COUNT; id++) {
+        const struct fr_stats_meta *m = fr_stats_meta((enum fr_stats_id)id);
+        const char *agg = fr_stats_group_agg(m->id);
+        if (agg) {
+            rc = fr_buf_printf(out, "| `freshet_%s` | %s%s |\n", m->name,
+                               m->type == FR_STATS_HISTOGRAM ? "bucket-wise " : "", agg);
+        }
+    }
+    if (rc == FR_OK) {
+        rc = fr_buf_puts(
+            out,
+            "\nBeside the totals, serve renders one series per member, labelled `role` "
+            "(`shard` or `finalizer`), `partition` (shards only) and `instance` (hostname:pid "
+            "of the `freshet process --group` instance running it, or of the member itself; "
+            "`freshet process --instance ID` sets it). These families exist only in this "
+            "mode and have names of their own, so a `sum()` or `rate()` over a total never "
+            "counts a member twice:\n\n"
+            "| name | type | description |\n|---|---|---|\n"
+            "| `freshet_process_member_up` | gauge | 1 when the member's process is alive (it "
+            "holds its stats file) and its heartbeat is younger than 30 s, else 0; a member "
+            "that died or stopped stays listed with 0. |\n"
+            "| `freshet_process_member_heartbeat_age_seconds` | gauge | Seconds since the "
+            "member last published. |\n"
+            "| `freshet_process_member_start_time_seconds` | gauge | When the member's current "
+            "(or last) process started, Unix seconds. |\n"
+            "| `freshet_process_member_<name>` | as the total | Every counter and gauge of "
+            "the process stage above (histograms: totals only), `process_` replaced by "
+            "`process_member_`, e.g. `freshet_process_member_records_total{outcome,role,"
+            "partition,instance}`, `freshet_process_member_freshness_seconds`. Enrichment "
+            "series are left out (it does not run in this mode). |\n");
+    }
+    return rc;
+}
+
 int fr_stats_markdown(struct fr_buf *out)
 {
     static const char *types[] = {"", "counter", "gauge", "histogram"};
@@ -374,5 +428,5 @@ int fr_stats_markdown(struct fr_buf *out)
             rc = fr_buf_puts(out, " |\n");
         }
     }
-    return rc;
+    return rc == FR_OK ? render_group_markdown(out) : rc;
 }

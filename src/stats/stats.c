@@ -19,7 +19,15 @@
  *       48     8  seq: even when stable, odd while a publish is in progress
  *       56     8  heartbeat: Unix ms of the newest publish (under seq)
  *       64     8  publishes: count (under seq)
- *       72    56  reserved, 0
+ *       72     4  role (0 the single processor or ingest, 1 a shard, 2 the
+ *                 finalizer: ADR 0042; 0 in files of older builds)
+ *       76     4  partition of a shard (int32), -1 otherwise
+ *       80     4  flags: bit 0 "closed": the writer closed the file on its
+ *                 way out (a clean exit, e.g. a revoked shard), not a crash
+ *       84     4  reserved, 0
+ *       88    40  instance: "hostname:pid" of the `process --group`
+ *                 instance that runs the member (or of the member itself),
+ *                 NUL-terminated, truncated to 39 bytes
  *      128  8*N   slots in table order (stats.h, enum fr_stats_slot):
  *                 counters and histogram buckets as uint64, gauges and
  *                 histogram sums as IEEE-754 doubles (NaN: no value yet)
@@ -40,6 +48,12 @@
  *   4. A new writer of a stage whose old file is not locked (the old writer
  *      is dead) carries the old file's counters and histograms over, so
  *      counters only reset when the layout changes.
+ *   5. Members of the scale-out mode (a shard, the finalizer) each own a
+ *      file of their own, <data>/stats/process-p<N>.stats and
+ *      finalize.stats, with the process stage's layout; role, partition
+ *      and instance are written once at creation, before the rename, and
+ *      the header's role must match the file's name for a reader to take
+ *      it (group.c reads them as one group).
  */
 #include "stats/stats.h"
 #include "stats/stats_int.h"
@@ -83,7 +97,11 @@ struct stats_hdr {
     _Atomic uint64_t seq;
     _Atomic uint64_t heartbeat_ms;
     _Atomic uint64_t publishes;
-    uint8_t reserved[56];
+    uint32_t role;
+    int32_t partition;
+    _Atomic uint32_t flags;
+    uint32_t reserved1;
+    char instance[FR_STATS_INSTANCE_MAX];
 };
 
 static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "8-byte atomics must be lock-free to share them");
@@ -97,7 +115,13 @@ static_assert(offsetof(struct stats_hdr, started_ms) == 40, "byte table");
 static_assert(offsetof(struct stats_hdr, seq) == 48, "byte table");
 static_assert(offsetof(struct stats_hdr, heartbeat_ms) == 56, "byte table");
 static_assert(offsetof(struct stats_hdr, publishes) == 64, "byte table");
+static_assert(offsetof(struct stats_hdr, role) == 72, "byte table");
+static_assert(offsetof(struct stats_hdr, partition) == 76, "byte table");
+static_assert(offsetof(struct stats_hdr, flags) == 80, "byte table");
+static_assert(offsetof(struct stats_hdr, instance) == 88, "byte table");
 static_assert(sizeof(struct stats_hdr) == STATS_HEADER_BYTES, "byte table");
+static_assert(ATOMIC_INT_LOCK_FREE == 2, "the flags word is shared between processes");
+#define STATS_FLAG_CLOSED 1u
 
 /* ------------------------------------------------------------- the table */
 
@@ -221,6 +245,49 @@ int fr_stats_path(const char *data_dir, enum fr_stats_stage stage, char *out, si
     return n < 0 || (size_t)n >= outlen ? FR_ETOOBIG : FR_OK;
 }
 
+int fr_stats_member_path(const char *data_dir, const struct fr_stats_member *who, char *out,
+                         size_t outlen)
+{
+    int n = -1;
+    if (who->role == FR_STATS_ROLE_SHARD && who->partition >= 0) {
+        n = snprintf(out, outlen, "%s/stats/process-p%d.stats", data_dir, who->partition);
+    } else if (who->role == FR_STATS_ROLE_FINALIZER) {
+        n = snprintf(out, outlen, "%s/stats/finalize.stats", data_dir);
+    } else if (who->role == FR_STATS_ROLE_SINGLE) {
+        return fr_stats_path(data_dir, FR_STATS_PROCESS, out, outlen);
+    } else {
+        return FR_EINVAL;
+    }
+    return n < 0 || (size_t)n >= outlen ? FR_ETOOBIG : FR_OK;
+}
+
+const char *fr_stats_role_name(enum fr_stats_role role)
+{
+    switch (role) {
+    case FR_STATS_ROLE_SINGLE:
+        return "single";
+    case FR_STATS_ROLE_SHARD:
+        return "shard";
+    case FR_STATS_ROLE_FINALIZER:
+        return "finalizer";
+    }
+    return "?";
+}
+
+void fr_stats_default_instance(char *out, size_t outlen)
+{
+    char host[256];
+    if (gethostname(host, sizeof host) < 0) {
+        snprintf(host, sizeof host, "localhost");
+    }
+    host[sizeof host - 1] = '\0';
+    char pid[24];
+    int pn = snprintf(pid, sizeof pid, ":%ld", (long)getpid());
+    /* Keep the ":pid" whole when the host name has to be cut. */
+    size_t room = outlen > (size_t)pn + 1 ? outlen - (size_t)pn - 1 : 0;
+    snprintf(out, outlen, "%.*s%s", (int)(strlen(host) < room ? strlen(host) : room), host, pid);
+}
+
 static uint64_t stats_dbits(double v)
 {
     uint64_t u;
@@ -239,6 +306,8 @@ static double stats_bitsd(uint64_t u)
 
 struct fr_stats {
     enum fr_stats_stage stage;
+    struct fr_stats_member who; /* who.instance points at instance below */
+    char instance[FR_STATS_INSTANCE_MAX];
     char data_dir[4096];
     pthread_mutex_t lock; /* histograms and publish */
     _Atomic uint64_t local[FR_STATS_NSLOTS];
@@ -274,6 +343,9 @@ static int stats_alloc(enum fr_stats_stage stage, struct fr_stats **out)
         return FR_ENOMEM;
     }
     st->stage = stage;
+    st->who.role = FR_STATS_ROLE_SINGLE;
+    st->who.partition = -1;
+    st->who.instance = st->instance;
     st->fd = -1;
     st->started_ms = fr_wall_ms();
     pthread_mutex_init(&st->lock, NULL);
@@ -301,11 +373,13 @@ static int stats_locked(int fd)
 }
 
 /* Validate a mapped header against this build's layout. */
-static int stats_hdr_ok(const struct stats_hdr *hdr, enum fr_stats_stage stage)
+static int stats_hdr_ok(const struct stats_hdr *hdr, enum fr_stats_stage stage,
+                        enum fr_stats_role role)
 {
     return memcmp(hdr->magic, STATS_MAGIC, 8) == 0 && hdr->version == STATS_VERSION &&
            hdr->header_bytes == STATS_HEADER_BYTES && hdr->nslots == FR_STATS_NSLOTS &&
-           hdr->layout_crc == fr_stats_layout_crc() && hdr->stage == (uint32_t)stage;
+           hdr->layout_crc == fr_stats_layout_crc() && hdr->stage == (uint32_t)stage &&
+           hdr->role == (uint32_t)role;
 }
 
 /* Map a stats file read-only after checking its size. */
@@ -403,7 +477,7 @@ static int stats_inspect_old(struct fr_stats *st, const char *path, int64_t *hol
         if (stats_locked(fd)) {
             *holder = hdr->pid;
             rc = FR_ELOCKED;
-        } else if (stats_hdr_ok(hdr, st->stage)) {
+        } else if (stats_hdr_ok(hdr, st->stage, st->who.role)) {
             stats_carry_over(st, hdr);
         }
         munmap((void *)hdr, STATS_FILE_BYTES);
@@ -448,6 +522,9 @@ static int stats_create_file(struct fr_stats *st, const char *path)
     hdr->stage = (uint32_t)st->stage;
     hdr->pid = (int64_t)getpid();
     hdr->started_ms = st->started_ms;
+    hdr->role = (uint32_t)st->who.role;
+    hdr->partition = st->who.partition;
+    memcpy(hdr->instance, st->instance, sizeof hdr->instance);
     st->hdr = hdr;
     st->slots = (_Atomic uint64_t *)((char *)p + STATS_HEADER_BYTES);
     st->fd = fd;
@@ -470,7 +547,10 @@ cleanup:
     return rc;
 }
 
-int fr_stats_open(const char *data_dir, enum fr_stats_stage stage, struct fr_stats **out)
+/* Open the file of stage (who: NULL for a stage's own file, else a
+ * member of the scale-out mode, stage PROCESS). */
+static int stats_open(const char *data_dir, enum fr_stats_stage stage,
+                      const struct fr_stats_member *who, struct fr_stats **out)
 {
     if (stage != FR_STATS_INGEST && stage != FR_STATS_PROCESS) {
         return FR_EINVAL;
@@ -480,10 +560,21 @@ int fr_stats_open(const char *data_dir, enum fr_stats_stage stage, struct fr_sta
     if (rc < 0) {
         return rc;
     }
+    if (who) {
+        st->who.role = who->role;
+        st->who.partition = who->role == FR_STATS_ROLE_SHARD ? who->partition : -1;
+        snprintf(st->instance, sizeof st->instance, "%s", who->instance ? who->instance : "");
+    }
+    if (!st->instance[0]) {
+        fr_stats_default_instance(st->instance, sizeof st->instance);
+    }
     snprintf(st->data_dir, sizeof st->data_dir, "%s", data_dir);
     char dir[4200], path[4200];
     snprintf(dir, sizeof dir, "%s/stats", data_dir);
-    rc = fr_stats_path(data_dir, stage, path, sizeof path);
+    rc = fr_stats_member_path(data_dir, &st->who, path, sizeof path);
+    if (rc == FR_OK && st->who.role == FR_STATS_ROLE_SINGLE) {
+        rc = fr_stats_path(data_dir, stage, path, sizeof path);
+    }
     if (rc == FR_OK) {
         rc = fr_fs_mkdirs(dir, 0755);
     }
@@ -507,6 +598,21 @@ int fr_stats_open(const char *data_dir, enum fr_stats_stage stage, struct fr_sta
     return FR_OK;
 }
 
+int fr_stats_open(const char *data_dir, enum fr_stats_stage stage, struct fr_stats **out)
+{
+    return stats_open(data_dir, stage, NULL, out);
+}
+
+int fr_stats_open_member(const char *data_dir, const struct fr_stats_member *who,
+                         struct fr_stats **out)
+{
+    if (!who || (who->role != FR_STATS_ROLE_SHARD && who->role != FR_STATS_ROLE_FINALIZER) ||
+        (who->role == FR_STATS_ROLE_SHARD && who->partition < 0)) {
+        return FR_EINVAL;
+    }
+    return stats_open(data_dir, FR_STATS_PROCESS, who, out);
+}
+
 int fr_stats_has_file(const struct fr_stats *st)
 {
     return st && st->hdr != NULL;
@@ -519,6 +625,9 @@ void fr_stats_close(struct fr_stats *st)
     }
     if (st->hdr) {
         fr_stats_publish(st);
+        /* A clean way out (invariant 5's "closed"): serve tells a member
+         * that left (a revoked shard) from one that crashed. */
+        atomic_fetch_or_explicit(&st->hdr->flags, STATS_FLAG_CLOSED, memory_order_release);
         munmap(st->hdr, STATS_FILE_BYTES);
     }
     if (st->fd >= 0) {
@@ -614,14 +723,25 @@ void fr_stats_publish(struct fr_stats *st)
 
 int fr_stats_read(const char *data_dir, enum fr_stats_stage stage, struct fr_stats_snap *snap)
 {
-    memset(snap, 0, sizeof *snap);
-    snap->stage = stage;
-    snap->read_mono_ns = fr_mono_ns();
     char path[4200];
     int rc = fr_stats_path(data_dir, stage, path, sizeof path);
     if (rc < 0) {
+        memset(snap, 0, sizeof *snap);
+        snap->stage = stage;
         return rc;
     }
+    return fr_stats_read_file(path, stage, FR_STATS_ROLE_SINGLE, snap);
+}
+
+int fr_stats_read_file(const char *path, enum fr_stats_stage stage, enum fr_stats_role role,
+                       struct fr_stats_snap *snap)
+{
+    memset(snap, 0, sizeof *snap);
+    snap->stage = stage;
+    snap->role = role;
+    snap->partition = -1;
+    snap->read_mono_ns = fr_mono_ns();
+    int rc;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         return errno == ENOENT ? FR_ENOTFOUND : fr_err_from_errno(errno);
@@ -629,10 +749,16 @@ int fr_stats_read(const char *data_dir, enum fr_stats_stage stage, struct fr_sta
     const struct stats_hdr *hdr = NULL;
     rc = stats_map_ro(fd, &hdr);
     if (rc == FR_OK) {
-        if (stats_hdr_ok(hdr, stage)) {
+        if (stats_hdr_ok(hdr, stage, role)) {
             snap->alive = stats_locked(fd);
             snap->pid = hdr->pid;
             snap->started_ms = hdr->started_ms;
+            snap->partition = hdr->partition;
+            memcpy(snap->instance, hdr->instance, sizeof snap->instance);
+            snap->instance[sizeof snap->instance - 1] = '\0';
+            snap->closed =
+                (atomic_load_explicit(&((struct stats_hdr *)hdr)->flags, memory_order_acquire) &
+                 STATS_FLAG_CLOSED) != 0;
             stats_copy(hdr, snap->alive, snap);
             snap->present = 1;
         } else {
@@ -716,4 +842,10 @@ struct fr_proc_view *fr_stats_view_buffer_int(struct fr_stats *st)
 const char *fr_stats_data_dir_int(const struct fr_stats *st)
 {
     return st->data_dir;
+}
+
+int fr_stats_writes_view_int(const struct fr_stats *st)
+{
+    return fr_stats_has_file(st) &&
+           (st->who.role == FR_STATS_ROLE_SINGLE || st->who.role == FR_STATS_ROLE_FINALIZER);
 }

@@ -24,6 +24,13 @@
  * Reader side: fr_stats_read(data_dir, stage, &snap) takes a consistent
  * snapshot (all values from one publish) without blocking the writer.
  *
+ * The scale-out mode (docs/SCALEOUT.md, docs/adr/0042): every shard and the
+ * finalizer own a file of their own (fr_stats_open_member), with the
+ * process stage's layout plus who they are: role, partition, instance
+ * (hostname:pid of the `process --group` instance running them). Readers
+ * take them as one group (fr_stats_group_read) and render group totals
+ * under the existing names, plus per-member series (group.c).
+ *
  * Threads: all writer functions are thread-safe on one handle (counters and
  * gauges are atomics; histograms and publish take the handle's mutex).
  * Readers are independent of writers and of each other.
@@ -41,6 +48,21 @@ struct fr_proc;
 
 enum fr_stats_stage { FR_STATS_INGEST = 0, FR_STATS_PROCESS, FR_STATS_SERVE, FR_STATS_STAGES };
 enum fr_stats_type { FR_STATS_COUNTER = 1, FR_STATS_GAUGE, FR_STATS_HISTOGRAM };
+/* Who writes a process-stage file: the single processor (process.stats),
+ * a shard (process-p<N>.stats) or the finalizer (finalize.stats). */
+enum fr_stats_role { FR_STATS_ROLE_SINGLE = 0, FR_STATS_ROLE_SHARD, FR_STATS_ROLE_FINALIZER };
+
+/* Bytes of the instance identity in a file's header, NUL included. */
+#define FR_STATS_INSTANCE_MAX 40
+
+/* A member of the scale-out mode. instance: "hostname:pid" of the group
+ * instance running it; NULL or "": this process's own (the caller keeps
+ * the string; it is copied, truncated to FR_STATS_INSTANCE_MAX - 1). */
+struct fr_stats_member {
+    enum fr_stats_role role;
+    int partition; /* a shard's; ignored for the finalizer */
+    const char *instance;
+};
 
 /* Sizes of the label and bucket sets. */
 enum {
@@ -112,6 +134,19 @@ struct fr_stats;
  * and return a handle. FR_ENOMEM only; a file that cannot be set up gives
  * an in-memory handle and one warning. FR_EINVAL for FR_STATS_SERVE. */
 int fr_stats_open(const char *data_dir, enum fr_stats_stage stage, struct fr_stats **out);
+/* Create the file of a member of the scale-out mode (role SHARD with its
+ * partition, or FINALIZER): <data>/stats/process-p<N>.stats or
+ * finalize.stats, with the process stage's metrics; otherwise as
+ * fr_stats_open. FR_EINVAL for role SINGLE or a shard without a partition. */
+int fr_stats_open_member(const char *data_dir, const struct fr_stats_member *who,
+                         struct fr_stats **out);
+/* Path of a member's file (role SINGLE: process.stats). */
+int fr_stats_member_path(const char *data_dir, const struct fr_stats_member *who, char *out,
+                         size_t outlen);
+/* "single", "shard", "finalizer". */
+const char *fr_stats_role_name(enum fr_stats_role role);
+/* "hostname:pid" of this process, cut to fit outlen (the ":pid" is kept). */
+void fr_stats_default_instance(char *out, size_t outlen);
 /* A handle with no file (serve's own figures, tests). */
 int fr_stats_open_memory(enum fr_stats_stage stage, struct fr_stats **out);
 /* Publish one last time and release. The file stays: readers see the
@@ -139,6 +174,16 @@ void fr_stats_publish(struct fr_stats *st);
 int fr_stats_view_publish(struct fr_stats *st, struct fr_proc *proc, int64_t epoch,
                           int64_t *max_event_us);
 
+/* The finalizer's provisional view (the scale-out mode, where shards write
+ * none: their windows are partial): its open windows (fr_win_view,
+ * fr_win_top_view) with watermark_us (gold's frontier) and max_event_us,
+ * written to view.json as fr_stats_view_publish does. The finalizer's
+ * thread only. */
+struct fr_win;
+struct fr_top;
+int fr_stats_view_publish_windows(struct fr_stats *st, const struct fr_win *win, struct fr_top *top,
+                                  int64_t watermark_us, int64_t max_event_us, int64_t epoch);
+
 /* ------------------------------------------------------------ reading -- */
 
 /* Heartbeats older than this mark a live process as not up. */
@@ -154,12 +199,20 @@ struct fr_stats_snap {
     int64_t heartbeat_ms; /* Unix ms of the newest publish */
     uint64_t publishes;   /* publish count of this file */
     int64_t read_mono_ns; /* when the snapshot was taken (fr_mono_ns) */
+    enum fr_stats_role role;
+    int partition; /* a shard's, -1 otherwise */
+    int closed;    /* the writer closed the file on a clean exit */
+    char instance[FR_STATS_INSTANCE_MAX];
     uint64_t slots[FR_STATS_NSLOTS];
 };
 
 /* Snapshot the stage's file. FR_ENOTFOUND when there is none (snap->present
  * 0), FR_ECORRUPT for a file of another format or layout. */
 int fr_stats_read(const char *data_dir, enum fr_stats_stage stage, struct fr_stats_snap *snap);
+/* Snapshot the file at path, which must hold stage's layout written by
+ * role (a member's file: fr_stats_member_path). As fr_stats_read. */
+int fr_stats_read_file(const char *path, enum fr_stats_stage stage, enum fr_stats_role role,
+                       struct fr_stats_snap *snap);
 /* Snapshot a handle's own values (serve's in-memory figures). */
 void fr_stats_snapshot(struct fr_stats *st, struct fr_stats_snap *snap);
 /* "up": alive and a heartbeat younger than FR_STATS_STALE_MS at now_ms. */
@@ -172,6 +225,46 @@ uint64_t fr_stats_snap_hist_count(const struct fr_stats_snap *snap, enum fr_stat
 double fr_stats_snap_hist_sum(const struct fr_stats_snap *snap, enum fr_stats_id id);
 /* Path of a stage's file: <data_dir>/stats/<stage>.stats. */
 int fr_stats_path(const char *data_dir, enum fr_stats_stage stage, char *out, size_t outlen);
+
+/* ------------------------------------------------- the group (group.c) -- */
+
+/* Members one data directory can hold: a shard per partition the
+ * checkpoint allows (64) and the finalizer. */
+#define FR_STATS_MEMBERS_MAX 65
+
+/* The members found in one data directory: shards by partition, then the
+ * finalizer. Large (a snapshot each): allocate it. */
+struct fr_stats_group {
+    unsigned n;
+    unsigned skipped; /* member files refused (another build's, damaged) */
+    struct fr_stats_snap member[FR_STATS_MEMBERS_MAX];
+};
+
+/* Read every member file of <data_dir>/stats (process-p<N>.stats,
+ * finalize.stats) into g. FR_OK with g->n 0 when there are none. */
+int fr_stats_group_read(const char *data_dir, struct fr_stats_group *g);
+/* Whether serve shows the group rather than the single processor's
+ * process.stats (single: its snapshot, present or not): members exist, and
+ * the single file has no live writer or some member is alive too. */
+int fr_stats_group_active(const struct fr_stats_group *g, const struct fr_stats_snap *single);
+/* The group's totals as one process-stage snapshot under the existing
+ * names: counters and histograms summed, each gauge by the aggregate
+ * fr_stats_group_agg names (docs/METRICS.md, "Consumer group"). Liveness:
+ * alive when some member is up and every member that did not close its file
+ * on a clean exit is up; heartbeat the oldest among those. */
+void fr_stats_group_total(const struct fr_stats_group *g, int64_t now_ms,
+                          struct fr_stats_snap *total);
+/* How a metric is combined across members: "sum", "min" or "max". */
+const char *fr_stats_group_agg(enum fr_stats_id id);
+/* Per-member series (Prometheus text): freshet_process_member_up,
+ * _heartbeat_age_seconds, _start_time_seconds, and every counter and gauge
+ * of the process stage as freshet_process_member_<name without process_>,
+ * labelled role, partition (shards) and instance. */
+int fr_stats_render_members_prom(const struct fr_stats_group *g, int64_t now_ms,
+                                 struct fr_buf *out);
+/* JSON array of the members (docs/API.md, stages.process.members). */
+int fr_stats_render_members_json(const struct fr_stats_group *g, int64_t now_ms,
+                                 struct fr_buf *out);
 
 /* ---------------------------------------------------------- rendering -- */
 

@@ -220,21 +220,11 @@ int fr_stats_view_json(const struct fr_proc_view *view, int64_t epoch, int64_t n
     return rc == FR_OK ? fr_buf_putc(out, '}') : rc;
 }
 
-int fr_stats_view_publish(struct fr_stats *st, struct fr_proc *proc, int64_t epoch,
-                          int64_t *max_event_us)
+/* Write view to <data>/stats/view.json when the handle is the one that
+ * does (fr_stats_writes_view_int). */
+static int view_write(struct fr_stats *st, const struct fr_proc_view *view, int64_t epoch)
 {
-    if (max_event_us) {
-        *max_event_us = FR_PROC_WM_NONE;
-    }
-    struct fr_proc_view *view = st ? fr_stats_view_buffer_int(st) : NULL;
-    if (!view) {
-        return st ? FR_ENOMEM : FR_OK;
-    }
-    fr_proc_view(proc, view);
-    if (max_event_us) {
-        *max_event_us = view->max_event_us;
-    }
-    if (!fr_stats_has_file(st)) {
+    if (!fr_stats_writes_view_int(st)) {
         return FR_OK;
     }
     struct fr_buf buf;
@@ -250,4 +240,37 @@ int fr_stats_view_publish(struct fr_stats *st, struct fr_proc *proc, int64_t epo
     }
     fr_buf_free(&buf);
     return rc;
+}
+
+int fr_stats_view_publish(struct fr_stats *st, struct fr_proc *proc, int64_t epoch,
+                          int64_t *max_event_us)
+{
+    if (max_event_us) {
+        *max_event_us = FR_PROC_WM_NONE;
+    }
+    struct fr_proc_view *view = st ? fr_stats_view_buffer_int(st) : NULL;
+    if (!view) {
+        return st ? FR_ENOMEM : FR_OK;
+    }
+    fr_proc_view(proc, view);
+    if (max_event_us) {
+        *max_event_us = view->max_event_us;
+    }
+    return view_write(st, view, epoch);
+}
+
+int fr_stats_view_publish_windows(struct fr_stats *st, const struct fr_win *win, struct fr_top *top,
+                                  int64_t watermark_us, int64_t max_event_us, int64_t epoch)
+{
+    struct fr_proc_view *view = st ? fr_stats_view_buffer_int(st) : NULL;
+    if (!view) {
+        return st ? FR_ENOMEM : FR_OK;
+    }
+    view->watermark_us = watermark_us;
+    view->max_event_us = max_event_us;
+    view->truncated = 0;
+    view->text_len = 0;
+    fr_win_view(win, view);
+    fr_win_top_view(top, view);
+    return view_write(st, view, epoch);
 }

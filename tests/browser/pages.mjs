@@ -34,7 +34,16 @@
 //      hostile item and hostile wiki names are shown as text (no element,
 //      no script, no link); a malformed file gives the empty state (and
 //      serve counts it), a file with "top": null the no-window state.
-//   6. Every stage exits with status 0 when stopped.
+//   6. The scale-out mode (ADR 0042): a second data directory with a
+//      2-partition log, shards 0 and 1 and the finalizer (each its own stats
+//      file) and a serve on it. The members table lists both shards and the
+//      finalizer up with epochs, records and freshness, the charts are fed
+//      by the group's totals (throughput and freshness have values), the
+//      API's silver total is its members' sum, the per-wiki and top-page
+//      lists come from the finalizer's open windows; SIGKILL shard 1
+//      and its row turns "down" while the others stay "up"
+//      (dashboard-group.png, dashboard-group-down.png).
+//   7. Every stage exits with status 0 when stopped.
 // --readme-shot also writes the dashboard's screenshot there (docs/img/).
 //
 // Exit 0 pass, 1 fail, 77 skip (no chromium, no node_modules, no web/vendor).
@@ -263,6 +272,7 @@ async function main() {
     await reconnect(page, base);
     await explorer(page, base);
     await topics(page);
+    await group(page, feedUrl);
 
     const errs = consoleErrors.filter(e => !/Failed to load resource|net::ERR_CONNECTION_REFUSED|EventSource/.test(e));
     check(errs.length === 0, 'no script errors on the pages', errs.slice(0, 5));
@@ -352,6 +362,8 @@ async function dashboard(page, base) {
           'duplicates, late and dead letters are counted', [b.figures.duplicates, b.figures.late, b.figures.dlq]);
     check(b.figures['ingest-up'] === 'up' && b.figures['process-up'] === 'up', 'both stages shown up');
     check(b.wikis.length > 0, 'edits per wiki is filled', b.wikis.length);
+    check(await page.evaluate(() => document.querySelector('#members-card').hidden),
+          'one processor: no members table');
     check(b.pages.length > 0, 'top pages is filled', b.pages.length);
     check(JSON.stringify(a.wikis) !== JSON.stringify(b.wikis), 'edits per wiki changed between the looks');
     check(b.topicItems.length > 0 && b.topicItems.every(t => /^Q[0-9]+$/.test(t)),
@@ -582,6 +594,100 @@ async function topics(page) {
           c.counts.failed === '0' && c.counts['hit-rate'] === '—',
           'trending topics: "top": null shows the counters and the no-window state', c);
     await stopStage('serve-topics', 'SIGINT');
+}
+
+// The members table and the figures the page shows in the group mode.
+async function groupLook(page) {
+    return page.evaluate(() => {
+        const d = window.freshetDashboard;
+        const card = document.querySelector('#members-card');
+        const rows = [...document.querySelectorAll('#members tbody tr')].map(tr => {
+            const td = [...tr.querySelectorAll('td')].map(c => c.textContent.trim());
+            return {member: tr.dataset.member, partition: td[0], role: td[1], instance: td[2], state: td[3],
+                    epochs: td[4], records: td[5], freshness: td[6], heartbeat: td[7]};
+        });
+        const last = name => {
+            const u = d.charts[name];
+            return {points: u.data[0].length, last: u.data.slice(1).map(s => s[s.length - 1] ?? null)};
+        };
+        return {
+            shown: !card.hidden && card.getBoundingClientRect().height > 0,
+            note: document.querySelector('#members-note').textContent.trim(),
+            rows,
+            updates: d.state.updates.status,
+            processUp: document.querySelector('[data-figure="process-up"]').textContent.trim(),
+            silver: document.querySelector('[data-figure="silver"]').textContent.trim(),
+            epochs: document.querySelector('[data-figure="epochs"]').textContent.trim(),
+            freshness: document.querySelector('[data-figure="freshness"]').textContent.trim(),
+            throughput: last('throughput'),
+            wikis: [...document.querySelectorAll('#wikis li[data-wiki]')].length,
+            pages: [...document.querySelectorAll('#pages li[data-rank]')].length,
+            fresh: last('freshness'),
+            batch: last('batch'),
+        };
+    });
+}
+
+async function group(page, feedUrl) {
+    const dir = fs.mkdtempSync(path.join(out, 'data-group-'));
+    const set = ['--set', 'log.partitions=2', '--set', 'process.trigger_ms=500'];
+    startStage('group-ingest', [...set, 'ingest', '--source', feedUrl.href], dir);
+    startStage('group-shard0', [...set, 'process', '--partition', '0', '--instance', 'host-a:7'], dir);
+    startStage('group-shard1', [...set, 'process', '--partition', '1', '--instance', 'host-b:8'], dir);
+    startStage('group-final', [...set, 'process', '--finalize', '--instance', 'host-a:7'], dir);
+    startStage('group-serve', ['serve', '--listen', '127.0.0.1:0'], dir);
+    const addr = await listening('group-serve');
+    const base = `http://127.0.0.1:${addr.port}/`;
+    log(`group: serve on shards 0, 1 and the finalizer at ${base}`);
+    await page.goto(base, {waitUntil: 'load'});
+    const n = s => Number(String(s).replace(/[^0-9.]/g, ''));
+    const a = await waitFor('the members table with three members up and epochs', async () => {
+        const l = await groupLook(page);
+        return l.rows.length === 3 && l.rows.every(r => r.state === 'up' && n(r.epochs) > 0) &&
+            l.rows.filter(r => r.role === 'shard').every(r => n(r.records) > 0) &&
+            l.throughput.points >= 3 && l.throughput.last[1] > 0 ? l : null;
+    }, 60000);
+    await page.screenshot({path: path.join(out, 'dashboard-group.png'), fullPage: true});
+    fs.writeFileSync(path.join(out, 'group-look.json'), JSON.stringify(a, null, 2));
+    check(a.shown, 'group: the members card is shown', a.note);
+    check(JSON.stringify(a.rows.map(r => [r.member, r.role, r.instance])) ===
+          JSON.stringify([['p0', 'shard', 'host-a:7'], ['p1', 'shard', 'host-b:8'], ['finalizer', 'finalizer', 'host-a:7']]),
+          'group: one row per shard and the finalizer, with role and instance', a.rows);
+    check(a.rows.every(r => /^[0-9.]+ s$/.test(r.freshness)), 'group: every member shows its freshness', a.rows);
+    check(a.processUp === 'up' && /^3 of 3 up/.test(a.note), 'group: the process stage and all members up', [a.processUp, a.note]);
+    check(a.throughput.last[1] > 0 && a.fresh.last[0] !== null && a.batch.last[0] > 0,
+          'group: the charts are fed by the group (records/s, freshness, batch duration)', [a.throughput, a.fresh, a.batch]);
+    // The page's totals against the members' rows and the API's members.
+    const s = await getJSON(`${base}api/v1/status`);
+    const ms = s.stages.process.members;
+    const silverSum = ms.reduce((t, m) => t + (m.metrics.process_records_total?.silver ?? 0), 0);
+    check(s.stages.process.group === true && silverSum === s.stages.process.metrics.process_records_total.silver,
+          'group: the API\'s silver total is the sum of its members\'', [silverSum, s.stages.process.metrics.process_records_total.silver]);
+    check(n(a.epochs) > 0 && n(a.silver) > 0, 'group: the epochs and silver figures show totals', [a.epochs, a.silver]);
+    const v = await waitFor('the finalizer\'s live view (edits per wiki, top pages)', async () => {
+        const l = await groupLook(page);
+        return l.wikis > 0 && l.pages > 0 ? l : null;
+    }, 30000);
+    check(v.wikis > 0 && v.pages > 0, 'group: edits per wiki and top pages drawn from the finalizer\'s view', [v.wikis, v.pages]);
+
+    // A member down: its row says so, the others stay up.
+    const shard1 = stages.get('group-shard1');
+    shard1.child.kill('SIGKILL');
+    await waitFor('shard 1 to die', () => shard1.exited, 10000, 50);
+    stages.delete('group-shard1');  // killed on purpose: not a failed exit
+    const b = await waitFor('shard 1 shown down', async () => {
+        const l = await groupLook(page);
+        const r = l.rows.find(x => x.member === 'p1');
+        return r && r.state === 'down' ? l : null;
+    }, 30000);
+    await page.screenshot({path: path.join(out, 'dashboard-group-down.png'), fullPage: true});
+    check(b.rows.find(r => r.member === 'p0').state === 'up' && b.rows.find(r => r.member === 'finalizer').state === 'up',
+          'group: after SIGKILL of shard 1 the others stay up', b.rows);
+    check(b.processUp === 'down' && /^2 of 3 up/.test(b.note), 'group: the process stage shows down with a member down',
+          [b.processUp, b.note]);
+    for (const name of ['group-serve', 'group-final', 'group-shard0', 'group-ingest']) {
+        await stopStage(name, 'SIGINT');
+    }
 }
 
 let code = 0;

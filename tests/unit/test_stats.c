@@ -4,7 +4,8 @@
  * files and of a second live writer), seqlock consistency with a writer
  * and a reader in different processes, the Prometheus text (checked by a
  * small parser of the exposition format, and by promtool when installed),
- * the JSON documents and the live view.
+ * the JSON documents and the live view; the scale-out members read as one
+ * group (totals by each metric's aggregate, liveness, per-member series).
  */
 #include "check.h"
 
@@ -424,6 +425,222 @@ static void test_view_json(void)
     free(view);
 }
 
+/* A member with the given figures, published. */
+static struct fr_stats *mk_member(const char *dir, enum fr_stats_role role, int part,
+                                  const char *instance)
+{
+    struct fr_stats_member who = {role, part, instance};
+    struct fr_stats *st = NULL;
+    CHECK_EQ_INT(fr_stats_open_member(dir, &who, &st), FR_OK);
+    CHECK(fr_stats_has_file(st));
+    return st;
+}
+
+static double group_gauge(const struct fr_stats_snap *s, enum fr_stats_id id)
+{
+    return fr_stats_snap_gauge(s, id, 0);
+}
+
+static void test_group(void)
+{
+    /* Every process gauge has an aggregate; counters and histograms sum;
+     * other stages have none. */
+    for (int id = 0; id < FR_STATS_COUNT; id++) {
+        const struct fr_stats_meta *m = fr_stats_meta((enum fr_stats_id)id);
+        const char *agg = fr_stats_group_agg(m->id);
+        if (m->stage != FR_STATS_PROCESS) {
+            CHECK(agg == NULL);
+        } else if (m->type != FR_STATS_GAUGE) {
+            CHECK(agg && strcmp(agg, "sum") == 0);
+        } else if (!agg) {
+            fprintf(stderr, "     gauge %s has no group aggregate\n", m->name);
+            CHECK(agg != NULL);
+        }
+    }
+    CHECK_EQ_STR(fr_stats_group_agg(FR_STATS_PROC_FRESHNESS), "max");
+    CHECK_EQ_STR(fr_stats_group_agg(FR_STATS_PROC_WATERMARK), "min");
+
+    const char *dir = check_tmpdir();
+    struct fr_stats_member bad = {FR_STATS_ROLE_SINGLE, -1, NULL};
+    struct fr_stats *st = NULL;
+    CHECK_EQ_INT(fr_stats_open_member(dir, &bad, &st), FR_EINVAL);
+    struct fr_stats *s0 = mk_member(dir, FR_STATS_ROLE_SHARD, 0, "h0:1");
+    struct fr_stats *s1 = mk_member(dir, FR_STATS_ROLE_SHARD, 1, "h1:2");
+    struct fr_stats *fin = mk_member(dir, FR_STATS_ROLE_FINALIZER, -1, "fin:3");
+    fr_stats_add(s0, FR_STATS_PROC_EPOCHS, 0, 3);
+    fr_stats_set_counter(s0, FR_STATS_PROC_RECORDS, 0, 100);
+    fr_stats_set_counter(s0, FR_STATS_PROC_RECORDS, 1, 5);
+    fr_stats_observe(s0, FR_STATS_PROC_BATCH, 0.04);
+    fr_stats_observe(s0, FR_STATS_PROC_BATCH, 0.3);
+    fr_stats_set(s0, FR_STATS_PROC_WATERMARK, 0, 1000);
+    fr_stats_set(s0, FR_STATS_PROC_WM_LAG, 0, 5);
+    fr_stats_set(s0, FR_STATS_PROC_FRESHNESS, 0, 7);
+    fr_stats_set(s0, FR_STATS_PROC_NEWEST, 0, 1010);
+    fr_stats_set(s0, FR_STATS_PROC_DEDUP_KEYS, 0, 10);
+    fr_stats_set(s0, FR_STATS_PROC_BEHIND, 0, 4);
+    fr_stats_set(s0, FR_STATS_PROC_LAST_EPOCH, 0, 2);
+    fr_stats_set(s0, FR_STATS_PROC_LAST_COMMIT_TS, 0, 2000);
+    fr_stats_add(s1, FR_STATS_PROC_EPOCHS, 0, 2);
+    fr_stats_set_counter(s1, FR_STATS_PROC_RECORDS, 0, 50);
+    fr_stats_set_counter(s1, FR_STATS_PROC_RECORDS, 2, 3);
+    fr_stats_observe(s1, FR_STATS_PROC_BATCH, 0.2);
+    fr_stats_set(s1, FR_STATS_PROC_WATERMARK, 0, 900);
+    fr_stats_set(s1, FR_STATS_PROC_WM_LAG, 0, 20);
+    fr_stats_set(s1, FR_STATS_PROC_FRESHNESS, 0, 3);
+    fr_stats_set(s1, FR_STATS_PROC_NEWEST, 0, 1020);
+    fr_stats_set(s1, FR_STATS_PROC_DEDUP_KEYS, 0, 6);
+    fr_stats_set(s1, FR_STATS_PROC_BEHIND, 0, 1);
+    fr_stats_set(s1, FR_STATS_PROC_LAST_EPOCH, 0, 1);
+    fr_stats_set(s1, FR_STATS_PROC_LAST_COMMIT_TS, 0, 2100);
+    fr_stats_add(fin, FR_STATS_PROC_EPOCHS, 0, 4);
+    fr_stats_observe(fin, FR_STATS_PROC_BATCH, 0.02);
+    fr_stats_set(fin, FR_STATS_PROC_WATERMARK, 0, 800);
+    fr_stats_set(fin, FR_STATS_PROC_WM_LAG, 0, 40);
+    fr_stats_set(fin, FR_STATS_PROC_LAST_EPOCH, 0, 9);
+    fr_stats_publish(s0);
+    fr_stats_publish(s1);
+    fr_stats_publish(fin);
+    /* Names a writer never makes are not members. */
+    char path[4200];
+    const char *decoys[] = {"process-p01.stats", "process-px.stats", "process-p1.stats.tmp",
+                            "finalize.stats.1.tmp"};
+    for (size_t i = 0; i < sizeof decoys / sizeof *decoys; i++) {
+        snprintf(path, sizeof path, "%s/stats/%s", dir, decoys[i]);
+        FILE *f = fopen(path, "w");
+        CHECK(f != NULL);
+        if (f) {
+            fclose(f);
+        }
+    }
+
+    struct fr_stats_group *g = malloc(sizeof *g);
+    struct fr_stats_snap *total = malloc(sizeof *total);
+    struct fr_stats_snap *single = calloc(1, sizeof *single);
+    CHECK_EQ_INT(fr_stats_group_read(dir, g), FR_OK);
+    CHECK_EQ_INT(g->n, 3);
+    CHECK(g->member[0].role == FR_STATS_ROLE_SHARD && g->member[0].partition == 0);
+    CHECK(g->member[1].role == FR_STATS_ROLE_SHARD && g->member[1].partition == 1);
+    CHECK(g->member[2].role == FR_STATS_ROLE_FINALIZER && g->member[2].partition == -1);
+    CHECK_EQ_STR(g->member[1].instance, "h1:2");
+    CHECK(fr_stats_group_active(g, single)); /* no process.stats */
+    int64_t now = fr_wall_ms();
+    fr_stats_group_total(g, now, total);
+    CHECK_EQ_INT(fr_stats_snap_counter(total, FR_STATS_PROC_EPOCHS, 0), 9);
+    CHECK_EQ_INT(fr_stats_snap_counter(total, FR_STATS_PROC_RECORDS, 0), 150);
+    CHECK_EQ_INT(fr_stats_snap_counter(total, FR_STATS_PROC_RECORDS, 1), 5);
+    CHECK_EQ_INT(fr_stats_snap_counter(total, FR_STATS_PROC_RECORDS, 2), 3);
+    CHECK_EQ_INT(fr_stats_snap_hist_count(total, FR_STATS_PROC_BATCH), 4);
+    CHECK(fabs(fr_stats_snap_hist_sum(total, FR_STATS_PROC_BATCH) - 0.56) < 1e-9);
+    const struct fr_stats_meta *bm = fr_stats_meta(FR_STATS_PROC_BATCH);
+    CHECK_EQ_INT(total->slots[bm->slot + 1], 1); /* 0.02 <= 0.025 */
+    CHECK_EQ_INT(total->slots[bm->slot + 2], 1); /* 0.04 <= 0.05 */
+    CHECK_EQ_INT(total->slots[bm->slot + 4], 1); /* 0.2 <= 0.25 */
+    CHECK_EQ_INT(total->slots[bm->slot + 5], 1); /* 0.3 <= 0.5 */
+    CHECK(group_gauge(total, FR_STATS_PROC_WATERMARK) == 800);
+    CHECK(group_gauge(total, FR_STATS_PROC_WM_LAG) == 40);
+    CHECK(group_gauge(total, FR_STATS_PROC_FRESHNESS) == 7);
+    CHECK(group_gauge(total, FR_STATS_PROC_NEWEST) == 1010);
+    CHECK(group_gauge(total, FR_STATS_PROC_DEDUP_KEYS) == 16);
+    CHECK(group_gauge(total, FR_STATS_PROC_BEHIND) == 5);
+    CHECK(group_gauge(total, FR_STATS_PROC_LAST_EPOCH) == 1);
+    CHECK(group_gauge(total, FR_STATS_PROC_LAST_COMMIT_TS) == 2100);
+    CHECK(isnan(group_gauge(total, FR_STATS_PROC_DEDUP_BYTES))); /* nobody set it */
+    CHECK(total->present && fr_stats_snap_up(total, now));
+    /* A heartbeat older than the bound: every member, and the stage, down. */
+    int64_t later = now + FR_STATS_STALE_MS + 1;
+    fr_stats_group_total(g, later, total);
+    CHECK(!fr_stats_snap_up(total, later) && !fr_stats_snap_up(&g->member[0], later));
+    fr_stats_group_total(g, now, total);
+
+    /* A shard that leaves cleanly (revoked) is down but does not take the
+     * stage down; a crashed one does. */
+    fr_stats_close(s1);
+    CHECK_EQ_INT(fr_stats_group_read(dir, g), FR_OK);
+    CHECK(g->member[1].closed && !fr_stats_snap_up(&g->member[1], now));
+    fr_stats_group_total(g, now, total);
+    CHECK(fr_stats_snap_up(total, now));
+    CHECK_EQ_INT(fr_stats_snap_counter(total, FR_STATS_PROC_EPOCHS, 0), 9); /* still listed */
+    pid_t pid = fork();
+    if (pid == 0) {
+        struct fr_stats_member who = {FR_STATS_ROLE_SHARD, 2, "h2:4"};
+        struct fr_stats *c = NULL;
+        fr_stats_open_member(dir, &who, &c);
+        fr_stats_add(c, FR_STATS_PROC_EPOCHS, 0, 1);
+        fr_stats_publish(c);
+        _exit(0); /* no close: a crash, as far as the file can tell */
+    }
+    int wstatus = 0;
+    CHECK(waitpid(pid, &wstatus, 0) == pid);
+    CHECK_EQ_INT(fr_stats_group_read(dir, g), FR_OK);
+    CHECK_EQ_INT(g->n, 4);
+    CHECK(g->member[2].partition == 2 && !g->member[2].closed && !g->member[2].alive);
+    fr_stats_group_total(g, now, total);
+    CHECK(!fr_stats_snap_up(total, now));
+    CHECK_EQ_INT(fr_stats_snap_counter(total, FR_STATS_PROC_EPOCHS, 0), 10);
+    /* A live process.stats and no live member: the single processor. */
+    CHECK_EQ_INT(fr_stats_open(dir, FR_STATS_PROCESS, &st), FR_OK);
+    CHECK_EQ_INT(fr_stats_read(dir, FR_STATS_PROCESS, single), FR_OK);
+    CHECK(fr_stats_group_active(g, single)); /* s0 and fin are alive */
+    struct fr_stats_group *dead = malloc(sizeof *dead);
+    memcpy(dead, g, sizeof *dead);
+    for (unsigned i = 0; i < dead->n; i++) {
+        dead->member[i].alive = 0;
+    }
+    CHECK(!fr_stats_group_active(dead, single));
+    free(dead);
+    fr_stats_close(st);
+
+    /* The per-member series and JSON. */
+    struct fr_buf out;
+    fr_buf_init(&out, 1 << 20);
+    CHECK_EQ_INT(fr_stats_render_members_prom(g, now, &out), FR_OK);
+    const char *text = fr_buf_cstr(&out);
+    int samples = check_exposition(text);
+    CHECK(samples > 20);
+    if (samples <= 0) {
+        fprintf(stderr, "exposition error %d in:\n%s\n", samples, text);
+    }
+    CHECK(strstr(
+        text, "freshet_process_member_up{role=\"shard\",partition=\"0\",instance=\"h0:1\"} 1\n"));
+    CHECK(strstr(
+        text, "freshet_process_member_up{role=\"shard\",partition=\"1\",instance=\"h1:2\"} 0\n"));
+    CHECK(strstr(
+        text, "freshet_process_member_up{role=\"shard\",partition=\"2\",instance=\"h2:4\"} 0\n"));
+    CHECK(strstr(text, "freshet_process_member_up{role=\"finalizer\",instance=\"fin:3\"} 1\n"));
+    CHECK(strstr(text,
+                 "freshet_process_member_epochs_total{role=\"finalizer\",instance=\"fin:3\"} 4\n"));
+    CHECK(strstr(text, "freshet_process_member_records_total{outcome=\"silver\",role=\"shard\","
+                       "partition=\"1\",instance=\"h1:2\"} 50\n"));
+    CHECK(strstr(text, "freshet_process_member_freshness_seconds{role=\"shard\",partition=\"0\","
+                       "instance=\"h0:1\"} 7\n"));
+    /* Not the totals' names, nothing the finalizer does not count. */
+    CHECK(strstr(text, "freshet_process_epochs_total") == NULL);
+    CHECK(strstr(text, "records_total{outcome=\"silver\",role=\"finalizer\"") == NULL);
+    CHECK(strstr(text, "enrich") == NULL);
+    if (system("command -v promtool >/dev/null 2>&1") == 0) {
+        snprintf(path, sizeof path, "%s/members.txt", dir);
+        FILE *f = fopen(path, "w");
+        fwrite(out.data, 1, out.len, f);
+        fclose(f);
+        char cmd[4400];
+        snprintf(cmd, sizeof cmd, "promtool check metrics < %s", path);
+        CHECK_EQ_INT(system(cmd), 0);
+    }
+    fr_buf_reset(&out);
+    CHECK_EQ_INT(fr_stats_render_members_json(g, now, &out), FR_OK);
+    text = fr_buf_cstr(&out);
+    CHECK_EQ_INT(fr_json_validate(text, text + out.len), FR_OK);
+    CHECK(strstr(text, "{\"role\":\"shard\",\"partition\":1,\"instance\":\"h1:2\"") != NULL);
+    CHECK(strstr(text, "{\"role\":\"finalizer\",\"partition\":null,\"instance\":\"fin:3\"") !=
+          NULL);
+    fr_buf_free(&out);
+    fr_stats_close(s0);
+    fr_stats_close(fin);
+    free(g);
+    free(total);
+    free(single);
+}
+
 int main(void)
 {
     RUN(test_table_conventions);
@@ -431,5 +648,6 @@ int main(void)
     RUN(test_seqlock_processes);
     RUN(test_prometheus_text);
     RUN(test_view_json);
+    RUN(test_group);
     return check_report();
 }
