@@ -7,6 +7,7 @@
  */
 #include "pipeline/lake.h"
 
+#include "core/clock.h"
 #include "core/diag.h"
 #include "core/err.h"
 #include "core/fsutil.h"
@@ -18,6 +19,8 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+
+#define LAKE_REST_ATTEMPTS 32 /* a REST epoch commit, after lost races */
 
 static int lake_open_rest(const struct fr_conf *conf, struct fr_lake *lake)
 {
@@ -263,9 +266,19 @@ int fr_lake_commit_rest(struct fr_lake *lake, const struct fr_lake_append *apps,
     if (napps > FR_LAKE_MAX_APPENDS) {
         return FR_EINVAL;
     }
-    int rc = FR_EABORTED;
-    for (int attempt = 0; attempt < 4 && (rc == FR_EABORTED || rc == FR_EREQUIREMENT);
+    /* A lost race (another writer moved a table: the scale-out mode's
+     * shards and finalizer all commit to bronze, silver, ...) is retried
+     * like the SQLite catalog's (commit.c): up to 32 attempts with
+     * jittered, doubling backoff. An unknown outcome found not to have
+     * landed (FR_EABORTED) is retried only a few times. */
+    int rc = FR_EABORTED, aborted = 0;
+    for (int attempt = 0; attempt < LAKE_REST_ATTEMPTS &&
+                          (rc == FR_EREQUIREMENT || (rc == FR_EABORTED && aborted++ < 4));
          attempt++) {
+        if (attempt) {
+            int64_t ms = (int64_t)5 << (attempt < 7 ? attempt : 7);
+            fr_sleep_ms(ms / 2 + (int64_t)((uint64_t)fr_mono_ns() % (uint64_t)(ms / 2 + 1)));
+        }
         struct fr_buf load, staged[FR_LAKE_MAX_APPENDS];
         struct fr_ice_rest_change changes[FR_LAKE_MAX_APPENDS];
         uint32_t n = 0;
