@@ -254,20 +254,7 @@ static enum MHD_Result files_send(struct MHD_Connection *conn, int fd, const str
         int r = range ? serve_range(range, size, &off, &len) : 0;
         if (r < 0) {
             close(fd);
-            char cr[64];
-            snprintf(cr, sizeof cr, "bytes */%" PRIu64, size);
-            const char *msg = "{\"error\":\"range_not_satisfiable\",\"message\":\"the range is "
-                              "outside the file\"}\n";
-            resp =
-                MHD_create_response_from_buffer(strlen(msg), (void *)msg, MHD_RESPMEM_PERSISTENT);
-            if (!resp) {
-                return MHD_NO;
-            }
-            MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
-            MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_RANGE, cr);
-            enum MHD_Result ret = MHD_queue_response(conn, MHD_HTTP_RANGE_NOT_SATISFIABLE, resp);
-            MHD_destroy_response(resp);
-            return ret;
+            return serve_range_unsatisfiable(conn, size);
         }
         if (r > 0) {
             status = MHD_HTTP_PARTIAL_CONTENT;

@@ -29,6 +29,7 @@
 
 #include <arpa/inet.h>
 #include <netdb.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,7 +39,10 @@
 
 /* ------------------------------------------------------------- answers */
 
-enum MHD_Result serve_send_json(struct MHD_Connection *conn, unsigned status, struct fr_buf *body)
+/* Queue body (JSON, taken over) with status and, when hname is not NULL,
+ * one more header. */
+static enum MHD_Result send_json_hdr(struct MHD_Connection *conn, unsigned status,
+                                     struct fr_buf *body, const char *hname, const char *hvalue)
 {
     struct MHD_Response *resp = MHD_create_response_from_buffer(
         body->len, body->data, body->data ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
@@ -51,21 +55,26 @@ enum MHD_Result serve_send_json(struct MHD_Connection *conn, unsigned status, st
     body->len = body->alloc = 0;
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    if (hname) {
+        MHD_add_response_header(resp, hname, hvalue);
+    }
     enum MHD_Result ret = MHD_queue_response(conn, status, resp);
     MHD_destroy_response(resp);
     return ret;
 }
 
-enum MHD_Result serve_error(struct MHD_Connection *conn, unsigned status, const char *code,
-                            const char *fmt, ...)
+enum MHD_Result serve_send_json(struct MHD_Connection *conn, unsigned status, struct fr_buf *body)
 {
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
+    return send_json_hdr(conn, status, body, NULL, NULL);
+}
+
+static enum MHD_Result verror(struct MHD_Connection *conn, unsigned status, const char *code,
+                              const char *hname, const char *hvalue, const char *fmt, va_list ap)
+{
+    char msg[2048];
     vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
     struct fr_buf body;
-    fr_buf_init(&body, 4096);
+    fr_buf_init(&body, 8192);
     int rc = fr_buf_printf(&body, "{\"error\":\"%s\",\"message\":", code);
     if (rc == FR_OK) {
         rc = fr_buf_json_str(&body, msg, strlen(msg));
@@ -77,7 +86,35 @@ enum MHD_Result serve_error(struct MHD_Connection *conn, unsigned status, const 
         fr_buf_free(&body);
         return MHD_NO;
     }
-    return serve_send_json(conn, status, &body);
+    return send_json_hdr(conn, status, &body, hname, hvalue);
+}
+
+enum MHD_Result serve_error(struct MHD_Connection *conn, unsigned status, const char *code,
+                            const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    enum MHD_Result ret = verror(conn, status, code, NULL, NULL, fmt, ap);
+    va_end(ap);
+    return ret;
+}
+
+enum MHD_Result serve_error_hdr(struct MHD_Connection *conn, unsigned status, const char *code,
+                                const char *hname, const char *hvalue, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    enum MHD_Result ret = verror(conn, status, code, hname, hvalue, fmt, ap);
+    va_end(ap);
+    return ret;
+}
+
+enum MHD_Result serve_range_unsatisfiable(struct MHD_Connection *conn, uint64_t size)
+{
+    char cr[64];
+    snprintf(cr, sizeof cr, "bytes */%" PRIu64, size);
+    return serve_error_hdr(conn, MHD_HTTP_RANGE_NOT_SATISFIABLE, "range_not_satisfiable",
+                           MHD_HTTP_HEADER_CONTENT_RANGE, cr, "the range is outside the file");
 }
 
 static enum MHD_Result serve_not_allowed(struct MHD_Connection *conn, unsigned methods,
@@ -88,27 +125,9 @@ static enum MHD_Result serve_not_allowed(struct MHD_Connection *conn, unsigned m
              (methods & SERVE_GET) && (methods & SERVE_POST) ? ", " : "",
              methods & SERVE_POST ? "POST" : "", methods & SERVE_DELETE ? ", " : "",
              methods & SERVE_DELETE ? "DELETE" : "");
-    char msg[512];
-    snprintf(msg, sizeof msg, "%s is not allowed on %s (allowed: %s)", method, path, allow);
-    struct fr_buf body;
-    fr_buf_init(&body, 4096);
-    if (fr_buf_puts(&body, "{\"error\":\"method_not_allowed\",\"message\":") < 0 ||
-        fr_buf_json_str(&body, msg, strlen(msg)) < 0 || fr_buf_puts(&body, "}\n") < 0) {
-        fr_buf_free(&body);
-        return MHD_NO;
-    }
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(body.len, body.data, MHD_RESPMEM_MUST_FREE);
-    if (!resp) {
-        fr_buf_free(&body);
-        return MHD_NO;
-    }
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
-    enum MHD_Result ret = MHD_queue_response(conn, MHD_HTTP_METHOD_NOT_ALLOWED, resp);
-    MHD_destroy_response(resp);
-    return ret;
+    return serve_error_hdr(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method_not_allowed",
+                           MHD_HTTP_HEADER_ALLOW, allow, "%s is not allowed on %s (allowed: %s)",
+                           method, path, allow);
 }
 
 /* ------------------------------------------------------------- routing */

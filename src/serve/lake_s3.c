@@ -227,27 +227,10 @@ static enum MHD_Result lake_s3_error(struct MHD_Connection *conn, unsigned statu
         snprintf(msg, sizeof msg, "the lake's object store %s: %s",
                  status == MHD_HTTP_BAD_GATEWAY ? "refused the read" : "is unavailable", detail);
     }
-    struct fr_buf body;
-    fr_buf_init(&body, 8192);
-    if (fr_buf_printf(&body, "{\"error\":\"%s\",\"message\":", code) < 0 ||
-        fr_buf_json_str(&body, msg, strlen(msg)) < 0 || fr_buf_puts(&body, "}\n") < 0) {
-        fr_buf_free(&body);
-        return MHD_NO;
-    }
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(body.len, body.data, MHD_RESPMEM_MUST_FREE);
-    if (!resp) {
-        fr_buf_free(&body);
-        return MHD_NO;
-    }
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-    if (status == MHD_HTTP_SERVICE_UNAVAILABLE) {
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
-    }
-    enum MHD_Result ret = MHD_queue_response(conn, status, resp);
-    MHD_destroy_response(resp);
-    return ret;
+    return serve_error_hdr(conn, status, code,
+                           status == MHD_HTTP_SERVICE_UNAVAILABLE ? MHD_HTTP_HEADER_RETRY_AFTER
+                                                                  : NULL,
+                           "1", "%s", msg);
 }
 
 /* ---------------------------------------------------------- large body */
@@ -367,20 +350,7 @@ enum MHD_Result serve_lake_s3(struct fr_serve *srv, struct MHD_Connection *conn,
         int r = range ? serve_range(range, size, &off, &len) : 0;
         if (r < 0) {
             fr_buf_free(&whole);
-            char cr[64];
-            snprintf(cr, sizeof cr, "bytes */%" PRIu64, size);
-            const char *msg = "{\"error\":\"range_not_satisfiable\",\"message\":\"the range is "
-                              "outside the file\"}\n";
-            resp =
-                MHD_create_response_from_buffer(strlen(msg), (void *)msg, MHD_RESPMEM_PERSISTENT);
-            if (!resp) {
-                return MHD_NO;
-            }
-            MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
-            MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_RANGE, cr);
-            enum MHD_Result ret = MHD_queue_response(conn, MHD_HTTP_RANGE_NOT_SATISFIABLE, resp);
-            MHD_destroy_response(resp);
-            return ret;
+            return serve_range_unsatisfiable(conn, size);
         }
         if (r > 0) {
             status = MHD_HTTP_PARTIAL_CONTENT;

@@ -203,6 +203,12 @@ struct fr_serve {
 enum MHD_Result serve_send_json(struct MHD_Connection *conn, unsigned status, struct fr_buf *body);
 enum MHD_Result serve_error(struct MHD_Connection *conn, unsigned status, const char *code,
                             const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* serve_error with one more header (hname: value). */
+enum MHD_Result serve_error_hdr(struct MHD_Connection *conn, unsigned status, const char *code,
+                                const char *hname, const char *hvalue, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+/* 416 with Content-Range: bytes * /size, for a file of size bytes. */
+enum MHD_Result serve_range_unsatisfiable(struct MHD_Connection *conn, uint64_t size);
 
 /* docs.c: documents into out (appending). The snapshots are read here. */
 /* group (may be NULL): receives the scale-out members when the process

@@ -36,26 +36,9 @@ cleanup() {
 trap cleanup EXIT
 cd "$work"
 fail() { echo "FAIL: $*"; exit 1; }
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
-}
-wait_port() {
-    for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.1; done
-    fail "nothing listens on 127.0.0.1:$1"
-}
-
-moto_port=$(free_port)
-python3 -m moto.server -H 127.0.0.1 -p "$moto_port" >moto.log 2>&1 &
-pids+=($!)
-proxy_port=$(free_port)
-python3 "$here/s3_fault_proxy.py" "$proxy_port" "$moto_port" >proxy.log 2>&1 &
-pids+=($!)
-wait_port "$moto_port"
-wait_port "$proxy_port"
-E=http://127.0.0.1:$moto_port
-P=http://127.0.0.1:$proxy_port
-export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing-secret-value
-unset AWS_SESSION_TOKEN
+# shellcheck source=s3_lib.sh
+. "$here/s3_lib.sh"
+moto_start proxy
 curl -sf -X PUT "$E/lake" >/dev/null || fail "cannot create the bucket"
 
 # ---- the log: a faulty stream, ingested to its end -------------------------
@@ -144,24 +127,10 @@ assert len(b["data_files"]) < len(c["bronze_recentchange"]["data_files"]), \
 print("bronze: %d live files in the bucket, %d in the control" %
       (len(b["data_files"]), len(c["bronze_recentchange"]["data_files"])))
 PY
-python3 - "$E" "$TOOL" <<'PY' || fail "downloading the bucket's data files"
-import json, os, subprocess, sys
-e, tool = sys.argv[1], sys.argv[2]
-t = json.load(open("s3.json"))
-assert t["warehouse"].startswith("s3://lake/wh"), t["warehouse"]
-root = os.path.realpath("s3d/lake/warehouse")
-n = 0
-for tab in t["tables"]:
-    for f in tab.get("data_files") or []:
-        rel = os.path.relpath(f["local_path"], root)
-        dst = os.path.join("bucket", rel)
-        os.makedirs(os.path.dirname(dst), exist_ok=True)
-        subprocess.run([tool, "get", e, "lake", f"wh/{rel}", dst], check=True)
-        f["local_path"] = os.path.abspath(dst)
-        n += 1
-json.dump(t, open("s3-local.json", "w"))
-print(f"downloaded {n} data files from the bucket")
-PY
+s3_download "$TOOL" s3.json s3d/lake/warehouse lake wh bucket s3-local.json ||
+    fail "downloading the bucket's data files"
+python3 -c 'import json; assert json.load(open("s3.json"))["warehouse"].startswith("s3://lake/wh")' ||
+    fail "the tables' warehouse is not the bucket"
 (cd "$src/tests/interop" && node lake_compare.mjs "$work/ctl.json" "$work/s3-local.json") ||
     fail "the bucket's tables differ from the control lake"
 echo "PASS the bucket's six tables equal the control lake's"
@@ -199,22 +168,7 @@ echo "PASS rebuild over the bucket, then $(tail -1 verify2.out)"
 # orphans stay (a commit in flight writes before it is named); with the age
 # rule at 0 they go, and no live file does. The tables' rows are the same
 # before and after (downloaded both times, compared with DuckDB).
-download() { # tables.json out-dir out.json: the live data files, from the bucket
-    python3 - "$E" "$TOOL" "$1" "$2" "$3" <<'PY'
-import json, os, subprocess, sys
-e, tool, src, out, dst_json = sys.argv[1:6]
-t = json.load(open(src))
-root = os.path.realpath("s3d/lake/warehouse")
-for tab in t["tables"]:
-    for f in tab.get("data_files") or []:
-        rel = os.path.relpath(f["local_path"], root)
-        dst = os.path.join(out, rel)
-        os.makedirs(os.path.dirname(dst), exist_ok=True)
-        subprocess.run([tool, "get", e, "lake", f"wh/{rel}", dst], check=True)
-        f["local_path"] = os.path.abspath(dst)
-json.dump(t, open(dst_json, "w"))
-PY
-}
+download() { s3_download "$TOOL" "$1" s3d/lake/warehouse lake wh "$2" "$3"; }
 count_live() { python3 -c '
 import json, sys
 print(sum(len(t.get("data_files") or []) for t in json.load(open(sys.argv[1]))["tables"]))' "$1"; }

@@ -50,26 +50,9 @@ cd "$work"
 passed=0
 fail() { echo "FAIL: $*"; exit 1; }
 pass() { echo "PASS $*"; passed=$((passed + 1)); }
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
-}
-wait_port() {
-    for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.1; done
-    fail "nothing listens on 127.0.0.1:$1"
-}
-
-moto_port=$(free_port)
-python3 -m moto.server -H 127.0.0.1 -p "$moto_port" >moto.log 2>&1 &
-pids+=($!)
-proxy_port=$(free_port)
-python3 "$here/s3_fault_proxy.py" "$proxy_port" "$moto_port" >proxy.log 2>&1 &
-pids+=($!)
-wait_port "$moto_port"
-wait_port "$proxy_port"
-E=http://127.0.0.1:$moto_port
-P=http://127.0.0.1:$proxy_port
-export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing-secret-value
-unset AWS_SESSION_TOKEN
+# shellcheck source=s3_lib.sh
+. "$here/s3_lib.sh"
+moto_start proxy
 curl -sf -X PUT "$E/lake" >/dev/null || fail "cannot create the bucket"
 
 # ---- the lake: a short faulty log processed into the bucket ------------------
