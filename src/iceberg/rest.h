@@ -116,6 +116,13 @@ int fr_ice_rest_load_table(struct fr_ice_rest *rest, const char *ns, const char 
  * FR_ENOTFOUND on 404. The caller frees *table. */
 int fr_ice_rest_table(struct fr_ice_rest *rest, struct fr_ice_catalog *cat, const char *ns,
                       const char *name, struct fr_ice_table **table);
+/* Every table of the catalog, sorted by namespace and name, as
+ * fr_ice_list_tables gives them: GET .../namespaces (then ?parent= each,
+ * up to 8 levels) and GET .../namespaces/{ns}/tables for each one; one
+ * page each (freshet's server answers in one page; a next-page-token is
+ * not followed). *idents is malloc'd (free() it). FR_ENOTFOUND when the
+ * catalog answers 404 (freshet serve's before any lake exists). */
+int fr_ice_rest_list_tables(struct fr_ice_rest *rest, struct fr_ice_ident **idents, size_t *count);
 /* POST .../namespaces: create ns ("a.b" for a nested one) without
  * properties. FR_EEXIST on 409. */
 int fr_ice_rest_create_namespace(struct fr_ice_rest *rest, const char *ns);

@@ -15,6 +15,9 @@
  * Backoff: backoff_ms doubled per attempt, capped at 5 s; at most
  * max_retries retries.
  *
+ * Listing (fr_ice_rest_list_tables): the namespaces level by level, the
+ * tables of each, one page per call.
+ *
  * Commit with an epoch marker (fr_ice_rest_commit_epoch):
  *
  *      SEND ──OK──────────────────────────────────────────► LANDED (FR_OK)
@@ -423,6 +426,174 @@ int fr_ice_rest_load_table(struct fr_ice_rest *rest, const char *ns, const char 
     }
     fr_buf_free(&path);
     return rc;
+}
+
+/* ------------------------------------------------------------ listing -- */
+
+#define REST_LIST_MAX 10000 /* tables listed, at most (the SQLite catalog's cap) */
+#define REST_NS_DEPTH 8     /* namespace levels walked */
+
+struct rest_idents {
+    struct fr_ice_ident *v;
+    size_t n, cap;
+};
+
+/* The next element of a JSON array being walked: *p starts after '['.
+ * 1 and *elem, 0 at ']', or FR_EPROTO. */
+static int json_next(const char **p, const char *end, bool first, struct fr_json_val *elem)
+{
+    const char *q = fr_json_ws(*p, end);
+    if (q < end && *q == ']') {
+        return 0;
+    }
+    if (!first) {
+        if (q >= end || *q != ',') {
+            return FR_EPROTO;
+        }
+        q = fr_json_ws(q + 1, end);
+    }
+    q = fr_json_value(q, end, elem);
+    if (!q) {
+        return FR_EPROTO;
+    }
+    *p = q;
+    return 1;
+}
+
+/* A namespace as the REST API writes it (["a","b"]) joined as "a.b". */
+static int ns_join(const struct fr_json_val *arr, char *out, size_t cap)
+{
+    if (arr->type != FR_JSON_ARRAY) {
+        return FR_EPROTO;
+    }
+    size_t len = 0;
+    const char *p = arr->start + 1;
+    struct fr_json_val lv;
+    int more;
+    out[0] = 0;
+    for (bool first = true; (more = json_next(&p, arr->end, first, &lv)) == 1; first = false) {
+        char level[128];
+        if (lv.type != FR_JSON_STRING || fr_json_cstr(&lv, level, sizeof level) < 0 ||
+            len + strlen(level) + 2 > cap) {
+            return FR_EPROTO;
+        }
+        len += (size_t)snprintf(out + len, cap - len, "%s%s", first ? "" : ".", level);
+    }
+    return more < 0 ? more : len ? FR_OK : FR_EPROTO;
+}
+
+/* GET path; the answer's member key, an array, into *arr (body keeps it). */
+static int rest_get_array(struct fr_ice_rest *rest, const char *path, const char *key,
+                          struct fr_buf *body, struct fr_json_val *arr)
+{
+    fr_buf_reset(body);
+    int rc = rest_call(rest, "GET", path, true, NULL, 0, CALL_READ, body);
+    struct fr_json_val root;
+    const char *p = (const char *)body->data;
+    if (rc == FR_OK &&
+        (!p || !fr_json_value(p, p + body->len, &root) || root.type != FR_JSON_OBJECT ||
+         fr_json_member(&root, key, arr) != 1 || arr->type != FR_JSON_ARRAY)) {
+        rc = ice_err(FR_EPROTO, "rest: GET %s: no \"%s\" array in the answer", path, key);
+    }
+    return rc;
+}
+
+/* The tables of ns, then of the namespaces below it (depth levels more). */
+static int list_ns(struct fr_ice_rest *rest, const char *ns, int depth, struct rest_idents *out)
+{
+    struct fr_buf path, body;
+    struct fr_json_val arr = {0}, item;
+    fr_buf_init(&path, 2048);
+    fr_buf_init(&body, rest->max_body);
+    int rc = FR_OK, more;
+    if (ns) {
+        rc = table_path(&path, ns, NULL);
+        rc = rc ? rc : rest_get_array(rest, fr_buf_cstr(&path), "identifiers", &body, &arr);
+        const char *p = rc == FR_OK ? arr.start + 1 : NULL;
+        for (bool first = true; rc == FR_OK && (more = json_next(&p, arr.end, first, &item)) != 0;
+             first = false) {
+            struct fr_json_val nsv, namev;
+            struct fr_ice_ident id;
+            if (more < 0 || item.type != FR_JSON_OBJECT ||
+                fr_json_member(&item, "namespace", &nsv) != 1 ||
+                fr_json_member(&item, "name", &namev) != 1 || namev.type != FR_JSON_STRING ||
+                ns_join(&nsv, id.ns, sizeof id.ns) < 0 ||
+                fr_json_cstr(&namev, id.name, sizeof id.name) < 0) {
+                rc = ice_err(FR_EPROTO, "rest: tables of %s: not a ListTablesResponse", ns);
+            } else if (out->n >= REST_LIST_MAX) {
+                rc = ice_err(FR_ETOOBIG, "rest: more than %d tables", REST_LIST_MAX);
+            } else {
+                if (out->n == out->cap) {
+                    size_t cap = out->cap ? out->cap * 2 : 16;
+                    struct fr_ice_ident *v = realloc(out->v, cap * sizeof *v);
+                    if (!v) {
+                        rc = FR_ENOMEM;
+                        break;
+                    }
+                    out->v = v;
+                    out->cap = cap;
+                }
+                out->v[out->n++] = id;
+            }
+        }
+    }
+    /* the namespaces one level below (ns NULL: the top level) */
+    if (rc == FR_OK && depth > 0) {
+        fr_buf_reset(&path);
+        rc = fr_buf_puts(&path, "namespaces");
+        if (rc == FR_OK && ns) {
+            rc = fr_buf_puts(&path, "?parent=");
+            for (const char *p = ns; rc == FR_OK && *p;) {
+                const char *dot = strchr(p, '.');
+                size_t n = dot ? (size_t)(dot - p) : strlen(p);
+                rc = put_segment(&path, p, n);
+                if (rc == FR_OK && dot) {
+                    rc = fr_buf_puts(&path, "%1F");
+                }
+                p = dot ? dot + 1 : p + n;
+            }
+        }
+        rc = rc ? rc : rest_get_array(rest, fr_buf_cstr(&path), "namespaces", &body, &arr);
+        const char *p = rc == FR_OK ? arr.start + 1 : NULL;
+        for (bool first = true; rc == FR_OK && (more = json_next(&p, arr.end, first, &item)) != 0;
+             first = false) {
+            char child[128];
+            if (more < 0 || ns_join(&item, child, sizeof child) < 0) {
+                rc = ice_err(FR_EPROTO, "rest: not a ListNamespacesResponse");
+                break;
+            }
+            rc = list_ns(rest, child, depth - 1, out);
+        }
+    }
+    fr_buf_free(&body);
+    fr_buf_free(&path);
+    return rc;
+}
+
+static int ident_cmp(const void *a, const void *b)
+{
+    const struct fr_ice_ident *x = a, *y = b;
+    int c = strcmp(x->ns, y->ns);
+    return c ? c : strcmp(x->name, y->name);
+}
+
+int fr_ice_rest_list_tables(struct fr_ice_rest *rest, struct fr_ice_ident **idents, size_t *count)
+{
+    struct rest_idents out = {NULL, 0, 0};
+    ice_err_clear();
+    *idents = NULL;
+    *count = 0;
+    int rc = list_ns(rest, NULL, REST_NS_DEPTH, &out);
+    if (rc < 0) {
+        free(out.v);
+        return rc;
+    }
+    if (out.n > 1) {
+        qsort(out.v, out.n, sizeof *out.v, ident_cmp);
+    }
+    *idents = out.v;
+    *count = out.n;
+    return FR_OK;
 }
 
 int fr_ice_rest_table(struct fr_ice_rest *rest, struct fr_ice_catalog *cat, const char *ns,

@@ -133,7 +133,7 @@ static int done_load(const struct fr_lake *lake, struct done_set *d)
     struct fr_ice_catalog *cat = lake->cat;
     memset(d, 0, sizeof *d);
     struct fr_ice_table *table = NULL;
-    int rc = fr_ice_table_load(cat, FR_NS, fr_tbl_name(FR_TBL_DLQ_REPLAYS), &table);
+    int rc = fr_lake_table(lake, fr_tbl_name(FR_TBL_DLQ_REPLAYS), &table);
     if (rc == FR_ENOTFOUND) {
         return FR_OK; /* never replayed */
     }
@@ -614,16 +614,16 @@ static int dlq_list(struct fr_conf *conf, int argc, char **argv)
     if (!rs) {
         goto cleanup;
     }
-    if (!fr_maint_lake_exists(conf->general_data_dir)) {
-        fprintf(stderr, "freshet dlq list: no lake in %s (has `freshet process` run?)\n",
-                conf->general_data_dir);
+    char spill[4200];
+    if (!fr_lake_maybe_exists(conf)) {
+        fprintf(stderr, "freshet dlq list: no lake at %s (has `freshet process` run?)\n",
+                fr_lake_catalog_name(conf, spill, sizeof spill));
         goto cleanup;
     }
-    char spill[4200];
     snprintf(spill, sizeof spill, "%s/tmp-dlq-list-%ld", conf->general_data_dir, (long)getpid());
-    int rc = fr_lake_open_catalog(conf, &lake);
+    int rc = fr_lake_open(conf, &lake);
     cat = lake.cat;
-    rc = rc ? rc : fr_ice_table_load(cat, FR_NS, fr_tbl_name(FR_TBL_DLQ), &table);
+    rc = rc ? rc : fr_lake_table(&lake, fr_tbl_name(FR_TBL_DLQ), &table);
     if (rc == FR_ENOTFOUND) {
         fprintf(stderr, "freshet dlq list: no table wiki.dlq yet (has `freshet process` run?)\n");
         goto cleanup;
@@ -1043,6 +1043,15 @@ static int dlq_replay(struct fr_conf *conf, int argc, char **argv)
         fprintf(stderr, "freshet dlq replay: unexpected argument \"%s\"\n", argv[optind]);
         goto cleanup;
     }
+    static const struct fr_lake_need replay_needs[] = {
+        {FR_LAKE_CAP_SQLITE_CATALOG,
+         "its commit (appends to five tables without an epoch marker, found again after a "
+         "crash by its replay id) goes through the SQLite catalog only; run it where the "
+         "catalog lives (for `freshet serve`'s catalog: freshet --data <its data dir> dlq "
+         "replay, without lake.catalog_uri), with the processor stopped"}};
+    if ((status = fr_lake_require(conf, "dlq replay", replay_needs, 1)) != 0) {
+        goto cleanup;
+    }
     status = 1;
     int64_t t0 = fr_mono_ms();
     rp->replayed_at_us = fr_wall_us();
@@ -1057,7 +1066,7 @@ static int dlq_replay(struct fr_conf *conf, int argc, char **argv)
     if (lock_fd < 0) {
         goto cleanup;
     }
-    int rc = fr_lake_open_catalog(conf, &rp->lake);
+    int rc = fr_lake_open(conf, &rp->lake);
     rp->cat = rp->lake.cat;
     rc = rc ? rc : fr_tbl_ensure(rp->cat);
     rc = rc ? rc : fr_tbl_ensure_one(rp->cat, FR_TBL_DLQ_REPLAYS);

@@ -18,6 +18,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static int lake_open_rest(const struct fr_conf *conf, struct fr_lake *lake)
 {
@@ -35,30 +36,19 @@ static int lake_open_rest(const struct fr_conf *conf, struct fr_lake *lake)
     return rc;
 }
 
-int fr_lake_open(const struct fr_conf *conf, struct fr_lake *lake)
+static int lake_rest_uri(const struct fr_conf *conf)
 {
-    int rc = fr_lake_open_catalog(conf, lake);
-    if (rc == FR_OK) {
-        rc = lake_open_rest(conf, lake);
-        if (rc < 0) {
-            fr_lake_close(lake);
-        }
-    }
-    return rc;
+    return conf->lake_catalog_uri && conf->lake_catalog_uri[0];
 }
 
-int fr_lake_table(const struct fr_lake *lake, const char *name, struct fr_ice_table **table)
+/* The catalog handle: SQLite, or files_only when the tables are in a REST
+ * catalog (no local catalog.db is opened or created). */
+static int lake_open_cat(const struct fr_conf *conf, struct fr_lake *lake)
 {
-    return lake->rest ? fr_ice_rest_table(lake->rest, lake->cat, FR_NS, name, table)
-                      : fr_ice_table_load(lake->cat, FR_NS, name, table);
-}
-
-int fr_lake_open_catalog(const struct fr_conf *conf, struct fr_lake *lake)
-{
-    memset(lake, 0, sizeof *lake);
     /* Up to 32 attempts after a lost race (with backoff, commit.c): in the
      * scale-out mode shards and the finalizer commit to the same tables. */
-    struct fr_ice_catalog_opts copts = {.data_dir = conf->general_data_dir, .max_retries = 32};
+    struct fr_ice_catalog_opts copts = {
+        .data_dir = conf->general_data_dir, .max_retries = 32, .files_only = lake_rest_uri(conf)};
     const char *uri = conf->lake_warehouse;
     int rc;
     if (!uri || !uri[0]) {
@@ -82,6 +72,91 @@ int fr_lake_open_catalog(const struct fr_conf *conf, struct fr_lake *lake)
         lake->cat = NULL;
     }
     return rc;
+}
+
+int fr_lake_open(const struct fr_conf *conf, struct fr_lake *lake)
+{
+    memset(lake, 0, sizeof *lake);
+    int rc = lake_open_cat(conf, lake);
+    if (rc == FR_OK) {
+        rc = lake_open_rest(conf, lake);
+    }
+    if (rc < 0) {
+        fr_lake_close(lake);
+    }
+    return rc;
+}
+
+int fr_lake_table(const struct fr_lake *lake, const char *name, struct fr_ice_table **table)
+{
+    return lake->rest ? fr_ice_rest_table(lake->rest, lake->cat, FR_NS, name, table)
+                      : fr_ice_table_load(lake->cat, FR_NS, name, table);
+}
+
+int fr_lake_list(const struct fr_lake *lake, struct fr_ice_ident **idents, size_t *count)
+{
+    return lake->rest ? fr_ice_rest_list_tables(lake->rest, idents, count)
+                      : fr_ice_list_tables(lake->cat, idents, count);
+}
+
+const char *fr_lake_catalog_name(const struct fr_conf *conf, char *out, size_t cap)
+{
+    if (lake_rest_uri(conf)) {
+        snprintf(out, cap, "%s", conf->lake_catalog_uri);
+    } else {
+        snprintf(out, cap, "%s/lake/catalog.db", conf->general_data_dir);
+    }
+    return out;
+}
+
+int fr_lake_maybe_exists(const struct fr_conf *conf)
+{
+    if (lake_rest_uri(conf)) {
+        return 1;
+    }
+    char path[4200];
+    snprintf(path, sizeof path, "%s/lake/catalog.db", conf->general_data_dir);
+    return access(path, F_OK) == 0;
+}
+
+/* Whether conf's topology has cap; when not, the setting that took it
+ * away, its value and the topology's name. */
+static int lake_has(const struct fr_conf *conf, enum fr_lake_cap cap, const char **setting,
+                    const char **value, const char **topology)
+{
+    switch (cap) {
+    case FR_LAKE_CAP_SQLITE_CATALOG:
+        *setting = "lake.catalog_uri";
+        *value = conf->lake_catalog_uri;
+        *topology = "a REST catalog";
+        return !lake_rest_uri(conf);
+    case FR_LAKE_CAP_LOCAL_WAREHOUSE:
+        *setting = "lake.warehouse";
+        *value = conf->lake_warehouse;
+        *topology = "an S3 warehouse";
+        return !conf->lake_warehouse || !conf->lake_warehouse[0];
+    case FR_LAKE_CAP_EMBEDDED_LOG:
+        *setting = "log.backend";
+        *value = conf->log_backend;
+        *topology = "the Kafka log";
+        return !conf->log_backend || strcmp(conf->log_backend, "embedded") == 0;
+    }
+    *setting = *value = *topology = "?";
+    return 0;
+}
+
+int fr_lake_require(const struct fr_conf *conf, const char *cmd, const struct fr_lake_need *needs,
+                    uint32_t nneeds)
+{
+    for (uint32_t i = 0; i < nneeds; i++) {
+        const char *setting, *value, *topology;
+        if (!lake_has(conf, needs[i].cap, &setting, &value, &topology)) {
+            fprintf(stderr, "freshet %s: not yet supported with %s (%s=%s): %s\n", cmd, topology,
+                    setting, value ? value : "", needs[i].why);
+            return 2;
+        }
+    }
+    return 0;
 }
 
 void fr_lake_close(struct fr_lake *lake)

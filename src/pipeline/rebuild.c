@@ -564,6 +564,16 @@ int fr_cmd_rebuild(struct fr_conf *conf, int argc, char **argv)
         fprintf(stderr, "freshet rebuild: unexpected argument \"%s\"\n", argv[optind]);
         return 2;
     }
+    static const struct fr_lake_need needs[] = {
+        {FR_LAKE_CAP_SQLITE_CATALOG,
+         "its commit (an overwrite of four tables in one transaction) goes through the SQLite "
+         "catalog only, and freshet's REST client stages appends only; run it where the "
+         "catalog lives (for `freshet serve`'s catalog: freshet --data <its data dir> rebuild, "
+         "without lake.catalog_uri), with the processor stopped"}};
+    int refused = fr_lake_require(conf, "rebuild", needs, 1);
+    if (refused) {
+        return refused;
+    }
     struct rb *rb = calloc(1, sizeof *rb);
     if (!rb) {
         return 1;
@@ -590,7 +600,7 @@ int fr_cmd_rebuild(struct fr_conf *conf, int argc, char **argv)
     if (lock_fd < 0) {
         goto cleanup;
     }
-    rc = fr_lake_open_catalog(conf, &rb->lake);
+    rc = fr_lake_open(conf, &rb->lake);
     rb->cat = rb->lake.cat;
     rc = rc ? rc : fr_tbl_ensure(rb->cat);
     for (int k = 0; rc == FR_OK && k < RB_NOUT; k++) {

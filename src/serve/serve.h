@@ -36,6 +36,13 @@ struct fr_serve_opts {
     const char *self;
     char **global_args;
     int nglobal;
+    /* The loaded configuration (must outlive the server); may be NULL. The
+     * REST catalog keeps its files in lake.warehouse (an s3:// bucket with
+     * the [s3] settings, or the data directory's warehouse); with
+     * lake.catalog_uri set the lake's tables are in another catalog, and
+     * the routes that read the local catalog refuse (501) instead of
+     * answering from it. */
+    const struct fr_conf *conf;
 };
 
 struct fr_serve;

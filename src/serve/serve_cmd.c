@@ -147,6 +147,7 @@ int fr_cmd_serve(struct fr_conf *conf, const char *self, char **global_args, int
         .self = self,
         .global_args = global_args,
         .nglobal = nglobal,
+        .conf = conf,
     };
     struct fr_serve *srv = NULL;
     if (fr_serve_start(&sopts, &srv) < 0) {

@@ -26,6 +26,7 @@
 #include <netinet/in.h>
 #include <microhttpd.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -173,6 +174,16 @@ struct fr_serve {
     struct fr_stats *own; /* serve's own figures (FR_STATS_SERVE) */
     int topics_err;       /* last refusal of stats/topics.json (0: none), docs.c */
 };
+
+/* rest.c: open a catalog handle for one request (handles are one-thread
+ * objects) over the lake's warehouse: the data directory's, or with
+ * lake.warehouse = s3://bucket/prefix the bucket (*wh, to be closed with
+ * fr_s3_warehouse_close after the catalog). A read (!write) of a lake that
+ * does not exist yet is FR_ENOTFOUND: nothing is created. */
+struct fr_s3_warehouse;
+struct fr_ice_catalog;
+int serve_catalog_open(struct fr_serve *srv, bool write, struct fr_ice_catalog **cat,
+                       struct fr_s3_warehouse **wh);
 
 /* http.c */
 enum MHD_Result serve_send_json(struct MHD_Connection *conn, unsigned status, struct fr_buf *body);

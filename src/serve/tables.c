@@ -4,13 +4,15 @@
  * /lake/ (served by files.c), so the explorer in the browser can read them
  * with range requests. Opens its own catalog handle per request (any
  * number of handles may read the catalog while the processor commits);
- * never creates a lake that does not exist.
+ * never creates a lake that does not exist. With lake.catalog_uri (the
+ * tables are in a REST catalog) it answers 501 naming the setting.
  */
 #include "serve/serve_int.h"
 
 #include "core/buf.h"
 #include "core/err.h"
 #include "iceberg/iceberg.h"
+#include "objstore/s3_io.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -150,26 +152,35 @@ cleanup:
 
 enum MHD_Result serve_tables(struct fr_serve *srv, struct MHD_Connection *conn)
 {
+    const struct fr_conf *conf = srv->opts.conf;
+    if (conf && conf->lake_catalog_uri && conf->lake_catalog_uri[0]) {
+        /* The local catalog is not the lake's: refuse rather than list it. */
+        return serve_error(conn, MHD_HTTP_NOT_IMPLEMENTED, "unsupported",
+                           "not yet supported with a REST catalog (lake.catalog_uri=%s): "
+                           "/api/v1/tables lists the local catalog only; ask the REST catalog "
+                           "(GET %s/v1/.../tables) or run `freshet tables`",
+                           conf->lake_catalog_uri, conf->lake_catalog_uri);
+    }
     struct fr_buf body;
     fr_buf_init(&body, TABLES_CAP);
     int rc = fr_buf_puts(&body, "{\"warehouse\":\"/lake/\",\"tables\":[");
-    char db[4200];
-    snprintf(db, sizeof db, "%s/lake/catalog.db", srv->data_dir);
-    struct stat st;
     struct fr_ice_catalog *cat = NULL;
+    struct fr_s3_warehouse *wh = NULL;
     struct fr_ice_ident *idents = NULL;
     size_t count = 0;
     const char *where = "";
-    if (rc == FR_OK && stat(db, &st) == 0) {
-        struct fr_ice_catalog_opts copts = {.data_dir = srv->data_dir, .busy_timeout_ms = 2000};
-        rc = fr_ice_catalog_open(&copts, &cat);
+    /* the lake's warehouse: local, or the bucket of lake.warehouse (whose
+     * files have no /lake/ URL here: url null) */
+    int orc = rc == FR_OK ? serve_catalog_open(srv, false, &cat, &wh) : rc;
+    if (orc != FR_ENOTFOUND) {
+        rc = orc;
         where = "catalog";
         if (rc == FR_OK) {
             rc = fr_ice_list_tables(cat, &idents, &count);
         }
-        const char *warehouse = cat ? fr_ice_catalog_warehouse(cat) : "";
+        const char *warehouse = cat && !wh ? fr_ice_catalog_warehouse(cat) : "";
         char real_wh[PATH_MAX] = "";
-        if (!realpath(warehouse, real_wh)) {
+        if (!warehouse[0] || !realpath(warehouse, real_wh)) {
             real_wh[0] = 0;
         }
         for (size_t i = 0; rc == FR_OK && i < count; i++) {
@@ -191,6 +202,7 @@ enum MHD_Result serve_tables(struct fr_serve *srv, struct MHD_Connection *conn)
     }
     free(idents);
     fr_ice_catalog_close(cat);
+    fr_s3_warehouse_close(wh);
     if (rc < 0) {
         fr_buf_free(&body);
         return serve_error(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal",

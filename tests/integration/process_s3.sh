@@ -132,11 +132,12 @@ import json, os, subprocess, sys
 e, tool = sys.argv[1], sys.argv[2]
 t = json.load(open("s3.json"))
 assert t["warehouse"].startswith("s3://lake/wh"), t["warehouse"]
-root = os.path.realpath("s3d/lake/warehouse")
 n = 0
 for tab in t["tables"]:
     for f in tab.get("data_files") or []:
-        rel = os.path.relpath(f["local_path"], root)
+        assert f["local_path"] is None, f  # no local path names a file of the bucket
+        assert f["path"].startswith("s3://lake/wh/"), f["path"]
+        rel = f["path"][len("s3://lake/wh/"):]
         dst = os.path.join("bucket", rel)
         os.makedirs(os.path.dirname(dst), exist_ok=True)
         subprocess.run([tool, "get", e, "lake", f"wh/{rel}", dst], check=True)

@@ -97,7 +97,7 @@ static void test_own_compaction_row_groups(void)
     snprintf(set, sizeof set, "general.data_dir=%s", dir);
     CHECK_EQ_INT(fr_conf_set(&conf, set, FR_CONF_FLAG, err, sizeof err), FR_OK);
     struct fr_lake lake;
-    CHECK_EQ_INT(fr_lake_open_catalog(&conf, &lake), FR_OK);
+    CHECK_EQ_INT(fr_lake_open(&conf, &lake), FR_OK);
     CHECK_EQ_INT(fr_tbl_ensure(lake.cat), FR_OK);
     put_small_files(&lake);
 
