@@ -192,4 +192,12 @@ int fr_ice_rest_stage_append(struct fr_ice_catalog *cat, const char *ns, const c
                              const struct fr_ice_data_file *files, uint32_t nfiles,
                              const struct fr_ice_commit_info *info, struct fr_buf *out);
 
+/* The same as fr_ice_rest_stage_append, but the staged snapshot replaces
+ * every live file of the table with files (an "overwrite", what
+ * fr_ice_txn_overwrite commits through SQLite: `freshet rebuild`). */
+int fr_ice_rest_stage_overwrite(struct fr_ice_catalog *cat, const char *ns, const char *name,
+                                const char *load_result, size_t len,
+                                const struct fr_ice_data_file *files, uint32_t nfiles,
+                                const struct fr_ice_commit_info *info, struct fr_buf *out);
+
 #endif

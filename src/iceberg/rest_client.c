@@ -812,10 +812,12 @@ int fr_ice_rest_commit_epoch(struct fr_ice_rest *rest, const struct fr_ice_rest_
 
 /* ------------------------------------------------------------ staging -- */
 
-int fr_ice_rest_stage_append(struct fr_ice_catalog *cat, const char *ns, const char *name,
-                             const char *load_result, size_t len,
-                             const struct fr_ice_data_file *files, uint32_t nfiles,
-                             const struct fr_ice_commit_info *info, struct fr_buf *out)
+/* fr_ice_rest_stage_append and _overwrite: kind ICE_CH_APPEND or
+ * ICE_CH_OVERWRITE. */
+static int rest_stage(enum ice_change_kind kind, struct fr_ice_catalog *cat, const char *ns,
+                      const char *name, const char *load_result, size_t len,
+                      const struct fr_ice_data_file *files, uint32_t nfiles,
+                      const struct fr_ice_commit_info *info, struct fr_buf *out)
 {
     struct fr_json_val root, loc, meta;
     struct fr_ice_table *base = NULL;
@@ -841,7 +843,7 @@ int fr_ice_rest_stage_append(struct fr_ice_catalog *cat, const char *ns, const c
         }
     }
     if (rc == FR_OK) {
-        rc = ice_change_new(cat, ICE_CH_APPEND, ns, name, &c);
+        rc = ice_change_new(cat, kind, ns, name, &c);
     }
     if (rc == FR_OK) {
         rc = ice_change_set_files(c, NULL, files, nfiles);
@@ -889,6 +891,22 @@ int fr_ice_rest_stage_append(struct fr_ice_catalog *cat, const char *ns, const c
     ice_change_free(c); /* keeps the files of a staged change */
     fr_ice_table_free(base);
     return rc;
+}
+
+int fr_ice_rest_stage_append(struct fr_ice_catalog *cat, const char *ns, const char *name,
+                             const char *load_result, size_t len,
+                             const struct fr_ice_data_file *files, uint32_t nfiles,
+                             const struct fr_ice_commit_info *info, struct fr_buf *out)
+{
+    return rest_stage(ICE_CH_APPEND, cat, ns, name, load_result, len, files, nfiles, info, out);
+}
+
+int fr_ice_rest_stage_overwrite(struct fr_ice_catalog *cat, const char *ns, const char *name,
+                                const char *load_result, size_t len,
+                                const struct fr_ice_data_file *files, uint32_t nfiles,
+                                const struct fr_ice_commit_info *info, struct fr_buf *out)
+{
+    return rest_stage(ICE_CH_OVERWRITE, cat, ns, name, load_result, len, files, nfiles, info, out);
 }
 
 int fr_ice_rest_create_request(const char *name, const struct fr_ice_table_def *def,

@@ -615,8 +615,8 @@ int fr_dlq_replay_lookups(struct fr_conf *conf, const char *dir, const struct fr
     rc = rc ? rc : fr_tbl_ensure_one(cat, FR_TBL_GOLD_TOPICS);
     rc = rc ? rc : fr_tbl_ensure_one(cat, FR_TBL_DLQ_LOOKUPS);
     if (rc == FR_OK && !dry_run) {
-        rc = fr_maint_remove_prefixed(cat, FR_TBL_SILVER_TOPICS, prefix, &removed);
-        rc = rc ? rc : fr_maint_remove_prefixed(cat, FR_TBL_GOLD_TOPICS, prefix, &removed);
+        rc = fr_maint_remove_prefixed(lake, FR_TBL_SILVER_TOPICS, prefix, &removed);
+        rc = rc ? rc : fr_maint_remove_prefixed(lake, FR_TBL_GOLD_TOPICS, prefix, &removed);
     }
     rc = rc ? rc : lk_frontier(lk);
     if (rc < 0) {
