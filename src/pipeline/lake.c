@@ -135,11 +135,6 @@ static int lake_has(const struct fr_conf *conf, enum fr_lake_cap cap, const char
         *value = conf->lake_warehouse;
         *topology = "an S3 warehouse";
         return !conf->lake_warehouse || !conf->lake_warehouse[0];
-    case FR_LAKE_CAP_EMBEDDED_LOG:
-        *setting = "log.backend";
-        *value = conf->log_backend;
-        *topology = "the Kafka log";
-        return !conf->log_backend || strcmp(conf->log_backend, "embedded") == 0;
     }
     *setting = *value = *topology = "?";
     return 0;

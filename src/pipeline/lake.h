@@ -63,7 +63,6 @@ int fr_lake_maybe_exists(const struct fr_conf *conf);
 enum fr_lake_cap {
     FR_LAKE_CAP_SQLITE_CATALOG = 1u << 0,  /* commits through <data>/lake/catalog.db */
     FR_LAKE_CAP_LOCAL_WAREHOUSE = 1u << 1, /* data files on local disk */
-    FR_LAKE_CAP_EMBEDDED_LOG = 1u << 2,    /* the log's segment files */
 };
 struct fr_lake_need {
     enum fr_lake_cap cap;

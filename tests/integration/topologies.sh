@@ -151,7 +151,7 @@ run() {
 }
 works() { # works CELL TAG COMMAND...: must exit 0
     run "$@"
-    [ "$rc" = 0 ] || { cat "$1.$2.err"; fail "$1: ${*:3} exited $rc"; }
+    [ "$rc" = 0 ] || { cat "$1.$2.err"; fail "$1: ${*:3} ($2) exited $rc"; }
     results+=("$1 $2: works")
 }
 refuses() { # refuses CELL TAG SETTING COMMAND...: exit 2 naming SETTING, at once
@@ -210,6 +210,22 @@ for c in "${cells[@]}"; do
             { cat "$c.compare"; fail "$c: the tables differ from the control's (DuckDB)"; }
     fi
 done
+
+# The rest cell shares serve's data directory, so its catalog.db is there:
+# no command of that cell may open it (strace, where it runs; LeakSanitizer
+# does not run under ptrace).
+if command -v strace >/dev/null && strace -f -o /dev/null true 2>/dev/null; then
+    for cmd in "tables --json" "verify" "dlq list"; do
+        # shellcheck disable=SC2086
+        ASAN_OPTIONS=detect_leaks=0 strace -f -e trace=open,openat -o strace.out \
+            "$BIN" ${A[rest]} $cmd >/dev/null 2>&1 ||
+            fail "rest: $cmd under strace"
+        ! grep -q 'catalog\.db' strace.out || fail "rest: $cmd opened the local catalog.db"
+    done
+    results+=("rest: tables, verify and dlq list open no catalog.db (strace)")
+else
+    echo "note: no strace here: the rest cell's catalog.db check is skipped"
+fi
 
 # ---- serve ------------------------------------------------------------------
 for c in "${cells[@]}"; do
