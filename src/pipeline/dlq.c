@@ -26,7 +26,10 @@
  *   staged   the intent also records the CRC of the state it replaces
  *   COMMIT   ONE catalog transaction: appends to bronze, silver,
  *            late_arrivals, gold and dlq_replays, summary
- *            freshet.dlq-replay=<id>, no epoch marker
+ *            freshet.dlq-replay=<id>, no epoch marker (with a REST
+ *            catalog one POST /transactions/commit, maint_rest.c; an
+ *            unknown outcome stops here with files and intent kept, and
+ *            the rerun's recovery below decides)
  *   INSTALL  the staged checkpoint replaces <dir>/checkpoint
  *   CLEAN    intent and staged checkpoint removed
  *

@@ -4,6 +4,12 @@
  * directory; with an S3 warehouse the io ops (src/objstore/s3_io.c) turn
  * those paths into keys, so the only difference here is who opens the
  * catalog and how a data file is written.
+ *
+ * Every command opens the lake here (fr_lake_open): with lake.catalog_uri
+ * the catalog handle is files_only (no local catalog.db is opened or
+ * created) and the tables are listed and loaded through the REST client.
+ * fr_lake_require is the refuse-early check of ADR 0044: from the
+ * configuration alone, before anything is opened.
  */
 #include "pipeline/lake.h"
 
@@ -193,6 +199,21 @@ int fr_lake_pq_in(const struct fr_lake *lake, const char *path, struct fr_pq_in 
     return fr_pq_in_file(path, in);
 }
 
+/* How messages name the data file at path: itself on local disk; in a
+ * bucket its URI (warehouse URI + the path below the local warehouse
+ * directory it maps onto), never a local path that does not exist. */
+static const char *lake_file_name(const struct fr_lake *lake, const char *path, char *buf,
+                                  size_t cap)
+{
+    const char *dir = fr_lake_remote(lake) ? fr_ice_catalog_warehouse(lake->cat) : NULL;
+    size_t n = dir ? strlen(dir) : 0;
+    if (!n || strncmp(path, dir, n) != 0 || path[n] != '/') {
+        return path;
+    }
+    snprintf(buf, cap, "%s%s", fr_ice_catalog_warehouse_uri(lake->cat), path + n);
+    return buf;
+}
+
 int fr_lake_scan_file(const struct fr_lake *lake, const char *path,
                       const struct fr_pq_read_opts *ropts, const struct fr_lake_col *cols,
                       uint32_t ncols, fr_lake_batch_fn fn, void *arg, char *err, size_t errlen)
@@ -200,9 +221,11 @@ int fr_lake_scan_file(const struct fr_lake *lake, const char *path,
     struct fr_pq_reader *r = NULL;
     struct fr_pq_scan *scan = NULL;
     struct fr_pq_in in;
+    char name_buf[4200];
+    const char *name = lake_file_name(lake, path, name_buf, sizeof name_buf);
     err[0] = 0;
     if (ncols > 16) {
-        snprintf(err, errlen, "%s: more than 16 columns asked", path);
+        snprintf(err, errlen, "%s: more than 16 columns asked", name);
         return FR_EINVAL;
     }
     int rc = fr_lake_pq_in(lake, path, &in);
@@ -210,7 +233,7 @@ int fr_lake_scan_file(const struct fr_lake *lake, const char *path,
         rc = fr_pq_reader_open(&in, ropts, &r);
     }
     if (rc < 0) {
-        snprintf(err, errlen, "%s: %s", path, fr_pq_errmsg());
+        snprintf(err, errlen, "%s: %s", name, fr_pq_errmsg());
         return rc;
     }
     uint32_t idx[16];
@@ -218,7 +241,7 @@ int fr_lake_scan_file(const struct fr_lake *lake, const char *path,
     for (uint32_t c = 0; c < ncols; c++) {
         int ci = fr_pq_reader_column(r, cols[c].name);
         if (ci < 0 || schema->columns[ci].type != cols[c].type) {
-            snprintf(err, errlen, "%s: no column %s of type %s", path, cols[c].name,
+            snprintf(err, errlen, "%s: no column %s of type %s", name, cols[c].name,
                      fr_pq_type_name(cols[c].type));
             rc = FR_ECORRUPT;
             goto cleanup;
@@ -237,7 +260,7 @@ int fr_lake_scan_file(const struct fr_lake *lake, const char *path,
     if (rc == FR_EEOF) {
         rc = FR_OK;
     } else if (rc < 0) {
-        snprintf(err, errlen, "%s: %s", path, fr_pq_errmsg());
+        snprintf(err, errlen, "%s: %s", name, fr_pq_errmsg());
     }
 
 cleanup:

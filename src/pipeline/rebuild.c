@@ -17,6 +17,9 @@
  *    │         │          │          │                    │              operator state
  *    │         │          │          │                    └ ONE catalog transaction:
  *    │         │          │          │                      overwrite of the four tables
+ *    │         │          │          │                      (REST: one POST, maint_rest.c;
+ *    │         │          │          │                      unknown outcome: files and
+ *    │         │          │          │                      intent kept for the rerun)
  *    │         │          │          └ bronze in log order through a fresh fr_proc
  *    │         │          │            (rows the gate now rejects: counted, left out),
  *    │         │          │            then the dlq's rejects for the counters

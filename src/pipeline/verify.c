@@ -308,7 +308,7 @@ static int files_pass(struct vf *vf, void *fam)
                 e->count = (uint64_t)t;
             } else {
                 *(e->count == (uint64_t)t ? &f->dup_in_table : &f->shared) += 1;
-                vf_note(f->ex, sizeof f->ex, "%s is live in %s and %s", p,
+                vf_note(f->ex, sizeof f->ex, "%s is live in %s and %s", list.files[i].path,
                         fr_tbl_name((enum fr_tbl)e->count), fr_tbl_name(t));
             }
         }
@@ -701,6 +701,11 @@ static int verify_run(struct vf *vf, int json)
     if (rc < 0) {
         fprintf(stderr, "freshet verify: listing the tables: %s %s\n", fr_strerror(rc),
                 fr_ice_errmsg());
+        goto cleanup;
+    }
+    if (vf->lake.rest && nidents == 0) { /* as a missing catalog.db */
+        fprintf(stderr, "freshet verify: no lake at %s (no tables: nothing to verify)\n",
+                vf->conf->lake_catalog_uri);
         goto cleanup;
     }
     for (int i = 0; rc == FR_OK && i < FR_TBL_ALL; i++) {

@@ -167,6 +167,14 @@ refuses() { # refuses CELL TAG SETTING COMMAND...: exit 2 naming SETTING, at onc
 }
 results=()
 
+# ---- before any lake: over REST the commands say so, and create nothing ---
+run s3rest verify0 verify
+[ "$rc" = 1 ] && grep -q "no lake at $R2" s3rest.verify0.err ||
+    { cat s3rest.verify0.err; fail "s3rest: verify before any lake did not say there is none"; }
+works s3rest tables0 tables --json
+[ "$(json s3rest.tables0.out 'len(d["tables"])')" = 0 ] && [ "$(json s3rest.tables0.out 'd["catalog"]')" = "$R2" ] ||
+    fail "s3rest: tables before any lake: $(cat s3rest.tables0.out)"
+
 # ---- process every cell ----------------------------------------------------
 X=(--set process.epoch_max_records=300 --set process.max_event_bytes=4096)
 for c in "${cells[@]}"; do
