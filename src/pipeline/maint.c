@@ -68,14 +68,6 @@ int fr_maint_unbase64(const char *s, size_t len, struct fr_buf *out)
     return (len % 4 == 0 && pad <= 2) ? FR_OK : FR_EJSON;
 }
 
-int fr_maint_lake_exists(const char *data_dir)
-{
-    char path[4200];
-    struct stat st;
-    snprintf(path, sizeof path, "%s/lake/catalog.db", data_dir);
-    return stat(path, &st) == 0;
-}
-
 int fr_maint_ck_dir(const struct fr_conf *conf, const char *pipeline, char *out, size_t outlen)
 {
     if (!conf->process_checkpoint_dir[0]) {

@@ -56,10 +56,6 @@ int fr_cmd_dlq(struct fr_conf *conf, int argc, char **argv);
 #define FR_SUMMARY_DLQ_REPLAY "freshet.dlq-replay"
 #define FR_SUMMARY_DLQ_REPLAY_RECORDS "freshet.dlq-replay-records"
 
-/* 1 when <data_dir>/lake/catalog.db exists: the maintenance commands never
- * create a lake, they say there is none. */
-int fr_maint_lake_exists(const char *data_dir);
-
 /*
  * One round of table maintenance between epochs (after the checkpoint):
  * compaction of each wanted table's small data files in size tiers, then
