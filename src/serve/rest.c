@@ -293,12 +293,15 @@ int serve_catalog_open(struct fr_serve *srv, bool write, struct fr_ice_catalog *
     struct stat st;
     *cat = NULL;
     *wh = NULL;
+    const struct fr_conf *conf = srv->opts.conf;
+    /* the tables are in a REST catalog: the handle only maps the warehouse */
+    const bool files_only = conf && conf->lake_catalog_uri && conf->lake_catalog_uri[0];
     snprintf(db, sizeof db, "%s/lake/catalog.db", srv->data_dir);
-    if (!write && stat(db, &st) != 0) {
+    if (!write && !files_only && stat(db, &st) != 0) {
         return FR_ENOTFOUND;
     }
-    struct fr_ice_catalog_opts copts = {.data_dir = srv->data_dir, .busy_timeout_ms = 5000};
-    const struct fr_conf *conf = srv->opts.conf;
+    struct fr_ice_catalog_opts copts = {
+        .data_dir = srv->data_dir, .busy_timeout_ms = 5000, .files_only = files_only};
     if (conf && conf->lake_warehouse && conf->lake_warehouse[0]) {
         char err[512] = "";
         int rc = fr_s3_warehouse_open(conf, conf->lake_warehouse, &copts, wh, cat, err, sizeof err);

@@ -39,9 +39,9 @@ struct fr_serve_opts {
     /* The loaded configuration (must outlive the server); may be NULL. The
      * REST catalog keeps its files in lake.warehouse (an s3:// bucket with
      * the [s3] settings, or the data directory's warehouse); with
-     * lake.catalog_uri set the lake's tables are in another catalog, and
-     * the routes that read the local catalog refuse (501) instead of
-     * answering from it. */
+     * lake.catalog_uri set the lake's tables are in that catalog:
+     * /api/v1/tables reads them there, and the /iceberg routes answer 501
+     * (this serve's local catalog is not the lake). */
     const struct fr_conf *conf;
 };
 

@@ -179,7 +179,9 @@ struct fr_serve {
  * objects) over the lake's warehouse: the data directory's, or with
  * lake.warehouse = s3://bucket/prefix the bucket (*wh, to be closed with
  * fr_s3_warehouse_close after the catalog). A read (!write) of a lake that
- * does not exist yet is FR_ENOTFOUND: nothing is created. */
+ * does not exist yet is FR_ENOTFOUND: nothing is created. With
+ * lake.catalog_uri the handle is files_only (no catalog.db): the tables
+ * are that REST catalog's. */
 struct fr_s3_warehouse;
 struct fr_ice_catalog;
 int serve_catalog_open(struct fr_serve *srv, bool write, struct fr_ice_catalog **cat,

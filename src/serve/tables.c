@@ -4,14 +4,16 @@
  * /lake/ (served by files.c), so the explorer in the browser can read them
  * with range requests. Opens its own catalog handle per request (any
  * number of handles may read the catalog while the processor commits);
- * never creates a lake that does not exist. With lake.catalog_uri (the
- * tables are in a REST catalog) it answers 501 naming the setting.
+ * never creates a lake that does not exist. With lake.catalog_uri the
+ * tables are listed and loaded through that REST catalog (a client per
+ * request; the local handle only maps the shared warehouse).
  */
 #include "serve/serve_int.h"
 
 #include "core/buf.h"
 #include "core/err.h"
 #include "iceberg/iceberg.h"
+#include "iceberg/rest.h"
 #include "objstore/s3_io.h"
 
 #include <limits.h>
@@ -70,13 +72,15 @@ static int tables_put_url(struct fr_buf *out, const char *warehouse, const char 
     return rc == FR_OK ? fr_buf_putc(out, '"') : rc;
 }
 
-static int tables_one(struct fr_ice_catalog *cat, const struct fr_ice_ident *ident,
-                      const char *warehouse, const char *real_wh, struct fr_buf *out)
+static int tables_one(struct fr_ice_catalog *cat, struct fr_ice_rest *rest,
+                      const struct fr_ice_ident *ident, const char *warehouse, const char *real_wh,
+                      struct fr_buf *out)
 {
     struct fr_ice_table *table = NULL;
     struct fr_ice_file_list list;
     memset(&list, 0, sizeof list);
-    int rc = fr_ice_table_load(cat, ident->ns, ident->name, &table);
+    int rc = rest ? fr_ice_rest_table(rest, cat, ident->ns, ident->name, &table)
+                  : fr_ice_table_load(cat, ident->ns, ident->name, &table);
     if (rc < 0) {
         return rc;
     }
@@ -153,14 +157,7 @@ cleanup:
 enum MHD_Result serve_tables(struct fr_serve *srv, struct MHD_Connection *conn)
 {
     const struct fr_conf *conf = srv->opts.conf;
-    if (conf && conf->lake_catalog_uri && conf->lake_catalog_uri[0]) {
-        /* The local catalog is not the lake's: refuse rather than list it. */
-        return serve_error(conn, MHD_HTTP_NOT_IMPLEMENTED, "unsupported",
-                           "not yet supported with a REST catalog (lake.catalog_uri=%s): "
-                           "/api/v1/tables lists the local catalog only; ask the REST catalog "
-                           "(GET %s/v1/.../tables) or run `freshet tables`",
-                           conf->lake_catalog_uri, conf->lake_catalog_uri);
-    }
+    struct fr_ice_rest *rest = NULL; /* with lake.catalog_uri: the tables are there */
     struct fr_buf body;
     fr_buf_init(&body, TABLES_CAP);
     int rc = fr_buf_puts(&body, "{\"warehouse\":\"/lake/\",\"tables\":[");
@@ -172,11 +169,19 @@ enum MHD_Result serve_tables(struct fr_serve *srv, struct MHD_Connection *conn)
     /* the lake's warehouse: local, or the bucket of lake.warehouse (whose
      * files have no /lake/ URL here: url null) */
     int orc = rc == FR_OK ? serve_catalog_open(srv, false, &cat, &wh) : rc;
+    if (orc == FR_OK && conf && conf->lake_catalog_uri && conf->lake_catalog_uri[0]) {
+        struct fr_ice_rest_opts ropts = {.uri = conf->lake_catalog_uri,
+                                         .token = conf->lake_catalog_token};
+        where = conf->lake_catalog_uri;
+        orc = fr_ice_rest_open(&ropts, &rest);
+    }
     if (orc != FR_ENOTFOUND) {
         rc = orc;
-        where = "catalog";
+        where = rest ? conf->lake_catalog_uri : "catalog";
         if (rc == FR_OK) {
-            rc = fr_ice_list_tables(cat, &idents, &count);
+            rc = rest ? fr_ice_rest_list_tables(rest, &idents, &count)
+                      : fr_ice_list_tables(cat, &idents, &count);
+            rc = rc == FR_ENOTFOUND && rest ? FR_OK : rc; /* no namespace yet */
         }
         const char *warehouse = cat && !wh ? fr_ice_catalog_warehouse(cat) : "";
         char real_wh[PATH_MAX] = "";
@@ -189,7 +194,7 @@ enum MHD_Result serve_tables(struct fr_serve *srv, struct MHD_Connection *conn)
             }
             if (rc == FR_OK) {
                 where = idents[i].name;
-                rc = tables_one(cat, &idents[i], warehouse, real_wh, &body);
+                rc = tables_one(cat, rest, &idents[i], warehouse, real_wh, &body);
             }
         }
     }
@@ -201,6 +206,7 @@ enum MHD_Result serve_tables(struct fr_serve *srv, struct MHD_Connection *conn)
         snprintf(msg, sizeof msg, "%s: %s %s", where, fr_strerror(rc), fr_ice_errmsg());
     }
     free(idents);
+    fr_ice_rest_close(rest);
     fr_ice_catalog_close(cat);
     fr_s3_warehouse_close(wh);
     if (rc < 0) {
