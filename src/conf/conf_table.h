@@ -24,11 +24,11 @@
     X(general, pipeline_id, STR, "freshet", 0, 0, 0,                                      \
       "Identifier written into every snapshot summary; two pipelines must differ.")       \
     X(lake, catalog_uri, STR, "", 0, 0, 0,                                                \
-      "Empty: `freshet process` commits to the SQLite catalog <data_dir>/lake/catalog.db. Else the base URI of an Iceberg REST catalog (e.g. http://127.0.0.1:8787/iceberg, `freshet serve`'s) that shares the warehouse: the processor creates its namespace and tables there if absent and commits every epoch through it (docs/REST.md).") \
+      "Empty: the tables are in the SQLite catalog <data_dir>/lake/catalog.db. Else the base URI of an Iceberg REST catalog (e.g. http://127.0.0.1:8787/iceberg, `freshet serve`'s) that shares the warehouse: the processor creates its namespace and tables there if absent and commits every epoch through it, and every other command reads and commits through it too, without a local catalog.db (docs/REST.md, docs/TOPOLOGIES.md).") \
     X(lake, catalog_token, STR, "", 0, 0, FR_CONF_SECRET,                                 \
       "Bearer token for lake.catalog_uri. Secret: environment only (FRESHET_LAKE_CATALOG_TOKEN).") \
     X(lake, warehouse, STR, "", 0, 0, 0,                                                  \
-      "Where the tables' files go: empty for <data_dir>/lake/warehouse on local disk, or s3://bucket/prefix for an S3 or MinIO bucket (settings under [s3]; docs/S3.md). The catalog stays <data_dir>/lake/catalog.db either way.") \
+      "Where the tables' files go: empty for <data_dir>/lake/warehouse on local disk, or s3://bucket/prefix for an S3 or MinIO bucket (settings under [s3]; docs/S3.md). The catalog is <data_dir>/lake/catalog.db either way, unless lake.catalog_uri names a REST catalog.") \
     X(log, partitions, INT, "1", 1, 64, 0,                                                \
       "Partitions of the `recentchange` topic created by ingest.")                        \
     X(log, segment_bytes, INT, "134217728", 1 * FR_MiB, 4 * FR_GiB, 0,                    \

@@ -24,6 +24,11 @@
  * namespaces of both tables; creating, updating and dropping one runs in
  * its own BEGIN IMMEDIATE transaction.
  *
+ * A handle opened files_only (the tables are in a REST catalog) has no
+ * connection at all: no catalog.db is opened or created, and every row
+ * operation fails with FR_EUNSUPPORTED (no_db) instead of reading an empty
+ * local catalog.
+ *
  * One connection per struct fr_ice_catalog; one thread at a time.
  */
 #include "iceberg/iceberg_int.h"
@@ -123,8 +128,22 @@ int ice_cat_open_db(struct fr_ice_catalog *cat, const char *path, int busy_ms)
     return FR_OK;
 }
 
+/* A handle opened files_only has no database: its rows are another
+ * catalog's (fr_ice_catalog_opts.files_only). */
+static int no_db(const struct fr_ice_catalog *cat)
+{
+    return ice_err(FR_EUNSUPPORTED,
+                   "catalog: this handle only maps the warehouse %s; the tables are in another "
+                   "catalog (a REST catalog, lake.catalog_uri), not in a local catalog.db",
+                   cat->warehouse_uri);
+}
+
 static int prep(struct fr_ice_catalog *cat, const char *sql, sqlite3_stmt **st)
 {
+    if (!cat->db) {
+        *st = NULL;
+        return no_db(cat);
+    }
     int rc = sqlite3_prepare_v2(cat->db, sql, -1, st, NULL);
     return rc == SQLITE_OK ? FR_OK : sql_err(cat, rc, "prepare");
 }
@@ -186,7 +205,7 @@ int ice_cat_insert(struct fr_ice_catalog *cat, const char *ns, const char *name,
 {
     sqlite3_stmt *st = NULL;
     char *msg = NULL;
-    int rc = ice_cat_sync(cat);
+    int rc = cat->db ? ice_cat_sync(cat) : no_db(cat);
     if (rc < 0) {
         return rc;
     }
@@ -247,7 +266,7 @@ int ice_cat_swap(struct fr_ice_catalog *cat, const struct ice_cat_update *update
     sqlite3_stmt *st = NULL;
     char *msg = NULL;
     char detail[300];
-    int rc = ice_cat_sync(cat);
+    int rc = cat->db ? ice_cat_sync(cat) : no_db(cat);
     if (rc < 0) {
         return rc;
     }
@@ -426,8 +445,10 @@ int fr_ice_catalog_open(const struct fr_ice_catalog_opts *opts, struct fr_ice_ca
         rc = FR_ENOMEM;
         goto cleanup;
     }
-    snprintf(path, sizeof path, "%s/catalog.db", cat->lake_dir);
-    rc = ice_cat_open_db(cat, path, opts->busy_timeout_ms > 0 ? opts->busy_timeout_ms : 5000);
+    if (!opts->files_only) {
+        snprintf(path, sizeof path, "%s/catalog.db", cat->lake_dir);
+        rc = ice_cat_open_db(cat, path, opts->busy_timeout_ms > 0 ? opts->busy_timeout_ms : 5000);
+    }
 cleanup:
     if (rc < 0) {
         fr_ice_catalog_close(cat);
@@ -593,6 +614,9 @@ static int ns_put(struct fr_ice_catalog *cat, const char *ns, const char *key, c
 
 static int ns_begin(struct fr_ice_catalog *cat)
 {
+    if (!cat->db) {
+        return no_db(cat);
+    }
     int s = sqlite3_exec(cat->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
     return s == SQLITE_OK ? FR_OK : sql_err(cat, s, "begin");
 }

@@ -248,9 +248,16 @@ struct fr_ice_catalog_opts {
     int busy_timeout_ms;        /* wait for a locked catalog; 0: 5000 */
     int max_retries;            /* commit attempts after a lost race; 0: 4, -1: none */
     const struct fr_ice_io *io; /* NULL: POSIX; copied */
+    /* The tables live in another catalog (a REST catalog, lake.catalog_uri):
+     * this handle maps the shared warehouse's locations and does its file
+     * I/O only. No catalog.db is opened or created; every call that needs
+     * the catalog's rows (load by name, list, commit, namespaces) fails
+     * with FR_EUNSUPPORTED naming the reason. */
+    bool files_only;
 };
 
-/* Open (creating when absent) the catalog and the warehouse directory.
+/* Open (creating when absent) the catalog and the warehouse directory
+ * (with opts->files_only: the warehouse directory only).
  * FR_EIO / FR_EBUSY when the SQLite file cannot be opened or set up. */
 int fr_ice_catalog_open(const struct fr_ice_catalog_opts *opts, struct fr_ice_catalog **cat);
 /* Close. Tables and transactions made from it must be freed first. Accepts NULL. */

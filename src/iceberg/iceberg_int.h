@@ -603,6 +603,7 @@ struct ice_rest_stage_in {
     const char *const *remove;
     uint32_t nremove;
     const struct fr_ice_commit_info *info; /* may be NULL */
+    bool overwrite; /* replace every live file (rebuild, dlq replay) */
 };
 /* Stage in against the table of load_result (write its manifests and
  * manifest list in the shared warehouse) and append the change that

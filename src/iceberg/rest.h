@@ -116,6 +116,13 @@ int fr_ice_rest_load_table(struct fr_ice_rest *rest, const char *ns, const char 
  * FR_ENOTFOUND on 404. The caller frees *table. */
 int fr_ice_rest_table(struct fr_ice_rest *rest, struct fr_ice_catalog *cat, const char *ns,
                       const char *name, struct fr_ice_table **table);
+/* Every table of the catalog, sorted by namespace and name, as
+ * fr_ice_list_tables gives them: GET .../namespaces (then ?parent= each,
+ * up to 8 levels) and GET .../namespaces/{ns}/tables for each one; one
+ * page each (freshet's server answers in one page; a next-page-token is
+ * not followed). *idents is malloc'd (free() it). FR_ENOTFOUND when the
+ * catalog answers 404 (freshet serve's before any lake exists). */
+int fr_ice_rest_list_tables(struct fr_ice_rest *rest, struct fr_ice_ident **idents, size_t *count);
 /* POST .../namespaces: create ns ("a.b" for a nested one) without
  * properties. FR_EEXIST on 409. */
 int fr_ice_rest_create_namespace(struct fr_ice_rest *rest, const char *ns);
@@ -159,12 +166,6 @@ int fr_ice_rest_find_epoch(struct fr_ice_rest *rest, const char *ns, const char 
  * advance the checkpoint; look again before retrying). */
 int fr_ice_rest_commit_epoch(struct fr_ice_rest *rest, const struct fr_ice_rest_change *changes,
                              uint32_t n, const char *pipeline_id, int64_t epoch, int *landed);
-
-/* GET .../namespaces/{ns}/tables: the tables of ns, *idents malloc'd
- * (free()), in the catalog's order. FR_EUNSUPPORTED when the catalog
- * pages the list (freshet serve does not). */
-int fr_ice_rest_list_tables(struct fr_ice_rest *rest, const char *ns, struct fr_ice_ident **idents,
-                            size_t *count);
 
 /*
  * Table maintenance through the REST catalog (rest_maint.c), for a table
@@ -219,5 +220,13 @@ int fr_ice_rest_stage_append(struct fr_ice_catalog *cat, const char *ns, const c
                              const char *load_result, size_t len,
                              const struct fr_ice_data_file *files, uint32_t nfiles,
                              const struct fr_ice_commit_info *info, struct fr_buf *out);
+
+/* The same as fr_ice_rest_stage_append, but the staged snapshot replaces
+ * every live file of the table with files (an "overwrite", what
+ * fr_ice_txn_overwrite commits through SQLite: `freshet rebuild`). */
+int fr_ice_rest_stage_overwrite(struct fr_ice_catalog *cat, const char *ns, const char *name,
+                                const char *load_result, size_t len,
+                                const struct fr_ice_data_file *files, uint32_t nfiles,
+                                const struct fr_ice_commit_info *info, struct fr_buf *out);
 
 #endif

@@ -15,6 +15,9 @@
  * Backoff: backoff_ms doubled per attempt, capped at 5 s; at most
  * max_retries retries.
  *
+ * Listing (fr_ice_rest_list_tables): the namespaces level by level, the
+ * tables of each, one page per call.
+ *
  * Commit with an epoch marker (fr_ice_rest_commit_epoch):
  *
  *      SEND ──OK──────────────────────────────────────────► LANDED (FR_OK)
@@ -163,8 +166,6 @@ const struct fr_ice_http_ops *fr_ice_rest_curl(void)
 }
 
 /* -------------------------------------------------------------- calls -- */
-
-#define REST_MAX_TABLES 65536 /* one namespace's listing */
 
 enum call_kind {
     CALL_READ,   /* retried on 5xx and transport errors */
@@ -443,6 +444,174 @@ int ice_rest_table_from_result(struct fr_ice_catalog *cat, const char *ns, const
                                (size_t)(meta.end - meta.start), table);
 }
 
+/* ------------------------------------------------------------ listing -- */
+
+#define REST_LIST_MAX 10000 /* tables listed, at most (the SQLite catalog's cap) */
+#define REST_NS_DEPTH 8     /* namespace levels walked */
+
+struct rest_idents {
+    struct fr_ice_ident *v;
+    size_t n, cap;
+};
+
+/* The next element of a JSON array being walked: *p starts after '['.
+ * 1 and *elem, 0 at ']', or FR_EPROTO. */
+static int json_next(const char **p, const char *end, bool first, struct fr_json_val *elem)
+{
+    const char *q = fr_json_ws(*p, end);
+    if (q < end && *q == ']') {
+        return 0;
+    }
+    if (!first) {
+        if (q >= end || *q != ',') {
+            return FR_EPROTO;
+        }
+        q = fr_json_ws(q + 1, end);
+    }
+    q = fr_json_value(q, end, elem);
+    if (!q) {
+        return FR_EPROTO;
+    }
+    *p = q;
+    return 1;
+}
+
+/* A namespace as the REST API writes it (["a","b"]) joined as "a.b". */
+static int ns_join(const struct fr_json_val *arr, char *out, size_t cap)
+{
+    if (arr->type != FR_JSON_ARRAY) {
+        return FR_EPROTO;
+    }
+    size_t len = 0;
+    const char *p = arr->start + 1;
+    struct fr_json_val lv;
+    int more;
+    out[0] = 0;
+    for (bool first = true; (more = json_next(&p, arr->end, first, &lv)) == 1; first = false) {
+        char level[128];
+        if (lv.type != FR_JSON_STRING || fr_json_cstr(&lv, level, sizeof level) < 0 ||
+            len + strlen(level) + 2 > cap) {
+            return FR_EPROTO;
+        }
+        len += (size_t)snprintf(out + len, cap - len, "%s%s", first ? "" : ".", level);
+    }
+    return more < 0 ? more : len ? FR_OK : FR_EPROTO;
+}
+
+/* GET path; the answer's member key, an array, into *arr (body keeps it). */
+static int rest_get_array(struct fr_ice_rest *rest, const char *path, const char *key,
+                          struct fr_buf *body, struct fr_json_val *arr)
+{
+    fr_buf_reset(body);
+    int rc = rest_call(rest, "GET", path, true, NULL, 0, CALL_READ, body);
+    struct fr_json_val root;
+    const char *p = (const char *)body->data;
+    if (rc == FR_OK &&
+        (!p || !fr_json_value(p, p + body->len, &root) || root.type != FR_JSON_OBJECT ||
+         fr_json_member(&root, key, arr) != 1 || arr->type != FR_JSON_ARRAY)) {
+        rc = ice_err(FR_EPROTO, "rest: GET %s: no \"%s\" array in the answer", path, key);
+    }
+    return rc;
+}
+
+/* The tables of ns, then of the namespaces below it (depth levels more). */
+static int list_ns(struct fr_ice_rest *rest, const char *ns, int depth, struct rest_idents *out)
+{
+    struct fr_buf path, body;
+    struct fr_json_val arr = {0}, item;
+    fr_buf_init(&path, 2048);
+    fr_buf_init(&body, rest->max_body);
+    int rc = FR_OK, more;
+    if (ns) {
+        rc = table_path(&path, ns, NULL);
+        rc = rc ? rc : rest_get_array(rest, fr_buf_cstr(&path), "identifiers", &body, &arr);
+        const char *p = rc == FR_OK ? arr.start + 1 : NULL;
+        for (bool first = true; rc == FR_OK && (more = json_next(&p, arr.end, first, &item)) != 0;
+             first = false) {
+            struct fr_json_val nsv, namev;
+            struct fr_ice_ident id;
+            if (more < 0 || item.type != FR_JSON_OBJECT ||
+                fr_json_member(&item, "namespace", &nsv) != 1 ||
+                fr_json_member(&item, "name", &namev) != 1 || namev.type != FR_JSON_STRING ||
+                ns_join(&nsv, id.ns, sizeof id.ns) < 0 ||
+                fr_json_cstr(&namev, id.name, sizeof id.name) < 0) {
+                rc = ice_err(FR_EPROTO, "rest: tables of %s: not a ListTablesResponse", ns);
+            } else if (out->n >= REST_LIST_MAX) {
+                rc = ice_err(FR_ETOOBIG, "rest: more than %d tables", REST_LIST_MAX);
+            } else {
+                if (out->n == out->cap) {
+                    size_t cap = out->cap ? out->cap * 2 : 16;
+                    struct fr_ice_ident *v = realloc(out->v, cap * sizeof *v);
+                    if (!v) {
+                        rc = FR_ENOMEM;
+                        break;
+                    }
+                    out->v = v;
+                    out->cap = cap;
+                }
+                out->v[out->n++] = id;
+            }
+        }
+    }
+    /* the namespaces one level below (ns NULL: the top level) */
+    if (rc == FR_OK && depth > 0) {
+        fr_buf_reset(&path);
+        rc = fr_buf_puts(&path, "namespaces");
+        if (rc == FR_OK && ns) {
+            rc = fr_buf_puts(&path, "?parent=");
+            for (const char *p = ns; rc == FR_OK && *p;) {
+                const char *dot = strchr(p, '.');
+                size_t n = dot ? (size_t)(dot - p) : strlen(p);
+                rc = put_segment(&path, p, n);
+                if (rc == FR_OK && dot) {
+                    rc = fr_buf_puts(&path, "%1F");
+                }
+                p = dot ? dot + 1 : p + n;
+            }
+        }
+        rc = rc ? rc : rest_get_array(rest, fr_buf_cstr(&path), "namespaces", &body, &arr);
+        const char *p = rc == FR_OK ? arr.start + 1 : NULL;
+        for (bool first = true; rc == FR_OK && (more = json_next(&p, arr.end, first, &item)) != 0;
+             first = false) {
+            char child[128];
+            if (more < 0 || ns_join(&item, child, sizeof child) < 0) {
+                rc = ice_err(FR_EPROTO, "rest: not a ListNamespacesResponse");
+                break;
+            }
+            rc = list_ns(rest, child, depth - 1, out);
+        }
+    }
+    fr_buf_free(&body);
+    fr_buf_free(&path);
+    return rc;
+}
+
+static int ident_cmp(const void *a, const void *b)
+{
+    const struct fr_ice_ident *x = a, *y = b;
+    int c = strcmp(x->ns, y->ns);
+    return c ? c : strcmp(x->name, y->name);
+}
+
+int fr_ice_rest_list_tables(struct fr_ice_rest *rest, struct fr_ice_ident **idents, size_t *count)
+{
+    struct rest_idents out = {NULL, 0, 0};
+    ice_err_clear();
+    *idents = NULL;
+    *count = 0;
+    int rc = list_ns(rest, NULL, REST_NS_DEPTH, &out);
+    if (rc < 0) {
+        free(out.v);
+        return rc;
+    }
+    if (out.n > 1) {
+        qsort(out.v, out.n, sizeof *out.v, ident_cmp);
+    }
+    *idents = out.v;
+    *count = out.n;
+    return FR_OK;
+}
+
 int fr_ice_rest_table(struct fr_ice_rest *rest, struct fr_ice_catalog *cat, const char *ns,
                       const char *name, struct fr_ice_table **table)
 {
@@ -455,75 +624,6 @@ int fr_ice_rest_table(struct fr_ice_rest *rest, struct fr_ice_catalog *cat, cons
     }
     fr_buf_free(&b);
     return rc;
-}
-
-int fr_ice_rest_list_tables(struct fr_ice_rest *rest, const char *ns, struct fr_ice_ident **idents,
-                            size_t *count)
-{
-    struct fr_buf path, b;
-    struct fr_ice_ident *out = NULL;
-    size_t n = 0, cap = 0;
-    *idents = NULL;
-    *count = 0;
-    ice_err_clear();
-    fr_buf_init(&path, 1024);
-    fr_buf_init(&b, rest->max_body);
-    int rc = table_path(&path, ns, NULL);
-    if (rc == FR_OK) {
-        rc = rest_call(rest, "GET", fr_buf_cstr(&path), true, NULL, 0, CALL_READ, &b);
-    }
-    struct fr_json_val root, arr, item, name;
-    const char *p = (const char *)b.data;
-    if (rc == FR_OK &&
-        (!p || !fr_json_value(p, p + b.len, &root) || root.type != FR_JSON_OBJECT ||
-         fr_json_member(&root, "identifiers", &arr) != 1 || arr.type != FR_JSON_ARRAY)) {
-        rc = ice_err(FR_EPROTO, "rest: not a ListTablesResponse for namespace %s", ns);
-    }
-    struct fr_json_val token;
-    if (rc == FR_OK && fr_json_member(&root, "next-page-token", &token) == 1 &&
-        token.type != FR_JSON_NULL) {
-        rc = ice_err(FR_EUNSUPPORTED, "rest: the catalog pages its list of namespace %s's tables; "
-                     "freshet reads one page only", ns);
-    }
-    struct ice_jit it;
-    if (rc == FR_OK) {
-        ice_jit_init(&it, &arr);
-    }
-    int more = 0;
-    while (rc == FR_OK && (more = ice_jit_next(&it, NULL, &item)) == 1) {
-        if (n == cap) {
-            size_t ncap = cap ? cap * 2 : 16;
-            struct fr_ice_ident *g = ncap <= REST_MAX_TABLES ? realloc(out, ncap * sizeof *g) : NULL;
-            if (!g) {
-                rc = ncap <= REST_MAX_TABLES ? FR_ENOMEM
-                                             : ice_err(FR_ETOOBIG, "rest: namespace %s lists more "
-                                                                   "than %d tables", ns, REST_MAX_TABLES);
-                break;
-            }
-            out = g;
-            cap = ncap;
-        }
-        if (item.type != FR_JSON_OBJECT || fr_json_member(&item, "name", &name) != 1 ||
-            name.type != FR_JSON_STRING ||
-            fr_json_cstr(&name, out[n].name, sizeof out[n].name) <= 0) {
-            rc = ice_err(FR_EPROTO, "rest: a table identifier of namespace %s has no name", ns);
-            break;
-        }
-        snprintf(out[n].ns, sizeof out[n].ns, "%s", ns);
-        n++;
-    }
-    if (rc == FR_OK && more < 0) {
-        rc = ice_err(FR_EPROTO, "rest: malformed identifiers of namespace %s", ns);
-    }
-    fr_buf_free(&path);
-    fr_buf_free(&b);
-    if (rc < 0) {
-        free(out);
-        return rc;
-    }
-    *idents = out;
-    *count = n;
-    return FR_OK;
 }
 
 int fr_ice_rest_create_namespace(struct fr_ice_rest *rest, const char *ns)
@@ -737,7 +837,7 @@ int ice_rest_stage(struct fr_ice_catalog *cat, const char *ns, const char *name,
         }
     }
     if (rc == FR_OK) {
-        rc = ice_change_new(cat, in->nremove ? ICE_CH_REWRITE : ICE_CH_APPEND, ns, name, &c);
+        rc = ice_change_new(cat, in->overwrite ? ICE_CH_OVERWRITE : in->nremove ? ICE_CH_REWRITE : ICE_CH_APPEND, ns, name, &c);
     }
     if (rc == FR_OK) {
         rc = ice_change_set_files(c, NULL, in->files, in->nfiles);
@@ -802,6 +902,15 @@ int fr_ice_rest_stage_append(struct fr_ice_catalog *cat, const char *ns, const c
                              const struct fr_ice_commit_info *info, struct fr_buf *out)
 {
     struct ice_rest_stage_in in = {.files = files, .nfiles = nfiles, .info = info};
+    return ice_rest_stage(cat, ns, name, load_result, len, &in, out);
+}
+
+int fr_ice_rest_stage_overwrite(struct fr_ice_catalog *cat, const char *ns, const char *name,
+                                const char *load_result, size_t len,
+                                const struct fr_ice_data_file *files, uint32_t nfiles,
+                                const struct fr_ice_commit_info *info, struct fr_buf *out)
+{
+    struct ice_rest_stage_in in = {.files = files, .nfiles = nfiles, .info = info, .overwrite = true};
     return ice_rest_stage(cat, ns, name, load_result, len, &in, out);
 }
 

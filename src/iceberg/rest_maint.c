@@ -91,7 +91,7 @@ int fr_ice_rest_rewrite(struct fr_ice_rest *rest, struct fr_ice_catalog *cat, co
     struct fr_buf load, change;
     fr_buf_init(&load, MAINT_BODY_CAP);
     fr_buf_init(&change, MAINT_BODY_CAP);
-    struct ice_rest_stage_in in = {files, nfiles, remove_paths, nremove, NULL};
+    struct ice_rest_stage_in in = {files, nfiles, remove_paths, nremove, NULL, false};
     int rc = FR_OK;
     bool unknown = false; /* an attempt's outcome was not known at once */
     for (int attempt = 0; attempt < MAINT_ATTEMPTS; attempt++) {

@@ -6,6 +6,7 @@
 #include "iceberg/iceberg_cmd.h"
 
 #include "iceberg/iceberg.h"
+#include "iceberg/rest.h"
 
 #include "core/buf.h"
 #include "core/clock.h"
@@ -20,7 +21,8 @@
 static const char tables_usage[] =
     "usage: freshet tables [--json] [--table NS.NAME] [--files] [--snapshot ID | --at MS]\n"
     "\n"
-    "List the lake's Iceberg tables (catalog <data>/lake/catalog.db): current\n"
+    "List the lake's Iceberg tables (catalog <data>/lake/catalog.db, or the REST\n"
+    "catalog of lake.catalog_uri): current\n"
     "snapshot, live data files, records and bytes, and every snapshot kept.\n"
     "  --json          one JSON object: {\"catalog\",\"warehouse\",\"tables\":[...]}\n"
     "  --table NS.NAME only this table\n"
@@ -83,12 +85,13 @@ struct tables_opts {
     const char *only;
 };
 
-static int show_table(struct fr_ice_catalog *cat, const char *ns, const char *name,
-                      const struct tables_opts *o, bool first)
+static int show_table(struct fr_ice_catalog *cat, struct fr_ice_rest *rest, const char *ns,
+                      const char *name, const struct tables_opts *o, bool first)
 {
     struct fr_ice_table *t = NULL;
     struct fr_ice_file_list list = {0};
-    int rc = fr_ice_table_load(cat, ns, name, &t);
+    int rc =
+        rest ? fr_ice_rest_table(rest, cat, ns, name, &t) : fr_ice_table_load(cat, ns, name, &t);
     int64_t snap = o->snapshot;
     if (rc == FR_OK && o->at >= 0) {
         rc = fr_ice_snapshot_at(t, o->at, &snap);
@@ -104,6 +107,9 @@ static int show_table(struct fr_ice_catalog *cat, const char *ns, const char *na
     uint32_t nsnap;
     const struct fr_ice_snapshot *snaps = fr_ice_table_snapshots(t, &nsnap);
     FILE *out = stdout;
+    /* A warehouse in a bucket has no local copy: its files are named by URI
+     * only (local_path null), never by the local path they map onto. */
+    const bool local = strncmp(fr_ice_catalog_warehouse_uri(cat), "file://", 7) == 0;
     if (o->json) {
         fputs(first ? "" : ",", out);
         fputs("{\"namespace\":", out);
@@ -145,7 +151,11 @@ static int show_table(struct fr_ice_catalog *cat, const char *ns, const char *na
                 fputs(i ? ",{\"path\":" : "{\"path\":", out);
                 put_json_str(out, f->path);
                 fputs(",\"local_path\":", out);
-                put_json_str(out, f->local_path);
+                if (local) {
+                    put_json_str(out, f->local_path);
+                } else {
+                    fputs("null", out);
+                }
                 fprintf(out,
                         ",\"bytes\":%" PRId64 ",\"records\":%" PRId64 ",\"snapshot_id\":%" PRId64
                         ",\"sequence_number\":%" PRId64 ",\"partition\":[",
@@ -190,7 +200,7 @@ static int show_table(struct fr_ice_catalog *cat, const char *ns, const char *na
             for (size_t i = 0; i < list.nfiles; i++) {
                 fprintf(out, "    %12" PRId64 " B %10" PRId64 " rows  %s\n",
                         list.files[i].file_size, list.files[i].record_count,
-                        list.files[i].local_path);
+                        local ? list.files[i].local_path : list.files[i].path);
             }
         }
     }
@@ -212,10 +222,11 @@ static int parse_i64(const char *s, int64_t *out)
 
 int fr_cmd_tables(const char *data_dir, int argc, char **argv)
 {
-    return fr_cmd_tables_cat(NULL, data_dir, argc, argv);
+    return fr_cmd_tables_cat(NULL, NULL, NULL, data_dir, argc, argv);
 }
 
-int fr_cmd_tables_cat(struct fr_ice_catalog *given, const char *data_dir, int argc, char **argv)
+int fr_cmd_tables_cat(struct fr_ice_catalog *given, struct fr_ice_rest *rest, const char *catalog,
+                      const char *data_dir, int argc, char **argv)
 {
     struct tables_opts o = {false, false, -1, -1, NULL};
     for (int i = 1; i < argc; i++) {
@@ -258,7 +269,10 @@ int fr_cmd_tables_cat(struct fr_ice_catalog *given, const char *data_dir, int ar
     size_t n = 0;
     int rc = given ? FR_OK : fr_ice_catalog_open(&copts, &cat);
     if (rc == FR_OK) {
-        rc = fr_ice_list_tables(cat, &ids, &n);
+        rc = rest ? fr_ice_rest_list_tables(rest, &ids, &n) : fr_ice_list_tables(cat, &ids, &n);
+        if (rc == FR_ENOTFOUND && rest) {
+            rc = FR_OK; /* the catalog answered: it has no namespace yet */
+        }
     }
     if (rc < 0) {
         fprintf(stderr, "freshet tables: %s\n", fr_ice_errmsg());
@@ -271,7 +285,7 @@ int fr_cmd_tables_cat(struct fr_ice_catalog *given, const char *data_dir, int ar
         char dbpath[4200];
         snprintf(dbpath, sizeof dbpath, "%s/lake/catalog.db", data_dir);
         printf("{\"catalog\":");
-        put_json_str(stdout, dbpath);
+        put_json_str(stdout, catalog ? catalog : dbpath);
         printf(",\"warehouse\":");
         put_json_str(stdout, fr_ice_catalog_warehouse_uri(cat));
         printf(",\"tables\":[");
@@ -284,7 +298,7 @@ int fr_cmd_tables_cat(struct fr_ice_catalog *given, const char *data_dir, int ar
         if (o.only && strcmp(o.only, ident) != 0) {
             continue;
         }
-        if (show_table(cat, ids[i].ns, ids[i].name, &o, first) < 0) {
+        if (show_table(cat, rest, ids[i].ns, ids[i].name, &o, first) < 0) {
             status = 1;
         } else {
             first = false;

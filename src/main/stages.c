@@ -14,6 +14,8 @@
 #include "pipeline/pipeline.h"
 #include "serve/serve.h"
 
+#include <string.h>
+
 int fr_cmd_log_main(struct fr_conf *conf, int argc, char **argv)
 {
     struct fr_log_opts lopts;
@@ -32,16 +34,27 @@ int fr_cmd_feed_main(struct fr_conf *conf, int argc, char **argv)
     return fr_cmd_feed(conf->general_data_dir, argc, argv);
 }
 
+/* tables: through the lake's catalog (SQLite, or REST with
+ * lake.catalog_uri) and warehouse (local or S3); with no lake yet, the
+ * command says so without creating one. */
 int fr_cmd_tables_main(struct fr_conf *conf, int argc, char **argv)
 {
-    if (!conf->lake_warehouse[0]) {
+    if (!fr_lake_maybe_exists(conf)) {
         return fr_cmd_tables(conf->general_data_dir, argc, argv);
     }
+    for (int i = 1; i < argc; i++) { /* --help opens nothing */
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            return fr_cmd_tables(conf->general_data_dir, argc, argv);
+        }
+    }
     struct fr_lake lake;
-    if (fr_lake_open_catalog(conf, &lake) < 0) {
+    if (fr_lake_open(conf, &lake) < 0) {
         return 1;
     }
-    int status = fr_cmd_tables_cat(lake.cat, conf->general_data_dir, argc, argv);
+    char where[4200];
+    int status =
+        fr_cmd_tables_cat(lake.cat, lake.rest, fr_lake_catalog_name(conf, where, sizeof where),
+                          conf->general_data_dir, argc, argv);
     fr_lake_close(&lake);
     return status;
 }

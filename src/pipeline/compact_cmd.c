@@ -157,8 +157,7 @@ int fr_cmd_compact(struct fr_conf *conf, int argc, char **argv)
     if (status >= 0) {
         return status;
     }
-    bool rest = conf->lake_catalog_uri && conf->lake_catalog_uri[0];
-    if (!rest && !fr_maint_lake_exists(conf->general_data_dir)) {
+    if (!fr_lake_maybe_exists(conf)) {
         fprintf(stderr, "freshet compact: no lake under %s/lake\n", conf->general_data_dir);
         return 1;
     }
@@ -166,15 +165,13 @@ int fr_cmd_compact(struct fr_conf *conf, int argc, char **argv)
     if (fr_lake_open(conf, &lake) < 0) {
         return 1; /* logged, naming the setting, the bucket or the catalog */
     }
-    /* A REST catalog lists one namespace at a time: the pipeline's, or
-     * --table's. The SQLite catalog lists them all. */
-    char only_ns[128] = FR_NS;
+    char only_ns[128] = "";
     if (o.only) {
         snprintf(only_ns, sizeof only_ns, "%.*s", (int)(strrchr(o.only, '.') - o.only), o.only);
     }
     struct fr_ice_ident *ids = NULL;
     size_t n = 0;
-    int rc = fr_lake_list_tables(&lake, rest || o.only ? only_ns : NULL, &ids, &n);
+    int rc = fr_lake_list_tables(&lake, o.only ? only_ns : NULL, &ids, &n);
     if (rc < 0) {
         fprintf(stderr, "freshet compact: %s (%s)\n", fr_ice_errmsg(), fr_err_name(rc));
         fr_lake_close(&lake);

@@ -26,7 +26,10 @@
  *   staged   the intent also records the CRC of the state it replaces
  *   COMMIT   ONE catalog transaction: appends to bronze, silver,
  *            late_arrivals, gold and dlq_replays, summary
- *            freshet.dlq-replay=<id>, no epoch marker
+ *            freshet.dlq-replay=<id>, no epoch marker (with a REST
+ *            catalog one POST /transactions/commit, maint_rest.c; an
+ *            unknown outcome stops here with files and intent kept, and
+ *            the rerun's recovery below decides)
  *   INSTALL  the staged checkpoint replaces <dir>/checkpoint
  *   CLEAN    intent and staged checkpoint removed
  *
@@ -133,7 +136,7 @@ static int done_load(const struct fr_lake *lake, struct done_set *d)
     struct fr_ice_catalog *cat = lake->cat;
     memset(d, 0, sizeof *d);
     struct fr_ice_table *table = NULL;
-    int rc = fr_ice_table_load(cat, FR_NS, fr_tbl_name(FR_TBL_DLQ_REPLAYS), &table);
+    int rc = fr_lake_table(lake, fr_tbl_name(FR_TBL_DLQ_REPLAYS), &table);
     if (rc == FR_ENOTFOUND) {
         return FR_OK; /* never replayed */
     }
@@ -276,14 +279,14 @@ static void intent_clear(const char *dir)
  * crashed replay is always the newest (replays hold the lock and recover
  * first), so its snapshot would be dlq_replays' current one: none of its
  * files can be live, and fr_maint_remove_prefixed keeps any that is. */
-static unsigned remove_replay_files(struct fr_conf *conf, struct fr_ice_catalog *cat,
+static unsigned remove_replay_files(struct fr_conf *conf, const struct fr_lake *lake,
                                     const char *id)
 {
     char prefix[256];
     snprintf(prefix, sizeof prefix, "%s-replay-%s.", conf->general_pipeline_id, id);
     unsigned removed = 0;
     for (int t = 0; t < FR_TBL_ALL; t++) {
-        if (fr_maint_remove_prefixed(cat, (enum fr_tbl)t, prefix, &removed) < 0) {
+        if (fr_maint_remove_prefixed(lake, (enum fr_tbl)t, prefix, &removed) < 0) {
             fr_warn("dlq",
                     "%s: cannot list its files (%s); the crashed replay's files there "
                     "stay until `freshet compact` removes orphans",
@@ -293,7 +296,7 @@ static unsigned remove_replay_files(struct fr_conf *conf, struct fr_ice_catalog 
     return removed;
 }
 
-int fr_dlq_recover(struct fr_conf *conf, const char *dir, struct fr_ice_catalog *cat,
+int fr_dlq_recover(struct fr_conf *conf, const char *dir, const struct fr_lake *lake,
                    int for_rebuild)
 {
     const char *who = for_rebuild ? "rebuild" : "dlq";
@@ -310,13 +313,13 @@ int fr_dlq_recover(struct fr_conf *conf, const char *dir, struct fr_ice_catalog 
                  dir, fr_strerror(rc));
         return rc;
     }
-    int landed = fr_maint_has_marker(cat, FR_TBL_DLQ_REPLAYS, FR_SUMMARY_DLQ_REPLAY, in.id);
+    int landed = fr_maint_has_marker(lake, FR_TBL_DLQ_REPLAYS, FR_SUMMARY_DLQ_REPLAY, in.id);
     if (landed < 0) {
         fr_error(who, "cannot read dlq_replays: %s %s", fr_strerror(landed), fr_ice_errmsg());
         return landed;
     }
     if (!landed) {
-        unsigned n = remove_replay_files(conf, cat, in.id);
+        unsigned n = remove_replay_files(conf, lake, in.id);
         fr_info(who, "dlq replay %s stopped before its commit: undone (%u files removed)", in.id,
                 n);
         intent_clear(dir);
@@ -614,16 +617,16 @@ static int dlq_list(struct fr_conf *conf, int argc, char **argv)
     if (!rs) {
         goto cleanup;
     }
-    if (!fr_maint_lake_exists(conf->general_data_dir)) {
-        fprintf(stderr, "freshet dlq list: no lake in %s (has `freshet process` run?)\n",
-                conf->general_data_dir);
+    char spill[4200];
+    if (!fr_lake_maybe_exists(conf)) {
+        fprintf(stderr, "freshet dlq list: no lake at %s (has `freshet process` run?)\n",
+                fr_lake_catalog_name(conf, spill, sizeof spill));
         goto cleanup;
     }
-    char spill[4200];
     snprintf(spill, sizeof spill, "%s/tmp-dlq-list-%ld", conf->general_data_dir, (long)getpid());
-    int rc = fr_lake_open_catalog(conf, &lake);
+    int rc = fr_lake_open(conf, &lake);
     cat = lake.cat;
-    rc = rc ? rc : fr_ice_table_load(cat, FR_NS, fr_tbl_name(FR_TBL_DLQ), &table);
+    rc = rc ? rc : fr_lake_table(&lake, fr_tbl_name(FR_TBL_DLQ), &table);
     if (rc == FR_ENOTFOUND) {
         fprintf(stderr, "freshet dlq list: no table wiki.dlq yet (has `freshet process` run?)\n");
         goto cleanup;
@@ -722,6 +725,7 @@ struct rp {
     struct done_set done;
     struct fr_tw tw[RP_NOUT];
     int committed;
+    int unknown; /* a REST commit's outcome is unknown: keep files and intent */
     /* counts */
     uint64_t seen, skipped_reason, already, landed;
     uint64_t silver, late, duplicates, gold;
@@ -896,14 +900,30 @@ static int rp_commit(struct rp *rp)
                                 {FR_SUMMARY_DLQ_REPLAY_RECORDS, records},
                                 {FR_SUMMARY_WATERMARK, wm}};
     struct fr_ice_commit_info info = {NULL, -1, NULL, props, sizeof props / sizeof props[0]};
+    if (rp->lake.rest) {
+        /* the same appends in one REST transaction (maint_rest.c) */
+        struct fr_lake_append apps[RP_NOUT];
+        uint32_t n = 0;
+        for (int k = 0; k < RP_NOUT; k++) {
+            if (rp->tw[k].rows) {
+                apps[n++] = (struct fr_lake_append){fr_tbl_name(rp_tbl[k]), &rp->tw[k].file, 1};
+            }
+        }
+        rc = fr_maint_commit_rest(&rp->lake, apps, n, 0, &info, "dlq");
+        rp->unknown = rc == FR_EUNKNOWN;
+        if (rc < 0) {
+            fr_buf_free(&staged.state);
+            return rc; /* logged */
+        }
+    }
     struct fr_ice_txn *txn = NULL;
-    rc = fr_ice_txn_begin(rp->cat, &txn);
-    for (int k = 0; rc == FR_OK && k < RP_NOUT; k++) {
+    rc = rp->lake.rest ? FR_OK : fr_ice_txn_begin(rp->cat, &txn);
+    for (int k = 0; txn && rc == FR_OK && k < RP_NOUT; k++) {
         if (rp->tw[k].rows) {
             rc = fr_ice_txn_append(txn, FR_NS, fr_tbl_name(rp_tbl[k]), &rp->tw[k].file, 1, &info);
         }
     }
-    if (rc == FR_OK) {
+    if (txn && rc == FR_OK) {
         struct fr_ice_commit_result res;
         rc = fr_ice_txn_commit(txn, &res);
     }
@@ -1043,29 +1063,38 @@ static int dlq_replay(struct fr_conf *conf, int argc, char **argv)
         fprintf(stderr, "freshet dlq replay: unexpected argument \"%s\"\n", argv[optind]);
         goto cleanup;
     }
+    static const struct fr_lake_need lookup_needs[] = {
+        {FR_LAKE_CAP_SQLITE_CATALOG,
+         "the replay of failed lookups (--lookups, or enrich.enabled) commits through the "
+         "SQLite catalog only; run it where the catalog lives (for `freshet serve`'s catalog: "
+         "freshet --data <its data dir> dlq replay --lookups, without lake.catalog_uri)"}};
+    if ((lookups || conf->enrich_enabled) &&
+        (status = fr_lake_require(conf, "dlq replay", lookup_needs, 1)) != 0) {
+        goto cleanup;
+    }
     status = 1;
     int64_t t0 = fr_mono_ms();
     rp->replayed_at_us = fr_wall_us();
     snprintf(rp->id, sizeof rp->id, "%" PRId64, rp->replayed_at_us / 1000);
 
-    if (!fr_maint_lake_exists(conf->general_data_dir)) {
-        fprintf(stderr, "freshet dlq replay: no lake in %s (has `freshet process` run?)\n",
-                conf->general_data_dir);
+    if (!fr_lake_maybe_exists(conf)) {
+        char where[4200];
+        fprintf(stderr, "freshet dlq replay: no lake at %s (has `freshet process` run?)\n",
+                fr_lake_catalog_name(conf, where, sizeof where));
         goto cleanup;
     }
     lock_fd = fr_maint_lock(conf, "dlq replay", rp->dir, sizeof rp->dir);
     if (lock_fd < 0) {
         goto cleanup;
     }
-    int rc = fr_lake_open_catalog(conf, &rp->lake);
+    int rc = fr_lake_open(conf, &rp->lake);
     rp->cat = rp->lake.cat;
-    rc = rc ? rc : fr_tbl_ensure(rp->cat);
-    rc = rc ? rc : fr_tbl_ensure_one(rp->cat, FR_TBL_DLQ_REPLAYS);
+    rc = rc ? rc : fr_maint_ensure(&rp->lake, 1);
     if (rc < 0) {
         fr_error("dlq", "catalog: %s (%s) %s", fr_strerror(rc), fr_err_name(rc), fr_ice_errmsg());
         goto cleanup;
     }
-    rc = fr_dlq_recover(conf, rp->dir, rp->cat, 0);
+    rc = fr_dlq_recover(conf, rp->dir, &rp->lake, 0);
     if (rc < 0) {
         goto cleanup;
     }
@@ -1076,7 +1105,7 @@ static int dlq_replay(struct fr_conf *conf, int argc, char **argv)
     }
 
     /* CHECK: the checkpoint must describe the lake exactly. */
-    rc = fr_ice_table_load(rp->cat, FR_NS, fr_tbl_name(FR_TBL_BRONZE), &bronze);
+    rc = fr_lake_table(&rp->lake, fr_tbl_name(FR_TBL_BRONZE), &bronze);
     int64_t lake_epoch = -1;
     if (rc == FR_OK) {
         rc = fr_ice_last_epoch(bronze, conf->general_pipeline_id, &lake_epoch, NULL);
@@ -1123,7 +1152,7 @@ static int dlq_replay(struct fr_conf *conf, int argc, char **argv)
         goto cleanup;
     }
     rc = done_load(&rp->lake, &rp->done);
-    rc = rc ? rc : fr_ice_table_load(rp->cat, FR_NS, fr_tbl_name(FR_TBL_DLQ), &dlq);
+    rc = rc ? rc : fr_lake_table(&rp->lake, fr_tbl_name(FR_TBL_DLQ), &dlq);
     rc = rc ? rc : fr_ice_files(rp->cat, dlq, -1, true, &files);
     if (rc < 0) {
         fr_error("dlq", "reading the dlq: %s %s", fr_strerror(rc), fr_ice_errmsg());
@@ -1131,7 +1160,7 @@ static int dlq_replay(struct fr_conf *conf, int argc, char **argv)
     }
     for (int k = 0; k < RP_NOUT; k++) {
         struct fr_ice_table *table = NULL;
-        rc = fr_ice_table_load(rp->cat, FR_NS, fr_tbl_name(rp_tbl[k]), &table);
+        rc = fr_lake_table(&rp->lake, fr_tbl_name(rp_tbl[k]), &table);
         if (rc < 0) {
             fr_error("dlq", "%s: %s %s", fr_tbl_name(rp_tbl[k]), fr_strerror(rc), fr_ice_errmsg());
             goto cleanup;
@@ -1173,7 +1202,7 @@ static int dlq_replay(struct fr_conf *conf, int argc, char **argv)
     }
 
 cleanup:
-    if (status == 1 && !rp->committed && rp->cat && rp->id[0] && !rp->dry_run) {
+    if (status == 1 && !rp->committed && !rp->unknown && rp->cat && rp->id[0] && !rp->dry_run) {
         /* undo what this attempt wrote, as recovery would */
         for (int k = 0; k < RP_NOUT; k++) {
             if (rp->tw[k].finished && rp->tw[k].rows) {

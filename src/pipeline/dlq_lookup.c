@@ -134,7 +134,7 @@ static int lk_scan(struct lk *lk, enum fr_tbl tbl, const char *const *names,
                    const enum fr_pq_type *types, uint32_t ncols, lk_batch_fn fn)
 {
     struct fr_ice_table *table = NULL;
-    int rc = fr_ice_table_load(lk->cat, FR_NS, fr_tbl_name(tbl), &table);
+    int rc = fr_lake_table(lk->lake, fr_tbl_name(tbl), &table);
     if (rc == FR_ENOTFOUND) {
         return FR_OK;
     }
@@ -539,7 +539,7 @@ static int lk_frontier(struct lk *lk)
     struct fr_ice_table *bronze = NULL;
     int64_t epoch = -1, snap = -1;
     lk->frontier = FR_PROC_WM_NONE;
-    int rc = fr_ice_table_load(lk->cat, FR_NS, fr_tbl_name(FR_TBL_BRONZE), &bronze);
+    int rc = fr_lake_table(lk->lake, fr_tbl_name(FR_TBL_BRONZE), &bronze);
     if (rc == FR_OK) {
         rc = fr_ice_last_epoch(bronze, lk->conf->general_pipeline_id, &epoch, &snap);
     }
@@ -586,7 +586,7 @@ static int lk_commit(struct lk *lk, int gold)
 static int lk_table_dir(struct lk *lk, enum fr_tbl tbl, char *out, size_t outlen)
 {
     struct fr_ice_table *t = NULL;
-    int rc = fr_ice_table_load(lk->cat, FR_NS, fr_tbl_name(tbl), &t);
+    int rc = fr_lake_table(lk->lake, fr_tbl_name(tbl), &t);
     if (rc == FR_OK) {
         snprintf(out, outlen, "%s", fr_ice_table_dir(t));
     }
@@ -615,8 +615,8 @@ int fr_dlq_replay_lookups(struct fr_conf *conf, const char *dir, const struct fr
     rc = rc ? rc : fr_tbl_ensure_one(cat, FR_TBL_GOLD_TOPICS);
     rc = rc ? rc : fr_tbl_ensure_one(cat, FR_TBL_DLQ_LOOKUPS);
     if (rc == FR_OK && !dry_run) {
-        rc = fr_maint_remove_prefixed(cat, FR_TBL_SILVER_TOPICS, prefix, &removed);
-        rc = rc ? rc : fr_maint_remove_prefixed(cat, FR_TBL_GOLD_TOPICS, prefix, &removed);
+        rc = fr_maint_remove_prefixed(lake, FR_TBL_SILVER_TOPICS, prefix, &removed);
+        rc = rc ? rc : fr_maint_remove_prefixed(lake, FR_TBL_GOLD_TOPICS, prefix, &removed);
     }
     rc = rc ? rc : lk_frontier(lk);
     if (rc < 0) {

@@ -4,6 +4,12 @@
  * directory; with an S3 warehouse the io ops (src/objstore/s3_io.c) turn
  * those paths into keys, so the only difference here is who opens the
  * catalog and how a data file is written.
+ *
+ * Every command opens the lake here (fr_lake_open): with lake.catalog_uri
+ * the catalog handle is files_only (no local catalog.db is opened or
+ * created) and the tables are listed and loaded through the REST client.
+ * fr_lake_require is the refuse-early check of ADR 0044: from the
+ * configuration alone, before anything is opened.
  */
 #include "pipeline/lake.h"
 
@@ -19,6 +25,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #define LAKE_REST_ATTEMPTS 32 /* a REST epoch commit, after lost races */
 
@@ -38,30 +45,19 @@ static int lake_open_rest(const struct fr_conf *conf, struct fr_lake *lake)
     return rc;
 }
 
-int fr_lake_open(const struct fr_conf *conf, struct fr_lake *lake)
+static int lake_rest_uri(const struct fr_conf *conf)
 {
-    int rc = fr_lake_open_catalog(conf, lake);
-    if (rc == FR_OK) {
-        rc = lake_open_rest(conf, lake);
-        if (rc < 0) {
-            fr_lake_close(lake);
-        }
-    }
-    return rc;
+    return conf->lake_catalog_uri && conf->lake_catalog_uri[0];
 }
 
-int fr_lake_table(const struct fr_lake *lake, const char *name, struct fr_ice_table **table)
+/* The catalog handle: SQLite, or files_only when the tables are in a REST
+ * catalog (no local catalog.db is opened or created). */
+static int lake_open_cat(const struct fr_conf *conf, struct fr_lake *lake)
 {
-    return lake->rest ? fr_ice_rest_table(lake->rest, lake->cat, FR_NS, name, table)
-                      : fr_ice_table_load(lake->cat, FR_NS, name, table);
-}
-
-int fr_lake_open_catalog(const struct fr_conf *conf, struct fr_lake *lake)
-{
-    memset(lake, 0, sizeof *lake);
     /* Up to 32 attempts after a lost race (with backoff, commit.c): in the
      * scale-out mode shards and the finalizer commit to the same tables. */
-    struct fr_ice_catalog_opts copts = {.data_dir = conf->general_data_dir, .max_retries = 32};
+    struct fr_ice_catalog_opts copts = {
+        .data_dir = conf->general_data_dir, .max_retries = 32, .files_only = lake_rest_uri(conf)};
     const char *uri = conf->lake_warehouse;
     int rc;
     if (!uri || !uri[0]) {
@@ -85,6 +81,86 @@ int fr_lake_open_catalog(const struct fr_conf *conf, struct fr_lake *lake)
         lake->cat = NULL;
     }
     return rc;
+}
+
+int fr_lake_open(const struct fr_conf *conf, struct fr_lake *lake)
+{
+    memset(lake, 0, sizeof *lake);
+    int rc = lake_open_cat(conf, lake);
+    if (rc == FR_OK) {
+        rc = lake_open_rest(conf, lake);
+    }
+    if (rc < 0) {
+        fr_lake_close(lake);
+    }
+    return rc;
+}
+
+int fr_lake_table(const struct fr_lake *lake, const char *name, struct fr_ice_table **table)
+{
+    return lake->rest ? fr_ice_rest_table(lake->rest, lake->cat, FR_NS, name, table)
+                      : fr_ice_table_load(lake->cat, FR_NS, name, table);
+}
+
+int fr_lake_list(const struct fr_lake *lake, struct fr_ice_ident **idents, size_t *count)
+{
+    return lake->rest ? fr_ice_rest_list_tables(lake->rest, idents, count)
+                      : fr_ice_list_tables(lake->cat, idents, count);
+}
+
+const char *fr_lake_catalog_name(const struct fr_conf *conf, char *out, size_t cap)
+{
+    if (lake_rest_uri(conf)) {
+        snprintf(out, cap, "%s", conf->lake_catalog_uri);
+    } else {
+        snprintf(out, cap, "%s/lake/catalog.db", conf->general_data_dir);
+    }
+    return out;
+}
+
+int fr_lake_maybe_exists(const struct fr_conf *conf)
+{
+    if (lake_rest_uri(conf)) {
+        return 1;
+    }
+    char path[4200];
+    snprintf(path, sizeof path, "%s/lake/catalog.db", conf->general_data_dir);
+    return access(path, F_OK) == 0;
+}
+
+/* Whether conf's topology has cap; when not, the setting that took it
+ * away, its value and the topology's name. */
+static int lake_has(const struct fr_conf *conf, enum fr_lake_cap cap, const char **setting,
+                    const char **value, const char **topology)
+{
+    switch (cap) {
+    case FR_LAKE_CAP_SQLITE_CATALOG:
+        *setting = "lake.catalog_uri";
+        *value = conf->lake_catalog_uri;
+        *topology = "a REST catalog";
+        return !lake_rest_uri(conf);
+    case FR_LAKE_CAP_LOCAL_WAREHOUSE:
+        *setting = "lake.warehouse";
+        *value = conf->lake_warehouse;
+        *topology = "an S3 warehouse";
+        return !conf->lake_warehouse || !conf->lake_warehouse[0];
+    }
+    *setting = *value = *topology = "?";
+    return 0;
+}
+
+int fr_lake_require(const struct fr_conf *conf, const char *cmd, const struct fr_lake_need *needs,
+                    uint32_t nneeds)
+{
+    for (uint32_t i = 0; i < nneeds; i++) {
+        const char *setting, *value, *topology;
+        if (!lake_has(conf, needs[i].cap, &setting, &value, &topology)) {
+            fprintf(stderr, "freshet %s: not yet supported with %s (%s=%s): %s\n", cmd, topology,
+                    setting, value ? value : "", needs[i].why);
+            return 2;
+        }
+    }
+    return 0;
 }
 
 void fr_lake_close(struct fr_lake *lake)
@@ -169,12 +245,9 @@ int fr_lake_remove_orphans(struct fr_lake *lake, const char *ns, const char *nam
 int fr_lake_list_tables(struct fr_lake *lake, const char *ns, struct fr_ice_ident **idents,
                         size_t *count)
 {
-    if (lake->rest) {
-        return fr_ice_rest_list_tables(lake->rest, ns, idents, count);
-    }
     struct fr_ice_ident *all = NULL;
     size_t n = 0, k = 0;
-    int rc = fr_ice_list_tables(lake->cat, &all, &n);
+    int rc = fr_lake_list(lake, &all, &n);
     if (rc < 0) {
         return rc;
     }
@@ -188,6 +261,21 @@ int fr_lake_list_tables(struct fr_lake *lake, const char *ns, struct fr_ice_iden
     return FR_OK;
 }
 
+/* How messages name the data file at path: itself on local disk; in a
+ * bucket its URI (warehouse URI + the path below the local warehouse
+ * directory it maps onto), never a local path that does not exist. */
+static const char *lake_file_name(const struct fr_lake *lake, const char *path, char *buf,
+                                  size_t cap)
+{
+    const char *dir = fr_lake_remote(lake) ? fr_ice_catalog_warehouse(lake->cat) : NULL;
+    size_t n = dir ? strlen(dir) : 0;
+    if (!n || strncmp(path, dir, n) != 0 || path[n] != '/') {
+        return path;
+    }
+    snprintf(buf, cap, "%s%s", fr_ice_catalog_warehouse_uri(lake->cat), path + n);
+    return buf;
+}
+
 int fr_lake_scan_file(const struct fr_lake *lake, const char *path,
                       const struct fr_pq_read_opts *ropts, const struct fr_lake_col *cols,
                       uint32_t ncols, fr_lake_batch_fn fn, void *arg, char *err, size_t errlen)
@@ -195,9 +283,11 @@ int fr_lake_scan_file(const struct fr_lake *lake, const char *path,
     struct fr_pq_reader *r = NULL;
     struct fr_pq_scan *scan = NULL;
     struct fr_pq_in in;
+    char name_buf[4200];
+    const char *name = lake_file_name(lake, path, name_buf, sizeof name_buf);
     err[0] = 0;
     if (ncols > 16) {
-        snprintf(err, errlen, "%s: more than 16 columns asked", path);
+        snprintf(err, errlen, "%s: more than 16 columns asked", name);
         return FR_EINVAL;
     }
     int rc = fr_lake_pq_in(lake, path, &in);
@@ -205,7 +295,7 @@ int fr_lake_scan_file(const struct fr_lake *lake, const char *path,
         rc = fr_pq_reader_open(&in, ropts, &r);
     }
     if (rc < 0) {
-        snprintf(err, errlen, "%s: %s", path, fr_pq_errmsg());
+        snprintf(err, errlen, "%s: %s", name, fr_pq_errmsg());
         return rc;
     }
     uint32_t idx[16];
@@ -213,7 +303,7 @@ int fr_lake_scan_file(const struct fr_lake *lake, const char *path,
     for (uint32_t c = 0; c < ncols; c++) {
         int ci = fr_pq_reader_column(r, cols[c].name);
         if (ci < 0 || schema->columns[ci].type != cols[c].type) {
-            snprintf(err, errlen, "%s: no column %s of type %s", path, cols[c].name,
+            snprintf(err, errlen, "%s: no column %s of type %s", name, cols[c].name,
                      fr_pq_type_name(cols[c].type));
             rc = FR_ECORRUPT;
             goto cleanup;
@@ -232,7 +322,7 @@ int fr_lake_scan_file(const struct fr_lake *lake, const char *path,
     if (rc == FR_EEOF) {
         rc = FR_OK;
     } else if (rc < 0) {
-        snprintf(err, errlen, "%s: %s", path, fr_pq_errmsg());
+        snprintf(err, errlen, "%s: %s", name, fr_pq_errmsg());
     }
 
 cleanup:

@@ -27,18 +27,50 @@ struct fr_lake {
     struct fr_ice_rest *rest;
 };
 
-/* Open the catalog of conf's data directory with the warehouse of
- * lake.warehouse. Errors are logged (naming the setting or the bucket) and
- * returned: FR_ECONFIG for a bad URI or missing credentials, the catalog's
- * or the S3 client's codes otherwise. */
+/* Open the lake of conf: the warehouse of lake.warehouse and its catalog,
+ * the SQLite file <data>/lake/catalog.db, or with lake.catalog_uri the
+ * REST catalog (lake->rest), and then cat is opened files_only: it maps
+ * the shared warehouse's locations and does its file I/O, and no local
+ * catalog.db is opened or created. Every command goes through here, so
+ * none reads a local catalog that is not the lake's. Errors are logged
+ * (naming the setting or the bucket) and returned: FR_ECONFIG for a bad
+ * URI or missing credentials, the catalog's, the S3 client's or the REST
+ * client's codes otherwise. */
 int fr_lake_open(const struct fr_conf *conf, struct fr_lake *lake);
-/* fr_lake_open without the REST catalog (the commands that read the lake
- * directly: verify, rebuild, dlq, tables). */
-int fr_lake_open_catalog(const struct fr_conf *conf, struct fr_lake *lake);
 void fr_lake_close(struct fr_lake *lake);
 /* Load table name of namespace wiki from the lake's catalog (REST or
  * SQLite). The caller frees *table. */
 int fr_lake_table(const struct fr_lake *lake, const char *name, struct fr_ice_table **table);
+/* Every table of the lake's catalog (REST or SQLite), sorted by namespace
+ * and name; *idents is malloc'd (free() it). */
+int fr_lake_list(const struct fr_lake *lake, struct fr_ice_ident **idents, size_t *count);
+/* Where the lake's tables are, for messages and --json: the REST catalog's
+ * URI or the path of catalog.db. Written to out (cap bytes). */
+const char *fr_lake_catalog_name(const struct fr_conf *conf, char *out, size_t cap);
+/* 1 when there may be a lake to read: catalog.db exists (a command that
+ * only reads never creates one), or the catalog is a REST catalog (only
+ * asking it tells). */
+int fr_lake_maybe_exists(const struct fr_conf *conf);
+
+/*
+ * Refusing early (docs/TOPOLOGIES.md, ADR 0044). A command names the
+ * capabilities of the topology it needs, each with the reason; before it
+ * opens anything, fr_lake_require checks them against conf and, for the
+ * first one missing, prints
+ *   freshet CMD: not yet supported with <topology> (<setting>=<value>): <why>
+ * and returns 2 (the command's exit status). 0: everything is there.
+ */
+enum fr_lake_cap {
+    FR_LAKE_CAP_SQLITE_CATALOG = 1u << 0,  /* commits through <data>/lake/catalog.db */
+    FR_LAKE_CAP_LOCAL_WAREHOUSE = 1u << 1, /* data files on local disk */
+};
+struct fr_lake_need {
+    enum fr_lake_cap cap;
+    const char *why; /* what the command does that needs it, and what to do instead */
+};
+int fr_lake_require(const struct fr_conf *conf, const char *cmd, const struct fr_lake_need *needs,
+                    uint32_t nneeds);
+
 /* 1 when data files live in an object store (nothing local to read). */
 int fr_lake_remote(const struct fr_lake *lake);
 /* An output for the data file at path (a local warehouse path, as

@@ -68,14 +68,6 @@ int fr_maint_unbase64(const char *s, size_t len, struct fr_buf *out)
     return (len % 4 == 0 && pad <= 2) ? FR_OK : FR_EJSON;
 }
 
-int fr_maint_lake_exists(const char *data_dir)
-{
-    char path[4200];
-    struct stat st;
-    snprintf(path, sizeof path, "%s/lake/catalog.db", data_dir);
-    return stat(path, &st) == 0;
-}
-
 int fr_maint_ck_dir(const struct fr_conf *conf, const char *pipeline, char *out, size_t outlen)
 {
     if (!conf->process_checkpoint_dir[0]) {
@@ -138,11 +130,11 @@ const struct fr_ice_snapshot *fr_maint_marker(const struct fr_ice_table *table,
     return NULL;
 }
 
-int fr_maint_has_marker(struct fr_ice_catalog *cat, enum fr_tbl tbl, const char *key,
+int fr_maint_has_marker(const struct fr_lake *lake, enum fr_tbl tbl, const char *key,
                         const char *value)
 {
     struct fr_ice_table *table = NULL;
-    int rc = fr_ice_table_load(cat, FR_NS, fr_tbl_name(tbl), &table);
+    int rc = fr_lake_table(lake, fr_tbl_name(tbl), &table);
     if (rc == FR_ENOTFOUND) {
         return 0;
     }
@@ -160,11 +152,11 @@ int fr_maint_has_marker(struct fr_ice_catalog *cat, enum fr_tbl tbl, const char 
     return found;
 }
 
-int fr_maint_remove_prefixed(struct fr_ice_catalog *cat, enum fr_tbl tbl, const char *prefix,
+int fr_maint_remove_prefixed(const struct fr_lake *lake, enum fr_tbl tbl, const char *prefix,
                              unsigned *removed)
 {
     struct fr_ice_table *table = NULL;
-    int rc = fr_ice_table_load(cat, FR_NS, fr_tbl_name(tbl), &table);
+    int rc = fr_lake_table(lake, fr_tbl_name(tbl), &table);
     if (rc == FR_ENOTFOUND) {
         return FR_OK;
     }
@@ -172,7 +164,7 @@ int fr_maint_remove_prefixed(struct fr_ice_catalog *cat, enum fr_tbl tbl, const 
         return rc;
     }
     struct fr_ice_file_list live;
-    rc = fr_ice_files(cat, table, -1, false, &live);
+    rc = fr_ice_files(lake->cat, table, -1, false, &live);
     char data[4200];
     snprintf(data, sizeof data, "%s/data", fr_ice_table_dir(table));
     fr_ice_table_free(table);

@@ -11,7 +11,9 @@
  * list` only reads and runs anywhere. Each runs on the calling thread.
  *
  * Both read the lake's data files through src/pipeline/lake.h, so a
- * warehouse in an S3 bucket (lake.warehouse) works as a local one.
+ * warehouse in an S3 bucket (lake.warehouse) works as a local one, and
+ * with a REST catalog (lake.catalog_uri) they load and commit the tables
+ * through it (fr_maint_commit_rest).
  *
  * The second half of this header is private to rebuild.c and dlq.c: the
  * log-ordered scan both replay tables through and a progress meter
@@ -54,10 +56,6 @@ int fr_cmd_dlq(struct fr_conf *conf, int argc, char **argv);
 #define FR_SUMMARY_DLQ_REPLAY "freshet.dlq-replay"
 #define FR_SUMMARY_DLQ_REPLAY_RECORDS "freshet.dlq-replay-records"
 
-/* 1 when <data_dir>/lake/catalog.db exists: the maintenance commands never
- * create a lake, they say there is none. */
-int fr_maint_lake_exists(const char *data_dir);
-
 /*
  * One round of table maintenance between epochs (after the checkpoint):
  * compaction of each wanted table's small data files in size tiers, then
@@ -91,15 +89,34 @@ const struct fr_ice_snapshot *fr_maint_marker(const struct fr_ice_table *table,
                                               const char *pipeline, int64_t epoch);
 /* 1 when a retained snapshot of table tbl carries key = value, 0 when
  * none does (or the table does not exist), or an error. */
-int fr_maint_has_marker(struct fr_ice_catalog *cat, enum fr_tbl tbl, const char *key,
+int fr_maint_has_marker(const struct fr_lake *lake, enum fr_tbl tbl, const char *key,
                         const char *value);
 
 /* Remove the files under table tbl's data/ directory whose names start
  * with prefix (a crashed attempt's outputs and their temporary names),
  * except any the table's current snapshot lists (a guard against a
  * marker that expiry removed). Adds the count to *removed. */
-int fr_maint_remove_prefixed(struct fr_ice_catalog *cat, enum fr_tbl tbl, const char *prefix,
+int fr_maint_remove_prefixed(const struct fr_lake *lake, enum fr_tbl tbl, const char *prefix,
                              unsigned *removed);
+
+/*
+ * The commit of a rebuild (overwrite 1: every table's live files replaced)
+ * or a dlq replay (overwrite 0: appends) through the lake's REST catalog
+ * (maint_rest.c): each table staged against the catalog's current version,
+ * all in one POST /transactions/commit, info's summary keys (the command's
+ * id, never an epoch marker) on every snapshot. A 409 (another writer moved
+ * a table) stages again, a few times. A 5xx or a lost connection leaves the
+ * outcome unknown: FR_EUNKNOWN, and the caller keeps its files and its
+ * intent, so that its next run looks for its id (fr_maint_has_marker) and
+ * finishes or undoes it, as after a crash. Logged under who.
+ */
+/* The pipeline's tables (and dlq_replays when with_replays) created where
+ * absent, in the lake's catalog: SQLite (fr_tbl_ensure) or REST
+ * (fr_tbl_ensure_rest). */
+int fr_maint_ensure(const struct fr_lake *lake, int with_replays);
+int fr_maint_commit_rest(const struct fr_lake *lake, const struct fr_lake_append *apps,
+                         uint32_t napps, int overwrite, const struct fr_ice_commit_info *info,
+                         const char *who);
 
 /* Decode standard base64 (dlq.raw_base64) into out (appended). FR_EJSON
  * for a malformed text, FR_ETOOBIG past out's cap. */
@@ -188,7 +205,7 @@ void fr_lscan_free(struct fr_lscan *ls);
  * printing why when the checkpoint moved on without the replay's state
  * (a processor ran in between: `freshet rebuild` repairs it).
  */
-int fr_dlq_recover(struct fr_conf *conf, const char *dir, struct fr_ice_catalog *cat,
+int fr_dlq_recover(struct fr_conf *conf, const char *dir, const struct fr_lake *lake,
                    int for_rebuild);
 
 /*

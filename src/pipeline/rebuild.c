@@ -17,6 +17,9 @@
  *    │         │          │          │                    │              operator state
  *    │         │          │          │                    └ ONE catalog transaction:
  *    │         │          │          │                      overwrite of the four tables
+ *    │         │          │          │                      (REST: one POST, maint_rest.c;
+ *    │         │          │          │                      unknown outcome: files and
+ *    │         │          │          │                      intent kept for the rerun)
  *    │         │          │          └ bronze in log order through a fresh fr_proc
  *    │         │          │            (rows the gate now rejects: counted, left out),
  *    │         │          │            then the dlq's rejects for the counters
@@ -99,6 +102,7 @@ struct rb {
     uint64_t done;
     struct fr_lscan_stats scan; /* of bronze */
     int committed;              /* the overwrite landed: its files are the tables' now */
+    int unknown;                /* a REST commit's outcome is unknown: keep the files */
     struct fr_maint_progress pg;
 };
 
@@ -386,7 +390,7 @@ static int rb_forget_crashed(struct rb *rb)
     fclose(f);
     text[strcspn(text, "\n")] = 0;
     int committed =
-        text[0] ? fr_maint_has_marker(rb->cat, FR_TBL_SILVER, FR_SUMMARY_REBUILD, text) : 0;
+        text[0] ? fr_maint_has_marker(&rb->lake, FR_TBL_SILVER, FR_SUMMARY_REBUILD, text) : 0;
     if (committed < 0) {
         return committed;
     }
@@ -395,7 +399,7 @@ static int rb_forget_crashed(struct rb *rb)
         snprintf(prefix, sizeof prefix, "%s-rebuild-%s-", rb->conf->general_pipeline_id, text);
         unsigned removed = 0;
         for (int k = 0; k < RB_NOUT; k++) {
-            int rc = fr_maint_remove_prefixed(rb->cat, rb_tbl[k], prefix, &removed);
+            int rc = fr_maint_remove_prefixed(&rb->lake, rb_tbl[k], prefix, &removed);
             if (rc < 0) {
                 return rc;
             }
@@ -423,28 +427,35 @@ static int rb_commit(struct rb *rb, int64_t watermark_us)
         {FR_SUMMARY_WATERMARK, wm},
     };
     struct fr_ice_commit_info info = {NULL, -1, NULL, props, sizeof props / sizeof props[0]};
-    struct fr_ice_data_file *files = calloc(RB_MAX_FILES, sizeof *files);
+    /* with a REST catalog each table's files are kept apart (one
+     * allocation per table) and committed together below */
+    struct fr_ice_data_file *files = calloc((size_t)RB_MAX_FILES * RB_NOUT, sizeof *files);
+    struct fr_lake_append apps[RB_NOUT];
     struct fr_ice_txn *txn = NULL;
-    int rc = files ? fr_ice_txn_begin(rb->cat, &txn) : FR_ENOMEM;
+    int rc = !files ? FR_ENOMEM : rb->lake.rest ? FR_OK : fr_ice_txn_begin(rb->cat, &txn);
     for (int k = 0; rc == FR_OK && k < RB_NOUT; k++) {
         struct rb_out *o = &rb->out[k];
         uint32_t n = 0;
         if (o->n) {
             rc = fr_tw_finish(o->tw[o->n - 1]);
         }
+        struct fr_ice_data_file *mine = files + (size_t)k * RB_MAX_FILES;
         for (uint32_t i = 0; rc == FR_OK && i < o->n; i++) {
             if (o->tw[i]->rows) {
-                files[n++] = o->tw[i]->file;
+                mine[n++] = o->tw[i]->file;
             }
         }
-        if (rc == FR_OK) {
-            rc = fr_ice_txn_overwrite(txn, FR_NS, fr_tbl_name(rb_tbl[k]), files, n, &info);
+        apps[k] = (struct fr_lake_append){fr_tbl_name(rb_tbl[k]), mine, n};
+        if (rc == FR_OK && txn) {
+            rc = fr_ice_txn_overwrite(txn, FR_NS, fr_tbl_name(rb_tbl[k]), mine, n, &info);
         }
     }
     if (rc == FR_OK) {
         rb_crash_point(rb, "files");
         struct fr_ice_commit_result res;
-        rc = fr_ice_txn_commit(txn, &res);
+        rc = txn ? fr_ice_txn_commit(txn, &res)
+                 : fr_maint_commit_rest(&rb->lake, apps, RB_NOUT, 1, &info, "rebuild");
+        rb->unknown = rc == FR_EUNKNOWN;
     }
     if (rc < 0) {
         fr_error("rebuild", "commit failed: %s (%s) %s %s", fr_strerror(rc), fr_err_name(rc),
@@ -581,21 +592,22 @@ int fr_cmd_rebuild(struct fr_conf *conf, int argc, char **argv)
     int64_t t0 = fr_mono_ms();
     snprintf(rb->id, sizeof rb->id, "%" PRId64, fr_wall_ms());
 
-    if (!fr_maint_lake_exists(conf->general_data_dir)) {
-        fprintf(stderr, "freshet rebuild: no lake in %s (has `freshet process` run?)\n",
-                conf->general_data_dir);
+    if (!fr_lake_maybe_exists(conf)) {
+        char where[4200];
+        fprintf(stderr, "freshet rebuild: no lake at %s (has `freshet process` run?)\n",
+                fr_lake_catalog_name(conf, where, sizeof where));
         goto cleanup;
     }
     lock_fd = fr_maint_lock(conf, "rebuild", rb->dir, sizeof rb->dir);
     if (lock_fd < 0) {
         goto cleanup;
     }
-    rc = fr_lake_open_catalog(conf, &rb->lake);
+    rc = fr_lake_open(conf, &rb->lake);
     rb->cat = rb->lake.cat;
-    rc = rc ? rc : fr_tbl_ensure(rb->cat);
+    rc = rc ? rc : fr_maint_ensure(&rb->lake, 0);
     for (int k = 0; rc == FR_OK && k < RB_NOUT; k++) {
         struct fr_ice_table *table = NULL;
-        rc = fr_ice_table_load(rb->cat, FR_NS, fr_tbl_name(rb_tbl[k]), &table);
+        rc = fr_lake_table(&rb->lake, fr_tbl_name(rb_tbl[k]), &table);
         if (rc == FR_OK) {
             snprintf(rb->out[k].table_dir, sizeof rb->out[k].table_dir, "%s",
                      fr_ice_table_dir(table));
@@ -613,7 +625,7 @@ int fr_cmd_rebuild(struct fr_conf *conf, int argc, char **argv)
                  fr_ice_errmsg());
         goto cleanup;
     }
-    rc = fr_dlq_recover(conf, rb->dir, rb->cat, 1);
+    rc = fr_dlq_recover(conf, rb->dir, &rb->lake, 1);
     if (rc < 0) {
         goto cleanup;
     }
@@ -622,7 +634,7 @@ int fr_cmd_rebuild(struct fr_conf *conf, int argc, char **argv)
         fr_error("rebuild", "cleaning up a crashed rebuild: %s", fr_strerror(rc));
         goto cleanup;
     }
-    rc = fr_ice_table_load(rb->cat, FR_NS, fr_tbl_name(FR_TBL_BRONZE), &bronze);
+    rc = fr_lake_table(&rb->lake, fr_tbl_name(FR_TBL_BRONZE), &bronze);
     if (rc < 0) {
         fr_error("rebuild", "bronze: %s %s", fr_strerror(rc), fr_ice_errmsg());
         goto cleanup;
@@ -639,7 +651,7 @@ int fr_cmd_rebuild(struct fr_conf *conf, int argc, char **argv)
     rc = fr_ice_files(rb->cat, bronze, -1, true, &bronze_files);
     if (rc == FR_OK) {
         struct fr_ice_table *dlq = NULL;
-        rc = fr_ice_table_load(rb->cat, FR_NS, fr_tbl_name(FR_TBL_DLQ), &dlq);
+        rc = fr_lake_table(&rb->lake, fr_tbl_name(FR_TBL_DLQ), &dlq);
         rc = rc ? rc : fr_ice_files(rb->cat, dlq, -1, true, &dlq_files);
         fr_ice_table_free(dlq);
     }
@@ -705,7 +717,7 @@ int fr_cmd_rebuild(struct fr_conf *conf, int argc, char **argv)
     status = 0;
 
 cleanup:
-    rb_out_release(rb, !rb->committed);
+    rb_out_release(rb, !rb->committed && !rb->unknown);
     fr_ice_file_list_free(&bronze_files);
     fr_ice_file_list_free(&dlq_files);
     fr_ice_table_free(bronze);

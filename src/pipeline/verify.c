@@ -50,7 +50,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 
 /* --------------------------------------------------------------- state */
 
@@ -310,7 +309,7 @@ static int files_pass(struct vf *vf, void *fam)
                 e->count = (uint64_t)t;
             } else {
                 *(e->count == (uint64_t)t ? &f->dup_in_table : &f->shared) += 1;
-                vf_note(f->ex, sizeof f->ex, "%s is live in %s and %s", p,
+                vf_note(f->ex, sizeof f->ex, "%s is live in %s and %s", list.files[i].path,
                         fr_tbl_name((enum fr_tbl)e->count), fr_tbl_name(t));
             }
         }
@@ -698,7 +697,20 @@ static int verify_run(struct vf *vf, int json)
     static const enum fr_tbl order[FR_TBL_ALL] = {FR_TBL_BRONZE,     FR_TBL_SILVER, FR_TBL_GOLD_EPM,
                                                   FR_TBL_GOLD_TOP,   FR_TBL_LATE,   FR_TBL_DLQ,
                                                   FR_TBL_DLQ_REPLAYS};
-    int rc = fr_ice_list_tables(vf->cat, &idents, &nidents);
+    int rc = fr_lake_list(&vf->lake, &idents, &nidents);
+    if (rc == FR_ENOTFOUND && vf->lake.rest) {
+        rc = FR_OK; /* the REST catalog has no namespace yet: empty tables */
+    }
+    if (rc < 0) {
+        fprintf(stderr, "freshet verify: listing the tables: %s %s\n", fr_strerror(rc),
+                fr_ice_errmsg());
+        goto cleanup;
+    }
+    if (vf->lake.rest && nidents == 0) { /* as a missing catalog.db */
+        fprintf(stderr, "freshet verify: no lake at %s (no tables: nothing to verify)\n",
+                vf->conf->lake_catalog_uri);
+        goto cleanup;
+    }
     for (int i = 0; rc == FR_OK && i < FR_TBL_ALL; i++) {
         struct vf_tab *tab = &vf->tab[order[i]];
         tab->current = -1;
@@ -711,7 +723,7 @@ static int verify_run(struct vf *vf, int json)
         if (!listed) {
             continue;
         }
-        rc = fr_ice_table_load(vf->cat, FR_NS, fr_tbl_name(order[i]), &tab->table);
+        rc = fr_lake_table(&vf->lake, fr_tbl_name(order[i]), &tab->table);
         if (rc < 0) {
             fprintf(stderr, "freshet verify: table %s.%s: %s %s\n", FR_NS, fr_tbl_name(order[i]),
                     fr_strerror(rc), fr_ice_errmsg());
@@ -782,10 +794,9 @@ int fr_cmd_verify(struct fr_conf *conf, int argc, char **argv)
     }
     lower_priority();
     char path[4200];
-    struct stat st;
-    snprintf(path, sizeof path, "%s/lake/catalog.db", conf->general_data_dir);
-    if (stat(path, &st) != 0) {
-        fprintf(stderr, "freshet verify: no lake at %s (nothing to verify)\n", path);
+    if (!fr_lake_maybe_exists(conf)) {
+        fprintf(stderr, "freshet verify: no lake at %s (nothing to verify)\n",
+                fr_lake_catalog_name(conf, path, sizeof path));
         return 1;
     }
     struct vf *vf = calloc(1, sizeof *vf);
@@ -802,8 +813,9 @@ int fr_cmd_verify(struct fr_conf *conf, int argc, char **argv)
         goto cleanup;
     }
     /* The warehouse may be an S3 bucket (lake.warehouse): data files are
-     * then read with ranged GETs. */
-    int rc = fr_lake_open_catalog(conf, &vf->lake);
+     * then read with ranged GETs; the catalog may be a REST catalog
+     * (lake.catalog_uri): tables are listed and loaded through it. */
+    int rc = fr_lake_open(conf, &vf->lake);
     if (rc < 0) {
         goto cleanup; /* logged */
     }

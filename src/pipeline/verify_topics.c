@@ -356,7 +356,7 @@ static int topics_tables(struct vf *vf)
     static const enum fr_tbl tbls[2] = {FR_TBL_SILVER_TOPICS, FR_TBL_GOLD_TOPICS};
     struct fr_ice_ident *idents = NULL;
     size_t nidents = 0;
-    int rc = fr_ice_list_tables(vf->cat, &idents, &nidents);
+    int rc = fr_lake_list(&vf->lake, &idents, &nidents); /* SQLite or REST */
     int found = 0;
     for (int i = 0; rc == FR_OK && i < 2; i++) {
         struct vf_tab *tab = &vf->tab[tbls[i]];
@@ -369,7 +369,7 @@ static int topics_tables(struct vf *vf)
         if (!listed) {
             continue;
         }
-        rc = fr_ice_table_load(vf->cat, FR_NS, fr_tbl_name(tbls[i]), &tab->table);
+        rc = fr_lake_table(&vf->lake, fr_tbl_name(tbls[i]), &tab->table);
         if (rc == FR_OK) {
             tab->current = fr_ice_table_snapshot_id(tab->table);
             rc = vf_cut_table(vf, tbls[i]);

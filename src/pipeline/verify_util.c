@@ -341,7 +341,8 @@ int vf_scan(struct vf *vf, enum fr_tbl t, const struct vf_col *cols, uint32_t nc
         if (rc < 0 && err[0]) {
             vf_errf(vf, rc, "%s", err); /* the file or its columns */
         } else if (rc < 0 && !vf->mem.overflow) {
-            vf_errf(vf, rc, "%s: %s", path, fr_pq_errmsg()); /* fn's, unless a full pass */
+            vf_errf(vf, rc, "%s: %s", list.files[i].path, /* the URI */
+                    fr_pq_errmsg());                      /* fn's, unless a full pass */
         }
     }
     fr_ice_file_list_free(&list);

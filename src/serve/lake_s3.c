@@ -167,7 +167,7 @@ static void pool_give(struct serve_s3 *p, struct fr_s3 *s3)
 
 /* ------------------------------------------------------------- catalog */
 
-int serve_s3_catalog_open(struct fr_serve *srv, struct serve_s3_catalog *sc)
+int serve_s3_catalog_open(struct fr_serve *srv, struct serve_s3_catalog *sc, bool files_only)
 {
     memset(sc, 0, sizeof *sc);
     sc->pool = srv->s3;
@@ -175,7 +175,8 @@ int serve_s3_catalog_open(struct fr_serve *srv, struct serve_s3_catalog *sc)
     int rc = fr_s3_io_open(sc->client, srv->s3->prefix, NULL, &sc->io);
     if (rc == FR_OK) {
         struct fr_ice_catalog_opts copts = {
-            .data_dir = srv->data_dir, .busy_timeout_ms = 2000, .warehouse_uri = srv->s3->uri};
+            .data_dir = srv->data_dir, .busy_timeout_ms = 2000, .warehouse_uri = srv->s3->uri,
+            .files_only = files_only};
         rc = fr_s3_catalog_open(sc->io, &copts, &sc->cat);
     }
     return rc;

@@ -17,6 +17,11 @@
  *  3. Bodies are capped (SERVE_REST_BODY_MAX, 413 past it, by http.c);
  *     answers are capped buffers (REST_ANSWER_MAX).
  *  4. Errors use the Iceberg error model, {"error":{"message","type","code"}}.
+ *  5. The catalog's files live in the lake's warehouse: the data
+ *     directory's, or with lake.warehouse = s3://... the bucket (the
+ *     locations it assigns are then s3:// URIs). A serve whose lake is in
+ *     another REST catalog (lake.catalog_uri) answers 501 on every route:
+ *     its local catalog is not the lake.
  *
  * Namespaces in paths are levels separated by %1F; they are stored joined
  * with '.', as the JDBC catalog does, so a level holding '.' is refused.
@@ -29,6 +34,7 @@
 #include "core/json.h"
 #include "iceberg/iceberg.h"
 #include "iceberg/rest.h"
+#include "objstore/s3_io.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -278,39 +284,38 @@ static int rest_match(char segs[][256], int nseg, unsigned method, struct rest_p
 
 /* ------------------------------------------------------------ catalog -- */
 
-/* Open a handle for this request: the SQLite catalog of serve's data
- * directory over its warehouse, local or in S3 (then through a client of
- * the pool, held until rest_close: metadata, manifests and lists are
- * objects). A read of a lake that does not exist yet is FR_ENOTFOUND
- * (nothing is created). */
-static int rest_open(struct fr_serve *srv, bool write, struct serve_s3_catalog *sc,
-                     struct fr_ice_catalog **cat)
+/* serve_int.h. The catalog's files (metadata, and the locations it
+ * assigns) are in the bucket of lake.warehouse = s3://bucket/prefix. */
+int serve_catalog_open(struct fr_serve *srv, bool write, struct fr_ice_catalog **cat,
+                       struct fr_s3_warehouse **wh)
 {
     char db[4300];
     struct stat st;
     *cat = NULL;
-    memset(sc, 0, sizeof *sc);
+    *wh = NULL;
+    const struct fr_conf *conf = srv->opts.conf;
+    /* the tables are in a REST catalog: the handle only maps the warehouse */
+    const bool files_only = conf && conf->lake_catalog_uri && conf->lake_catalog_uri[0];
     snprintf(db, sizeof db, "%s/lake/catalog.db", srv->data_dir);
-    if (!write && stat(db, &st) != 0) {
+    if (!write && !files_only && stat(db, &st) != 0) {
         return FR_ENOTFOUND;
     }
-    if (srv->s3) {
-        int rc = serve_s3_catalog_open(srv, sc);
-        *cat = sc->cat;
+    struct fr_ice_catalog_opts copts = {
+        .data_dir = srv->data_dir, .busy_timeout_ms = 5000, .files_only = files_only};
+    if (conf && conf->lake_warehouse && conf->lake_warehouse[0]) {
+        char err[512] = "";
+        int rc = fr_s3_warehouse_open(conf, conf->lake_warehouse, &copts, wh, cat, err, sizeof err);
+        if (rc < 0) {
+            fr_warn("serve", "REST catalog: warehouse %s: %s (%s) %s", conf->lake_warehouse,
+                    fr_strerror(rc), fr_err_name(rc), err);
+            *wh = NULL;
+            *cat = NULL;
+        }
         return rc;
     }
-    struct fr_ice_catalog_opts copts = {.data_dir = srv->data_dir, .busy_timeout_ms = 5000};
     return fr_ice_catalog_open(&copts, cat);
 }
 
-static void rest_close(struct serve_s3_catalog *sc, struct fr_ice_catalog *cat)
-{
-    if (sc->pool) {
-        serve_s3_catalog_close(sc); /* closes cat, gives the client back */
-    } else {
-        fr_ice_catalog_close(cat);
-    }
-}
 
 /* ---------------------------------------------------------- namespaces -- */
 
@@ -496,7 +501,6 @@ struct rest_ctx {
     const struct serve_req *req;
     struct rest_path path;
     struct fr_ice_catalog *cat;
-    struct serve_s3_catalog sc; /* an S3 warehouse's client and adapter behind cat */
     struct fr_buf out;
     struct fr_json_val body; /* parsed, for POST */
 };
@@ -970,10 +974,19 @@ enum MHD_Result serve_rest(struct fr_serve *srv, struct MHD_Connection *conn,
                               "the request body must be a JSON object");
         }
     }
+    const struct fr_conf *conf = srv->opts.conf;
+    if (conf && conf->lake_catalog_uri && conf->lake_catalog_uri[0]) {
+        /* this serve's lake is in another catalog: the local one is not it */
+        return rest_error(conn, MHD_HTTP_NOT_IMPLEMENTED, "NotImplementedException",
+                          "freshet serve: not a REST catalog with a REST catalog "
+                          "(lake.catalog_uri=%s): the lake's tables are there, not here",
+                          conf->lake_catalog_uri);
+    }
+    struct fr_s3_warehouse *wh = NULL;
     fr_buf_init(&x.out, REST_ANSWER_MAX);
     enum MHD_Result ret;
     if (x.path.route != REST_R_CONFIG) {
-        int rc = rest_open(srv, write, &x.sc, &x.cat);
+        int rc = serve_catalog_open(srv, write, &x.cat, &wh);
         if (rc < 0 && rc != FR_ENOTFOUND) {
             ret = rest_fail(conn, rc, "NoSuchTableException", false);
             goto cleanup;
@@ -981,7 +994,8 @@ enum MHD_Result serve_rest(struct fr_serve *srv, struct MHD_Connection *conn,
     }
     ret = rest_route(&x);
 cleanup:
-    rest_close(&x.sc, x.cat);
+    fr_ice_catalog_close(x.cat);
+    fr_s3_warehouse_close(wh); /* after the catalog that uses it */
     fr_buf_free(&x.out);
     return ret;
 }

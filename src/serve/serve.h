@@ -32,14 +32,19 @@ struct fr_serve_opts {
     int max_streams;          /* open /api/v1/stream connections */
     int timeout_s;            /* per-connection inactivity timeout */
     size_t request_max_bytes; /* per-connection memory for the request (headers) */
-    /* lake.warehouse and the [s3] section are read from it at start (an
-     * S3 warehouse: /lake/ and /api/v1/tables read the bucket); NULL: the
-     * local warehouse. Borrowed for the call only. */
-    const struct fr_conf *conf;
     /* For jobs: the freshet binary and the global options to pass it. */
     const char *self;
     char **global_args;
     int nglobal;
+    /* The loaded configuration (must outlive the server); may be NULL (a
+     * local warehouse, no REST client). lake.warehouse and the [s3] section
+     * are read from it at start: with an S3 warehouse /lake/ and
+     * /api/v1/tables read the bucket, and the REST catalog keeps its files
+     * there. With
+     * lake.catalog_uri set the lake's tables are in that catalog:
+     * /api/v1/tables reads them there, and the /iceberg routes answer 501
+     * (this serve's local catalog is not the lake). */
+    const struct fr_conf *conf;
 };
 
 struct fr_serve;

@@ -28,6 +28,7 @@
 #include <netinet/in.h>
 #include <microhttpd.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -199,6 +200,18 @@ struct fr_serve {
     int topics_err; /* last refusal of stats/topics.json (0: none), docs.c */
 };
 
+/* rest.c: open a catalog handle for one request (handles are one-thread
+ * objects) over the lake's warehouse: the data directory's, or with
+ * lake.warehouse = s3://bucket/prefix the bucket (*wh, to be closed with
+ * fr_s3_warehouse_close after the catalog). A read (!write) of a lake that
+ * does not exist yet is FR_ENOTFOUND: nothing is created. With
+ * lake.catalog_uri the handle is files_only (no catalog.db): the tables
+ * are that REST catalog's. */
+struct fr_s3_warehouse;
+struct fr_ice_catalog;
+int serve_catalog_open(struct fr_serve *srv, bool write, struct fr_ice_catalog **cat,
+                       struct fr_s3_warehouse **wh);
+
 /* http.c */
 enum MHD_Result serve_send_json(struct MHD_Connection *conn, unsigned status, struct fr_buf *body);
 enum MHD_Result serve_error(struct MHD_Connection *conn, unsigned status, const char *code,
@@ -276,7 +289,9 @@ struct serve_s3_catalog {
     struct fr_s3_io *io;
     struct fr_ice_catalog *cat;
 };
-int serve_s3_catalog_open(struct fr_serve *srv, struct serve_s3_catalog *sc);
+/* files_only: the tables are in a REST catalog (lake.catalog_uri): no
+ * catalog.db is opened; the handle maps paths and does file I/O. */
+int serve_s3_catalog_open(struct fr_serve *srv, struct serve_s3_catalog *sc, bool files_only);
 void serve_s3_catalog_close(struct serve_s3_catalog *sc);
 /* The message of the client's last failure (while it is still held). */
 const char *serve_s3_catalog_errmsg(const struct serve_s3_catalog *sc);

@@ -6,9 +6,14 @@
  * number of handles may read the catalog while the processor commits);
  * never creates a lake that does not exist. With an S3 warehouse the
  * catalog reads its metadata through a client of lake_s3.c's pool, and the
- * URLs are the same /lake/<path> (lake_s3.c maps them to keys).
+ * URLs are the same /lake/<path> (lake_s3.c maps them to keys). With
+ * lake.catalog_uri the tables are listed and loaded through that REST
+ * catalog (a client per request; the local handle only maps the shared
+ * warehouse).
  */
 #include "serve/serve_int.h"
+
+#include "iceberg/rest.h"
 
 #include "core/buf.h"
 #include "core/err.h"
@@ -83,13 +88,15 @@ static int tables_put_url(struct fr_buf *out, const struct tables_wh *wh, const 
     return rc == FR_OK ? fr_buf_putc(out, '"') : rc;
 }
 
-static int tables_one(struct fr_ice_catalog *cat, const struct fr_ice_ident *ident,
-                      const struct tables_wh *wh, struct fr_buf *out)
+static int tables_one(struct fr_ice_catalog *cat, struct fr_ice_rest *rest,
+                      const struct fr_ice_ident *ident, const struct tables_wh *wh,
+                      struct fr_buf *out)
 {
     struct fr_ice_table *table = NULL;
     struct fr_ice_file_list list;
     memset(&list, 0, sizeof list);
-    int rc = fr_ice_table_load(cat, ident->ns, ident->name, &table);
+    int rc = rest ? fr_ice_rest_table(rest, cat, ident->ns, ident->name, &table)
+                  : fr_ice_table_load(cat, ident->ns, ident->name, &table);
     if (rc < 0) {
         return rc;
     }
@@ -171,23 +178,37 @@ enum MHD_Result serve_tables(struct fr_serve *srv, struct MHD_Connection *conn)
     char db[4200];
     snprintf(db, sizeof db, "%s/lake/catalog.db", srv->data_dir);
     struct stat st;
+    const struct fr_conf *conf = srv->opts.conf;
+    /* the tables are in a REST catalog: the local handle only maps the
+     * warehouse (files_only: no catalog.db is opened or created) */
+    const bool rest_uri = conf && conf->lake_catalog_uri && conf->lake_catalog_uri[0];
     struct fr_ice_catalog *cat = NULL;
+    struct fr_ice_rest *rest = NULL;
     struct fr_ice_ident *idents = NULL;
     size_t count = 0;
     const char *where = "";
     struct serve_s3_catalog sc;
     memset(&sc, 0, sizeof sc);
-    if (rc == FR_OK && stat(db, &st) == 0) {
+    if (rc == FR_OK && (rest_uri || stat(db, &st) == 0)) {
         where = "catalog";
         if (srv->s3) {
-            rc = serve_s3_catalog_open(srv, &sc);
+            rc = serve_s3_catalog_open(srv, &sc, rest_uri);
             cat = sc.cat;
         } else {
-            struct fr_ice_catalog_opts copts = {.data_dir = srv->data_dir, .busy_timeout_ms = 2000};
+            struct fr_ice_catalog_opts copts = {
+                .data_dir = srv->data_dir, .busy_timeout_ms = 2000, .files_only = rest_uri};
             rc = fr_ice_catalog_open(&copts, &cat);
         }
+        if (rc == FR_OK && rest_uri) {
+            struct fr_ice_rest_opts ropts = {.uri = conf->lake_catalog_uri,
+                                             .token = conf->lake_catalog_token};
+            where = conf->lake_catalog_uri;
+            rc = fr_ice_rest_open(&ropts, &rest);
+        }
         if (rc == FR_OK) {
-            rc = fr_ice_list_tables(cat, &idents, &count);
+            rc = rest ? fr_ice_rest_list_tables(rest, &idents, &count)
+                      : fr_ice_list_tables(cat, &idents, &count);
+            rc = rc == FR_ENOTFOUND && rest ? FR_OK : rc; /* no namespace yet */
         }
         struct tables_wh wh = {.dir = cat ? fr_ice_catalog_warehouse(cat) : "",
                                .uri = cat ? fr_ice_catalog_warehouse_uri(cat) : NULL};
@@ -200,7 +221,7 @@ enum MHD_Result serve_tables(struct fr_serve *srv, struct MHD_Connection *conn)
             }
             if (rc == FR_OK) {
                 where = idents[i].name;
-                rc = tables_one(cat, &idents[i], &wh, &body);
+                rc = tables_one(cat, rest, &idents[i], &wh, &body);
             }
         }
     }
@@ -212,6 +233,7 @@ enum MHD_Result serve_tables(struct fr_serve *srv, struct MHD_Connection *conn)
         snprintf(msg, sizeof msg, "%s: %s %s", where, fr_strerror(rc), fr_ice_errmsg());
     }
     free(idents);
+    fr_ice_rest_close(rest);
     if (srv->s3) {
         serve_s3_catalog_close(&sc); /* the catalog, its io, the client back to the pool */
     } else {

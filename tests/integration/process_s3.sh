@@ -121,7 +121,7 @@ import json
 t = {x["name"]: x for x in json.load(open("s3.json"))["tables"]}
 c = {x["name"]: x for x in json.load(open("ctl.json"))["tables"]}
 b = t["bronze_recentchange"]
-assert any("/compacted-" in f["local_path"] for f in b["data_files"]), "no compacted bronze file"
+assert any("/compacted-" in f["path"] for f in b["data_files"]), "no compacted bronze file"
 assert len(b["data_files"]) < len(c["bronze_recentchange"]["data_files"]), \
     (len(b["data_files"]), len(c["bronze_recentchange"]["data_files"]))
 print("bronze: %d live files in the bucket, %d in the control" %
@@ -129,8 +129,15 @@ print("bronze: %d live files in the bucket, %d in the control" %
 PY
 s3_download "$TOOL" s3.json s3d/lake/warehouse lake wh bucket s3-local.json ||
     fail "downloading the bucket's data files"
-python3 -c 'import json; assert json.load(open("s3.json"))["warehouse"].startswith("s3://lake/wh")' ||
-    fail "the tables' warehouse is not the bucket"
+python3 - <<'PY' || fail "tables --json names a bucket's file by a local path"
+import json
+t = json.load(open("s3.json"))
+assert t["warehouse"].startswith("s3://lake/wh"), t["warehouse"]
+for tab in t["tables"]:
+    for f in tab.get("data_files") or []:
+        assert f["local_path"] is None, f  # no local path names a file of the bucket
+        assert f["path"].startswith("s3://lake/wh/"), f["path"]
+PY
 (cd "$src/tests/interop" && node lake_compare.mjs "$work/ctl.json" "$work/s3-local.json") ||
     fail "the bucket's tables differ from the control lake"
 echo "PASS the bucket's six tables equal the control lake's"

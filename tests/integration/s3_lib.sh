@@ -5,8 +5,8 @@
 #       URL) and P (the proxy's), exports test credentials
 #   s3_download TOOL TABLES_JSON LOCAL_ROOT BUCKET PREFIX OUT_DIR OUT_JSON
 #       fetch every live data file that `freshet tables --json --files`
-#       listed (local_path under LOCAL_ROOT, the lake's local warehouse
-#       path) from BUCKET/PREFIX with s3_tool into OUT_DIR, and write the
+#       listed (by its s3://BUCKET/PREFIX/... path, or a local_path under
+#       LOCAL_ROOT, the lake's local warehouse path) from BUCKET/PREFIX with s3_tool into OUT_DIR, and write the
 #       listing with local_path pointing at the copies to OUT_JSON
 
 s3_free_port() {
@@ -47,7 +47,12 @@ root = os.path.realpath(root)
 n = 0
 for tab in t["tables"]:
     for f in tab.get("data_files") or []:
-        rel = os.path.relpath(f["local_path"], root)
+        if f.get("local_path"):
+            rel = os.path.relpath(f["local_path"], root)
+        else:  # a bucket's file: its URI, s3://BUCKET/PREFIX/rel
+            base = f"s3://{bucket}/{prefix}/"
+            assert f["path"].startswith(base), (f["path"], base)
+            rel = f["path"][len(base):]
         dst = os.path.join(out, rel)
         os.makedirs(os.path.dirname(dst), exist_ok=True)
         subprocess.run([tool, "get", e, bucket, f"{prefix}/{rel}", dst], check=True)

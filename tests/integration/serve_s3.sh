@@ -94,7 +94,8 @@ root = os.path.realpath("d/lake/warehouse")
 files = []
 for tab in t["tables"]:
     for f in tab.get("data_files") or []:
-        rel = os.path.relpath(f["local_path"], root)
+        base = "s3://lake/wh/"  # a bucket's file is named by its URI (local_path null)
+        rel = f["path"][len(base):] if f["path"].startswith(base) else os.path.relpath(f["local_path"], root)
         dst = os.path.join("bucket", rel)
         os.makedirs(os.path.dirname(dst), exist_ok=True)
         subprocess.run([tool, "get", e, "lake", f"wh/{rel}", dst], check=True)

@@ -23,8 +23,10 @@
  * and committed through the faults land every row exactly once; table
  * maintenance through the client (compaction's rewrite, expiry, orphans)
  * under lost races and unknown outcomes keeps every row once and deletes
- * no live file. The catalog is read back with the library (src/iceberg),
- * not through the client, to see what really landed.
+ * no live file; the client's listing of every table (nested namespaces,
+ * through 503s) equals the library's; a files_only catalog handle creates
+ * no catalog.db and refuses row calls. The catalog is read back with the
+ * library (src/iceberg), not through the client, to see what really landed.
  */
 #include "check.h"
 
@@ -43,6 +45,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #define TOKEN "test-token-123"
 #define PIPE "pipe-rest"
@@ -629,13 +632,72 @@ static void test_maintenance_through_rest(void)
     /* 6. the catalog lists its tables */
     struct fr_ice_ident *ids = NULL;
     size_t n = 0;
-    CHECK_EQ_INT(fr_ice_rest_list_tables(client, TI_NS, &ids, &n), FR_OK);
+    CHECK_EQ_INT(fr_ice_rest_list_tables(client, &ids, &n), FR_OK);
     bool found = false;
     for (size_t i = 0; i < n; i++) {
-        found |= strcmp(ids[i].name, "data") == 0;
+        found |= strcmp(ids[i].ns, TI_NS) == 0 && strcmp(ids[i].name, "data") == 0;
     }
     CHECK(found);
     free(ids);
+    fr_ice_catalog_close(cat);
+}
+
+/* fr_ice_rest_list_tables against the library's own listing of the same
+ * catalog (nested namespaces, reads retried through 503s), and a catalog
+ * handle opened files_only: no catalog.db, row calls refused by name, and
+ * tables loaded through the client still list their files. */
+static void test_list_and_files_only(void)
+{
+    static const char create_c[] =
+        "{\"name\":\"c\",\"schema\":{\"type\":\"struct\",\"fields\":[{\"id\":1,\"name\":\"id\","
+        "\"type\":\"long\",\"required\":true}]}}";
+    CHECK_EQ_INT(fr_ice_rest_create_namespace(client, "rc.deep"), FR_OK);
+    CHECK_EQ_INT(fr_ice_rest_create_table(client, "rc.deep", create_c, strlen(create_c), NULL),
+                 FR_OK);
+    struct fr_ice_catalog *cat = NULL;
+    struct fr_ice_catalog_opts co = {.data_dir = data_dir};
+    struct fr_ice_ident *want = NULL, *got = NULL;
+    size_t nwant = 0, ngot = 0;
+    CHECK_EQ_INT(fr_ice_catalog_open(&co, &cat), FR_OK);
+    CHECK_EQ_INT(fr_ice_list_tables(cat, &want, &nwant), FR_OK);
+    fr_ice_catalog_close(cat);
+    set_fault(GET_503, 2);
+    CHECK_EQ_INT(fr_ice_rest_list_tables(client, &got, &ngot), FR_OK);
+    CHECK(nwant >= 3);
+    CHECK_EQ_INT((int)ngot, (int)nwant);
+    int deep = 0;
+    for (size_t i = 0; i < ngot && i < nwant; i++) {
+        CHECK_EQ_STR(got[i].ns, want[i].ns);
+        CHECK_EQ_STR(got[i].name, want[i].name);
+        deep += strcmp(got[i].ns, "rc.deep") == 0 && strcmp(got[i].name, "c") == 0;
+    }
+    CHECK_EQ_INT(deep, 1);
+    free(want);
+    free(got);
+
+    /* files_only: nothing created, row calls refused, REST loads work */
+    char other[4200], db[4300];
+    snprintf(other, sizeof other, "%s/files-only", data_dir);
+    struct fr_ice_catalog_opts fo = {.data_dir = other, .files_only = true};
+    CHECK_EQ_INT(fr_ice_catalog_open(&fo, &cat), FR_OK);
+    struct fr_ice_ident *ids = NULL;
+    size_t n = 0;
+    CHECK_EQ_INT(fr_ice_list_tables(cat, &ids, &n), FR_EUNSUPPORTED);
+    CHECK(strstr(fr_ice_errmsg(), "REST catalog") != NULL);
+    struct fr_ice_table *t = NULL;
+    CHECK_EQ_INT(fr_ice_table_load(cat, "rc", "a", &t), FR_EUNSUPPORTED);
+    fr_ice_catalog_close(cat);
+    snprintf(db, sizeof db, "%s/lake/catalog.db", other);
+    CHECK(access(db, F_OK) != 0);
+    fo.data_dir = data_dir; /* the served warehouse, shared */
+    CHECK_EQ_INT(fr_ice_catalog_open(&fo, &cat), FR_OK);
+    /* wiki.data: the real files test_stage_append_through_faults landed */
+    CHECK_EQ_INT(fr_ice_rest_table(client, cat, "wiki", "data", &t), FR_OK);
+    struct fr_ice_file_list list = {0};
+    CHECK_EQ_INT(fr_ice_files(cat, t, -1, true, &list), FR_OK);
+    CHECK(list.nfiles > 0 && list.total_records > 0);
+    fr_ice_file_list_free(&list);
+    fr_ice_table_free(t);
     fr_ice_catalog_close(cat);
 }
 
@@ -674,6 +736,7 @@ int main(void)
     RUN(test_transaction_and_reads);
     RUN(test_stage_append_through_faults);
     RUN(test_maintenance_through_rest);
+    RUN(test_list_and_files_only);
     fr_ice_rest_close(client);
     atomic_store(&proxy.stop, 1);
     shutdown(proxy.fd, SHUT_RDWR);

@@ -102,7 +102,7 @@ static const char *lake_of_small_files(struct fr_conf *conf, struct fr_lake *lak
     char set[4200], err[256];
     snprintf(set, sizeof set, "general.data_dir=%s", dir);
     CHECK_EQ_INT(fr_conf_set(conf, set, FR_CONF_FLAG, err, sizeof err), FR_OK);
-    CHECK_EQ_INT(fr_lake_open_catalog(conf, lake), FR_OK);
+    CHECK_EQ_INT(fr_lake_open(conf, lake), FR_OK);
     CHECK_EQ_INT(fr_tbl_ensure(lake->cat), FR_OK);
     put_small_files(lake);
     return dir;
@@ -236,7 +236,7 @@ static void test_compact_cmd(void)
 
     struct fr_ice_table *table = NULL;
     struct fr_ice_file_list live = {0};
-    CHECK_EQ_INT(fr_lake_open_catalog(&conf, &lake), FR_OK);
+    CHECK_EQ_INT(fr_lake_open(&conf, &lake), FR_OK);
     CHECK_EQ_INT(fr_lake_table(&lake, fr_tbl_name(FR_TBL_BRONZE), &table), FR_OK);
     CHECK_EQ_INT(fr_ice_files(lake.cat, table, -1, true, &live), FR_OK);
     CHECK_EQ_INT(live.total_records, FILES * ROWS);
