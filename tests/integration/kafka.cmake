@@ -18,3 +18,10 @@ if(FR_KAFKA)
     fr_add_script_test(NAME integration_kafka_group LABELS "integration;chaos" TIMEOUT 400
         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/kafka_group.sh $<TARGET_FILE:kafka_mock>)
 endif()
+if(FR_KAFKA)
+    # Zombies under pause: an instance and its children SIGSTOPped past the
+    # session timeout while epochs flow; its shards are fenced on SIGCONT, it
+    # rejoins; verify passes and every table equals a control lake.
+    fr_add_script_test(NAME integration_kafka_zombie LABELS "integration;chaos" TIMEOUT 500
+        COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/kafka_zombie.sh $<TARGET_FILE:kafka_mock>)
+endif()
