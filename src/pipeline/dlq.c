@@ -897,7 +897,13 @@ static int rp_commit(struct rp *rp)
                                 {FR_SUMMARY_WATERMARK, wm}};
     struct fr_ice_commit_info info = {NULL, -1, NULL, props, sizeof props / sizeof props[0]};
     struct fr_ice_txn *txn = NULL;
+    /* A shard or finalizer that committed since the start makes it a
+     * group's lake: refused inside the swap (ADR 0045). */
+    struct fr_maint_group group = {.pipeline_id = rp->conf->general_pipeline_id};
     rc = fr_ice_txn_begin(rp->cat, &txn);
+    if (rc == FR_OK) {
+        fr_ice_txn_guard(txn, fr_maint_group_guard, &group);
+    }
     for (int k = 0; rc == FR_OK && k < RP_NOUT; k++) {
         if (rp->tw[k].rows) {
             rc = fr_ice_txn_append(txn, FR_NS, fr_tbl_name(rp_tbl[k]), &rp->tw[k].file, 1, &info);
@@ -908,6 +914,11 @@ static int rp_commit(struct rp *rp)
         rc = fr_ice_txn_commit(txn, &res);
     }
     fr_ice_txn_free(txn);
+    if (rc < 0 && group.found[0]) {
+        fr_maint_group_refused("dlq replay", &group);
+        fr_buf_free(&staged.state);
+        return rc;
+    }
     if (rc < 0) {
         fr_error("dlq", "commit failed: %s (%s) %s", fr_strerror(rc), fr_err_name(rc),
                  fr_ice_errmsg());
@@ -1059,6 +1070,9 @@ static int dlq_replay(struct fr_conf *conf, int argc, char **argv)
     }
     int rc = fr_lake_open_catalog(conf, &rp->lake);
     rp->cat = rp->lake.cat;
+    if (rc == FR_OK && fr_maint_refuse_group(conf, rp->cat, "dlq replay") < 0) {
+        goto cleanup;
+    }
     rc = rc ? rc : fr_tbl_ensure(rp->cat);
     rc = rc ? rc : fr_tbl_ensure_one(rp->cat, FR_TBL_DLQ_REPLAYS);
     if (rc < 0) {

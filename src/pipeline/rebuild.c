@@ -425,7 +425,13 @@ static int rb_commit(struct rb *rb, int64_t watermark_us)
     struct fr_ice_commit_info info = {NULL, -1, NULL, props, sizeof props / sizeof props[0]};
     struct fr_ice_data_file *files = calloc(RB_MAX_FILES, sizeof *files);
     struct fr_ice_txn *txn = NULL;
+    /* A shard or finalizer that committed since the start makes it a
+     * group's lake: refused inside the swap (ADR 0045). */
+    struct fr_maint_group group = {.pipeline_id = rb->conf->general_pipeline_id};
     int rc = files ? fr_ice_txn_begin(rb->cat, &txn) : FR_ENOMEM;
+    if (rc == FR_OK) {
+        fr_ice_txn_guard(txn, fr_maint_group_guard, &group);
+    }
     for (int k = 0; rc == FR_OK && k < RB_NOUT; k++) {
         struct rb_out *o = &rb->out[k];
         uint32_t n = 0;
@@ -446,7 +452,9 @@ static int rb_commit(struct rb *rb, int64_t watermark_us)
         struct fr_ice_commit_result res;
         rc = fr_ice_txn_commit(txn, &res);
     }
-    if (rc < 0) {
+    if (rc < 0 && group.found[0]) {
+        fr_maint_group_refused("rebuild", &group);
+    } else if (rc < 0) {
         fr_error("rebuild", "commit failed: %s (%s) %s %s", fr_strerror(rc), fr_err_name(rc),
                  fr_ice_errmsg(), fr_pq_errmsg());
     }
@@ -592,6 +600,9 @@ int fr_cmd_rebuild(struct fr_conf *conf, int argc, char **argv)
     }
     rc = fr_lake_open_catalog(conf, &rb->lake);
     rb->cat = rb->lake.cat;
+    if (rc == FR_OK && fr_maint_refuse_group(conf, rb->cat, "rebuild") < 0) {
+        goto cleanup;
+    }
     rc = rc ? rc : fr_tbl_ensure(rb->cat);
     for (int k = 0; rc == FR_OK && k < RB_NOUT; k++) {
         struct fr_ice_table *table = NULL;
