@@ -7,6 +7,8 @@
 #   while two `freshet process --group` instances consume, each with its own
 #   checkpoint directory (two machines that share only the lake):
 #
+#   0. a second live owner of partition 0 (another machine's `process
+#      --partition 0`) meets the group's shard: one of them is fenced;
 #   1. instance 1 and all its children (shards, and the finalizer if it has
 #      partition 0) are SIGSTOPped, as a paused VM or container is;
 #   2. past kafka.session_timeout_ms the group gives its partitions to
