@@ -281,5 +281,9 @@ for dp in ck-x/0 $(for k in "${shards[@]}"; do echo "ck-i1/${was[$k]}"; done); d
     ck_same "$p" "$d/freshet-p$p/checkpoint" "ck-fresh/freshet-p$p/checkpoint" ||
         { echo "FAIL: shard $p: $d resumed to another state than the lake's"; grep -h 'WAL planned' "resume-$d-p$p.log" || true; exit 1; }
 done
-[ "$replaced" -ge 1 ] || { echo "FAIL: no owner's directory held a plan the lake contradicts: step 6 showed nothing"; exit 1; }
+# A directory instance 1 got back after it rejoined had its lost plans
+# replaced during the run already (and is checked above all the same).
+during=$(cat member*.log x.log | grep -c 'WAL planned' || true)
+echo "lost plans replaced by the lake's range: $during during the run, $replaced in step 6"
+[ "$((replaced + during))" -ge 1 ] || { echo "FAIL: no owner's directory held a plan the lake contradicts: step 6 showed nothing"; exit 1; }
 echo "PASS: a paused instance's shards are fenced, it rejoins, nothing lost or doubled (verify passes, tables = control)"
