@@ -6,8 +6,9 @@
  * State machine (one attempt per pass; io step names in parentheses):
  *
  *      BEGIN ─► LOAD: each table's catalog row + its metadata (loaded)
- *                 │ an epoch of this pipeline >= ours already there
- *                 │   ──► STOP: FR_EEXIST, nothing moved
+ *                 │ an epoch of this pipeline >= ours already there,
+ *                 │ or the transaction's guard refuses the table
+ *                 │   ──► STOP: FR_EEXIST (the guard's own code), nothing moved
  *                 ▼
  *               APPLY: manifests (manifest), manifest list (manifest-list)
  *                 │ change no longer applies ──► ABORT: FR_ECONFLICT
@@ -60,6 +61,14 @@ struct fr_ice_txn {
     struct ice_change *changes[ICE_MAX_CHANGES];
     uint32_t n;
     bool done;
+    fr_ice_guard_fn guard; /* fr_ice_txn_guard, or NULL */
+    void *guard_arg;
+};
+
+/* The caller's check at LOAD (fr_ice_txn_guard). */
+struct txn_guard {
+    fr_ice_guard_fn fn;
+    void *arg;
 };
 
 static void cleanup_attempt(struct ice_change **cs, uint32_t n, bool remove_files)
@@ -91,7 +100,7 @@ static int64_t since_us(int64_t *t)
 
 /* LOAD for one change. */
 static int load_base(struct fr_ice_catalog *cat, struct ice_change *c,
-                     struct fr_ice_commit_timing *tm)
+                     const struct txn_guard *guard, struct fr_ice_commit_timing *tm)
 {
     char loc[ICE_PATH_MAX];
     int64_t t = fr_mono_ns();
@@ -114,6 +123,12 @@ static int load_base(struct fr_ice_catalog *cat, struct ice_change *c,
                            c->ns, c->name, (long long)c->epoch, c->pipeline_id, (long long)last);
         }
     }
+    if (guard && guard->fn) {
+        rc = guard->fn(c->base, guard->arg);
+        if (rc < 0) {
+            return ice_err(rc, "table %s.%s: refused by the committer's check", c->ns, c->name);
+        }
+    }
     return FR_OK;
 }
 
@@ -129,7 +144,7 @@ static int commit_outcome(struct fr_ice_catalog *cat, struct ice_change *c)
 }
 
 static int txn_run(struct fr_ice_catalog *cat, struct ice_change **cs, uint32_t n,
-                   struct fr_ice_commit_result *res)
+                   const struct txn_guard *guard, struct fr_ice_commit_result *res)
 {
     struct ice_cat_update ups[ICE_MAX_CHANGES];
     struct fr_ice_commit_timing tm = {0};
@@ -142,7 +157,7 @@ static int txn_run(struct fr_ice_catalog *cat, struct ice_change **cs, uint32_t 
         /* LOAD, APPLY, METADATA */
         for (uint32_t i = 0; i < n && rc == FR_OK; i++) {
             cs[i]->attempt = attempt;
-            rc = load_base(cat, cs[i], &tm);
+            rc = load_base(cat, cs[i], guard, &tm);
             t = fr_mono_ns();
             if (rc == FR_OK) {
                 rc = ice_change_apply(cs[i]);
@@ -366,7 +381,14 @@ int fr_ice_txn_commit(struct fr_ice_txn *txn, struct fr_ice_commit_result *res)
         return ice_err(FR_EINVAL, "empty transaction");
     }
     txn->done = true;
-    return txn_run(txn->cat, txn->changes, txn->n, res);
+    struct txn_guard guard = {txn->guard, txn->guard_arg};
+    return txn_run(txn->cat, txn->changes, txn->n, &guard, res);
+}
+
+void fr_ice_txn_guard(struct fr_ice_txn *txn, fr_ice_guard_fn fn, void *arg)
+{
+    txn->guard = fn;
+    txn->guard_arg = arg;
 }
 
 void fr_ice_txn_free(struct fr_ice_txn *txn)
@@ -383,7 +405,7 @@ void fr_ice_txn_free(struct fr_ice_txn *txn)
 int ice_commit_one(struct fr_ice_catalog *cat, struct ice_change *c, int64_t *snapshot_id)
 {
     struct fr_ice_commit_result res = {0};
-    int rc = txn_run(cat, &c, 1, &res);
+    int rc = txn_run(cat, &c, 1, NULL, &res);
     if (rc == FR_OK && snapshot_id) {
         *snapshot_id = res.snapshot_id[0];
     }

@@ -433,6 +433,16 @@ int fr_ice_txn_overwrite(struct fr_ice_txn *txn, const char *ns, const char *nam
                          const struct fr_ice_data_file *files, uint32_t nfiles,
                          const struct fr_ice_commit_info *info);
 
+/* A check of each table of a transaction, made at every LOAD (below), so
+ * inside the compare-and-swap: a commit by someone else that lands after
+ * the check moves the table's catalog row, the swap fails and the table is
+ * loaded and checked again. Return FR_OK to go on, or a negative code to
+ * stop the commit with it (nothing moved). base is the loaded table, valid
+ * during the call only. Called on the committing thread. */
+typedef int (*fr_ice_guard_fn)(const struct fr_ice_table *base, void *arg);
+/* Set txn's guard (one; NULL: none) before fr_ice_txn_commit. */
+void fr_ice_txn_guard(struct fr_ice_txn *txn, fr_ice_guard_fn fn, void *arg);
+
 /* Where one commit's time went, summed over its tables and attempts, in
  * microseconds of the monotonic clock: cat_us the catalog row reads, load_us
  * reading and parsing the base metadata, apply_us manifests and the manifest

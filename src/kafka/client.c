@@ -278,18 +278,28 @@ int fr_kafka_watermarks(rd_kafka_t *rk, const char *topic, int32_t partition, in
                         int64_t *hi)
 {
     int64_t out[2];
+    int paused = 0;
     for (int i = 0; i < 2; i++) {
         rd_kafka_topic_partition_list_t *parts = rd_kafka_topic_partition_list_new(1);
         if (!parts) {
             return FR_ENOMEM;
         }
         rd_kafka_topic_partition_list_add(parts, topic, partition)->offset = i == 0 ? -2 : -1;
+        int64_t t0 = fr_mono_ms();
         rd_kafka_resp_err_t err = rd_kafka_offsets_for_times(rk, parts, FR_KAFKA_META_MS);
         if (!err) {
             err = parts->elems[0].err;
         }
         out[i] = parts->elems[0].offset;
         rd_kafka_topic_partition_list_destroy(parts);
+        if (err == RD_KAFKA_RESP_ERR__TIMED_OUT && !paused &&
+            fr_mono_ms() - t0 > FR_KAFKA_META_MS + 1000) {
+            /* This process was stopped inside the call (SIGSTOP, a frozen
+             * VM): the pause is not the broker's silence; ask once more. */
+            paused = 1;
+            i--;
+            continue;
+        }
         if (err) {
             int rc = fr_kafka_err(err);
             if (rc != FR_ENOTFOUND) {

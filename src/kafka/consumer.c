@@ -219,7 +219,8 @@ static int to_rec(struct fr_kafka_reader *kr, const rd_kafka_message_t *msg, str
  * to FR_KAFKA_FETCH_WAIT_MS for the fetch. Error events that librdkafka
  * recovers from by itself (a broker down while another serves, a leader
  * moving) are remembered; when the wait ends without a record, the last
- * one is returned so the caller sees why (FR_EKAFKA, ...).
+ * one is returned so the caller sees why (FR_EKAFKA, ...). Time this process
+ * spends stopped inside a poll (a paused VM) does not count as waiting.
  */
 int fr_kafka_reader_next(struct fr_log_reader *reader, struct fr_log_rec *out, int timeout_ms)
 {
@@ -244,7 +245,16 @@ int fr_kafka_reader_next(struct fr_log_reader *reader, struct fr_log_rec *out, i
         if (deadline >= 0 && left < 0) {
             left = 0;
         }
-        rd_kafka_message_t *msg = rd_kafka_consumer_poll(kr->rk, (int)(left > 1000 ? 1000 : left));
+        int ask = (int)(left > 1000 ? 1000 : left);
+        int64_t t0 = fr_mono_ms();
+        rd_kafka_message_t *msg = rd_kafka_consumer_poll(kr->rk, ask);
+        int64_t took = fr_mono_ms() - t0;
+        if (deadline >= 0 && took > ask + 1000) {
+            /* This process was stopped inside the poll (SIGSTOP, a frozen
+             * VM or container): the pause is not time spent waiting for
+             * the record, so it does not count against the wait. */
+            deadline += took - ask;
+        }
         if (msg && msg->err) {
             rd_kafka_resp_err_t e = msg->err;
             if (e == RD_KAFKA_RESP_ERR__PARTITION_EOF) {

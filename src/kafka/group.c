@@ -74,6 +74,14 @@ static void group_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
     if (err != RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS) {
         fr_warn("kafka", "group: rebalance error: %s", rd_kafka_err2str(err));
     }
+    if (rd_kafka_assignment_lost(rk)) {
+        /* The coordinator dropped this member (silent past the session
+         * timeout, e.g. paused): others may own these partitions already. */
+        fr_warn("kafka",
+                "group: assignment of %d partition(s) lost (out of the group past "
+                "the session timeout): stopping their shards, then rejoining",
+                n);
+    }
     fr_info("kafka", "group: %d partition(s) of %s revoked", n, g->topic);
     if (g->on_revoke) {
         g->on_revoke(g->arg, ids, n);

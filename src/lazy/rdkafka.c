@@ -18,6 +18,7 @@ typedef rd_kafka_topic_partition_list_t tplist_t;
 #define KAFKA_FUNCS(X)                                                                     \
     X(kerr_t, rd_kafka_assign, (rd_kafka_t * rk, const tplist_t *partitions),             \
       (rk, partitions), FAIL)                                                              \
+    X(int, rd_kafka_assignment_lost, (rd_kafka_t * rk), (rk), 0)                           \
     X(rd_kafka_conf_t *, rd_kafka_conf_new, (void), (), NULL)                              \
     X(rd_kafka_conf_res_t, rd_kafka_conf_set,                                              \
       (rd_kafka_conf_t * conf, const char *name, const char *value, char *errstr,         \

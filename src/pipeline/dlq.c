@@ -917,7 +917,14 @@ static int rp_commit(struct rp *rp)
         }
     }
     struct fr_ice_txn *txn = NULL;
+    /* A shard or finalizer that committed since the start makes it a
+     * group's lake: refused inside the swap (ADR 0045; the SQLite catalog's
+     * transaction; through REST the start's check stands). */
+    struct fr_maint_group group = {.pipeline_id = rp->conf->general_pipeline_id};
     rc = rp->lake.rest ? FR_OK : fr_ice_txn_begin(rp->cat, &txn);
+    if (rc == FR_OK && txn) {
+        fr_ice_txn_guard(txn, fr_maint_group_guard, &group);
+    }
     for (int k = 0; txn && rc == FR_OK && k < RP_NOUT; k++) {
         if (rp->tw[k].rows) {
             rc = fr_ice_txn_append(txn, FR_NS, fr_tbl_name(rp_tbl[k]), &rp->tw[k].file, 1, &info);
@@ -928,6 +935,11 @@ static int rp_commit(struct rp *rp)
         rc = fr_ice_txn_commit(txn, &res);
     }
     fr_ice_txn_free(txn);
+    if (rc < 0 && group.found[0]) {
+        fr_maint_group_refused("dlq replay", &group);
+        fr_buf_free(&staged.state);
+        return rc;
+    }
     if (rc < 0) {
         fr_error("dlq", "commit failed: %s (%s) %s", fr_strerror(rc), fr_err_name(rc),
                  fr_ice_errmsg());
@@ -1089,6 +1101,9 @@ static int dlq_replay(struct fr_conf *conf, int argc, char **argv)
     }
     int rc = fr_lake_open(conf, &rp->lake);
     rp->cat = rp->lake.cat;
+    if (rc == FR_OK && fr_maint_refuse_group(conf, &rp->lake, "dlq replay") < 0) {
+        goto cleanup;
+    }
     rc = rc ? rc : fr_maint_ensure(&rp->lake, 1);
     if (rc < 0) {
         fr_error("dlq", "catalog: %s (%s) %s", fr_strerror(rc), fr_err_name(rc), fr_ice_errmsg());

@@ -921,6 +921,34 @@ static int lake_range(struct proc_run *run, int64_t epoch, struct fr_ck_range *r
     return found;
 }
 
+/* The offsets WAL's planned epoch, checked against the lake: a shard that
+ * was fenced (a zombie: another owner committed that epoch first, with
+ * the range it planned) finds its own plan in the WAL when it restarts,
+ * but the lake's range is the one the tables hold, so the replay takes
+ * that one. Returns FR_OK (*range kept or replaced) or an error. */
+static int lake_plan(struct proc_run *run, struct fr_ck_range *range)
+{
+    if (range->epoch > run->lake_epoch) {
+        return FR_OK; /* not in the lake: the plan stands */
+    }
+    struct fr_ck_range lr;
+    int rc = lake_range(run, range->epoch, &lr, NULL);
+    if (rc <= 0) {
+        return rc;
+    }
+    char planned[2048], committed[2048];
+    fr_ck_range_text(range, TOPIC, run->shard, planned, sizeof planned);
+    fr_ck_range_text(&lr, TOPIC, run->shard, committed, sizeof committed);
+    if (strcmp(planned, committed) != 0) {
+        fr_warn("process",
+                "epoch %" PRId64 " of pipeline %s: the offsets WAL planned %s but the lake "
+                "holds %s (another owner committed it first): replaying the lake's",
+                range->epoch, run->pipe, planned, committed);
+        *range = lr;
+    }
+    return FR_OK;
+}
+
 /* Table maintenance by the processor itself, between epochs (after the
  * checkpoint): fr_maint_tables over the tables it writes. */
 static void maintain_tables(struct proc_run *run)
@@ -1025,6 +1053,7 @@ static int run_epoch(struct proc_run *run, const struct fr_ck_range *range)
                    (size_t)run->conf->process_row_group_bytes);
         run->tw[t].large = large;
         run->tw[t].lake = &run->lake;
+        run->tw[t].many_owners = run->shard >= 0; /* fenced by the marker, not a lock */
     }
     int rc = read_range(run, range);
     /* An empty shard epoch is idle, except one planned for enrichment
@@ -1404,6 +1433,10 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
         if (have_plan) {
             range = planned;
             have_plan = 0;
+            rc = lake_plan(run, &range);
+            if (rc < 0) {
+                goto cleanup;
+            }
             fr_info("process", "replaying planned epoch %" PRId64, range.epoch);
         } else {
             /* The WAL did not have it, but the lake may: then its range is

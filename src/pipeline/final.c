@@ -714,7 +714,12 @@ static int commit(struct fin *f, const struct fr_ck_range *r)
     if (rc == FR_OK) {
         rc = fr_ice_txn_commit(txn, NULL);
     }
-    if (rc < 0) {
+    if (rc == FR_EEXIST) { /* fenced, as a shard is (epoch.c) */
+        fr_error("finalize",
+                 "epoch %" PRId64 " was already committed by another owner of pipeline %s "
+                 "(FR_EEXIST): stopping without committing; a restart continues from the lake",
+                 r->epoch, f->pipe);
+    } else if (rc < 0) {
         fr_error("finalize", "epoch %" PRId64 ": commit failed: %s (%s) %s", r->epoch,
                  fr_strerror(rc), fr_err_name(rc), fr_ice_errmsg());
     }
@@ -771,6 +776,7 @@ static int run_epoch(struct fin *f, const struct fr_ck_range *r, int committed, 
         fr_tw_init(&f->tw[k], fn_tables[k], f->table_dir[k], f->pipe, r->epoch,
                    (size_t)f->conf->process_row_group_bytes);
         f->tw[k].lake = &f->lake;
+        f->tw[k].many_owners = 1; /* fenced by the marker, not a lock */
     }
     int rc = read_silver(f, r, 0);
     if (rc == FR_OK && f->ft) {

@@ -103,6 +103,78 @@ int fr_maint_lock(struct fr_conf *conf, const char *cmd, char *dir, size_t dirle
     return fd;
 }
 
+/* ============================================================ group lakes */
+
+int fr_maint_group_marker(const struct fr_ice_table *table, struct fr_maint_group *g)
+{
+    size_t idl = strlen(g->pipeline_id);
+    uint32_t n = 0;
+    const struct fr_ice_snapshot *snaps = fr_ice_table_snapshots(table, &n);
+    for (uint32_t i = n; i-- > 0;) { /* newest first */
+        const char *p = fr_maint_summary(&snaps[i], FR_ICE_SUMMARY_PIPELINE);
+        if (!p || strncmp(p, g->pipeline_id, idl) != 0 || p[idl] != '-') {
+            continue;
+        }
+        const char *tail = p + idl + 1;
+        int shard = tail[0] == 'p' && tail[1] && strspn(tail + 1, "0123456789") == strlen(tail + 1);
+        if (shard || strcmp(tail, "gold") == 0) {
+            snprintf(g->found, sizeof g->found, "%s", p);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int fr_maint_group_guard(const struct fr_ice_table *base, void *arg)
+{
+    return fr_maint_group_marker(base, arg) ? FR_EUNSUPPORTED : FR_OK;
+}
+
+void fr_maint_group_refused(const char *cmd, const struct fr_maint_group *g)
+{
+    int rebuild = strcmp(cmd, "rebuild") == 0;
+    fr_error(cmd,
+             "the lake is a consumer group's (pipeline %s, a scale-out shard or finalizer of "
+             "%s, commits to it): %s refuses it. %s Stop the group, then reprocess the topic "
+             "into a new lake (another --data or lake.warehouse) with the setting you want, "
+             "while the log still holds it (docs/SCALEOUT.md, ADR 0045).",
+             g->found, g->pipeline_id, cmd,
+             rebuild ? "A rebuild recomputes one pipeline's state from bronze; a group's state "
+                       "is each shard's own (its partition's watermark and dedup set, in "
+                       "checkpoints on each instance's machine) and gold is the finalizer's "
+                       "(its frontier): a rebuild would leave every shard's checkpoint with the "
+                       "old state and gold inconsistent with silver."
+                     : "A replay lands dead letters through one pipeline's operator state; in "
+                       "a group each dead letter belongs to its partition's shard (its "
+                       "checkpoint on some instance's machine) and its gold windows to the "
+                       "finalizer: landed here, they would be missing from gold and from the "
+                       "shards' state. The dead letters stay listed (`freshet dlq list`).");
+}
+
+int fr_maint_refuse_group(struct fr_conf *conf, const struct fr_lake *lake, const char *cmd)
+{
+    struct fr_maint_group g = {.pipeline_id = conf->general_pipeline_id};
+    static const enum fr_tbl where[] = {FR_TBL_BRONZE, FR_TBL_GOLD_EPM};
+    for (size_t k = 0; k < sizeof where / sizeof where[0]; k++) {
+        struct fr_ice_table *t = NULL;
+        int rc = fr_lake_table(lake, fr_tbl_name(where[k]), &t);
+        if (rc == FR_ENOTFOUND) {
+            continue;
+        }
+        if (rc < 0) {
+            fr_error(cmd, "%s: %s %s", fr_tbl_name(where[k]), fr_strerror(rc), fr_ice_errmsg());
+            return -1;
+        }
+        int group = fr_maint_group_marker(t, &g);
+        fr_ice_table_free(t);
+        if (group) {
+            fr_maint_group_refused(cmd, &g);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 const char *fr_maint_summary(const struct fr_ice_snapshot *s, const char *key)
 {
     for (uint32_t i = 0; i < s->nsummary; i++) {

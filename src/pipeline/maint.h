@@ -80,6 +80,28 @@ int fr_maint_ck_dir(const struct fr_conf *conf, const char *pipeline, char *out,
  * descriptor, or -1 after printing why (another holder named by pid). */
 int fr_maint_lock(struct fr_conf *conf, const char *cmd, char *dir, size_t dirlen);
 
+/* A group's lake (docs/SCALEOUT.md, ADR 0045): a snapshot of the table
+ * carries the epoch marker of a scale-out pipeline of general.pipeline_id,
+ * a shard "<id>-p<N>" or the finalizer "<id>-gold". rebuild and dlq replay
+ * refuse such a lake, at their start (fr_maint_refuse_group) and inside
+ * their commit's compare-and-swap (fr_maint_group_guard as the
+ * transaction's guard), so they never write beside a shard or the
+ * finalizer, whichever machine those run on. */
+struct fr_maint_group {
+    const char *pipeline_id; /* general.pipeline_id */
+    char found[64];          /* the first scale-out pipeline seen ("" none) */
+};
+/* 1 (g->found set) when table carries a scale-out marker, else 0. */
+int fr_maint_group_marker(const struct fr_ice_table *table, struct fr_maint_group *g);
+/* fr_ice_guard_fn over a struct fr_maint_group: FR_EUNSUPPORTED when the
+ * table carries a scale-out marker. */
+int fr_maint_group_guard(const struct fr_ice_table *base, void *arg);
+/* At the start of command cmd: 0 when the lake is not a group's, -1 after
+ * printing why cmd refuses it and what to do instead (or a catalog error). */
+int fr_maint_refuse_group(struct fr_conf *conf, const struct fr_lake *lake, const char *cmd);
+/* The message of that refusal, for a commit the guard stopped. */
+void fr_maint_group_refused(const char *cmd, const struct fr_maint_group *g);
+
 /* The value of key in snapshot s's summary, or NULL. */
 const char *fr_maint_summary(const struct fr_ice_snapshot *s, const char *key);
 /* The snapshot of table carrying pipeline's marker for epoch (its

@@ -432,7 +432,14 @@ static int rb_commit(struct rb *rb, int64_t watermark_us)
     struct fr_ice_data_file *files = calloc((size_t)RB_MAX_FILES * RB_NOUT, sizeof *files);
     struct fr_lake_append apps[RB_NOUT];
     struct fr_ice_txn *txn = NULL;
+    /* A shard or finalizer that committed since the start makes it a
+     * group's lake: refused inside the swap (ADR 0045; the SQLite catalog's
+     * transaction; through REST the start's check stands). */
+    struct fr_maint_group group = {.pipeline_id = rb->conf->general_pipeline_id};
     int rc = !files ? FR_ENOMEM : rb->lake.rest ? FR_OK : fr_ice_txn_begin(rb->cat, &txn);
+    if (rc == FR_OK && txn) {
+        fr_ice_txn_guard(txn, fr_maint_group_guard, &group);
+    }
     for (int k = 0; rc == FR_OK && k < RB_NOUT; k++) {
         struct rb_out *o = &rb->out[k];
         uint32_t n = 0;
@@ -457,7 +464,9 @@ static int rb_commit(struct rb *rb, int64_t watermark_us)
                  : fr_maint_commit_rest(&rb->lake, apps, RB_NOUT, 1, &info, "rebuild");
         rb->unknown = rc == FR_EUNKNOWN;
     }
-    if (rc < 0) {
+    if (rc < 0 && group.found[0]) {
+        fr_maint_group_refused("rebuild", &group);
+    } else if (rc < 0) {
         fr_error("rebuild", "commit failed: %s (%s) %s %s", fr_strerror(rc), fr_err_name(rc),
                  fr_ice_errmsg(), fr_pq_errmsg());
     }
@@ -604,6 +613,9 @@ int fr_cmd_rebuild(struct fr_conf *conf, int argc, char **argv)
     }
     rc = fr_lake_open(conf, &rb->lake);
     rb->cat = rb->lake.cat;
+    if (rc == FR_OK && fr_maint_refuse_group(conf, &rb->lake, "rebuild") < 0) {
+        goto cleanup;
+    }
     rc = rc ? rc : fr_maint_ensure(&rb->lake, 0);
     for (int k = 0; rc == FR_OK && k < RB_NOUT; k++) {
         struct fr_ice_table *table = NULL;

@@ -310,8 +310,10 @@ static int tw_open(struct fr_tw *tw)
      * failed, or a crash between the upload and the commit, would find
      * that attempt's object under the plain name and could never write the
      * epoch. The old object is an orphan (fr_ice_remove_orphans). Local
-     * files are renamed into place and keep the plain name. */
-    if (tw->per_epoch && fr_lake_remote(tw->lake)) {
+     * files are renamed into place and keep the plain name, except where
+     * another owner of the pipeline may write the same epoch: its rename
+     * would replace a committed file (many_owners). */
+    if (tw->per_epoch && (fr_lake_remote(tw->lake) || tw->many_owners)) {
         int rc = tw_unique_name(tw);
         if (rc < 0) {
             return rc;

@@ -93,6 +93,12 @@ struct fr_tw {
     /* fr_tw_init: the name is the epoch's, and on a remote lake gets a
      * suffix of its own per attempt when the file is opened (tw_open) */
     int per_epoch;
+    /* Set before the first row: other processes may write this pipeline's
+     * epochs too (the scale-out shards and finalizer, docs/SCALEOUT.md,
+     * "Fencing"), so the per-epoch name gets its suffix on a local lake as
+     * well: a fenced owner's file never replaces the one the winner
+     * committed under the same name. */
+    int many_owners;
     /* filled by fr_tw_finish for the commit */
     struct fr_ice_data_file file;
     struct fr_ice_col_metrics metrics[32];

@@ -23,3 +23,10 @@ if(FR_KAFKA)
         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/kafka_group.sh $<TARGET_FILE:kafka_mock>
                 21 6000 enrich)
 endif()
+if(FR_KAFKA)
+    # Zombies under pause: an instance and its children SIGSTOPped past the
+    # session timeout while epochs flow; its shards are fenced on SIGCONT, it
+    # rejoins; verify passes and every table equals a control lake.
+    fr_add_script_test(NAME integration_kafka_zombie LABELS "integration;chaos" TIMEOUT 900
+        COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/kafka_zombie.sh $<TARGET_FILE:kafka_mock>)
+endif()

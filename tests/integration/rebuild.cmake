@@ -5,3 +5,8 @@
 # continues and equals a lake processed from scratch under the new policy.
 fr_add_script_test(NAME integration_rebuild LABELS integration TIMEOUT 180
     COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/rebuild.sh 3)
+# rebuild and dlq replay never write beside the scale-out pipelines
+# (ADR 0045): a rebuild paused while a shard commits is refused inside the
+# compare-and-swap; both refuse a group's lake at once and write nothing.
+fr_add_script_test(NAME integration_group_maint LABELS integration TIMEOUT 240
+    COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/group_maint.sh)
