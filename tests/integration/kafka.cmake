@@ -30,3 +30,12 @@ if(FR_KAFKA)
     fr_add_script_test(NAME integration_kafka_zombie LABELS "integration;chaos" TIMEOUT 900
         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/kafka_zombie.sh $<TARGET_FILE:kafka_mock>)
 endif()
+if(FR_KAFKA)
+    # The reference build's topology (issue 31): the mock cluster with 6
+    # partitions, moto's S3 as the warehouse, freshet serve as the REST
+    # catalog, three --group instances with enrichment, 20 SIGKILLs and a
+    # SIGSTOPped instance; verify, the control row for row, live files bounded.
+    fr_add_script_test(NAME integration_scaleout_reference LABELS "integration;chaos" TIMEOUT 1800
+        COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/scaleout_reference.sh
+                $<TARGET_FILE:kafka_mock> $<TARGET_FILE:s3_tool>)
+endif()
