@@ -27,7 +27,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#define LAKE_REST_ATTEMPTS 32 /* a REST epoch commit, after lost races */
+/* Attempts of an epoch commit after lost races, through the SQLite
+ * catalog (commit.c's backoff) or a REST one (below). Every lost race is
+ * another writer's landed commit, so the group as a whole moves; with six
+ * shards and the finalizer on a loaded machine 32 ran out (the shard then
+ * stopped and was restarted), so a writer keeps its place longer: 256
+ * attempts with backoff capped at 320 ms (commit.c) and 640 ms (REST): at
+ * most about 1 and 2.5 minutes of waiting. */
+#define LAKE_RACE_ATTEMPTS 256
+#define LAKE_REST_ATTEMPTS LAKE_RACE_ATTEMPTS
 
 static int lake_open_rest(const struct fr_conf *conf, struct fr_lake *lake)
 {
@@ -54,10 +62,11 @@ static int lake_rest_uri(const struct fr_conf *conf)
  * catalog (no local catalog.db is opened or created). */
 static int lake_open_cat(const struct fr_conf *conf, struct fr_lake *lake)
 {
-    /* Up to 32 attempts after a lost race (with backoff, commit.c): in the
+    /* LAKE_RACE_ATTEMPTS after lost races (with backoff, commit.c): in the
      * scale-out mode shards and the finalizer commit to the same tables. */
-    struct fr_ice_catalog_opts copts = {
-        .data_dir = conf->general_data_dir, .max_retries = 32, .files_only = lake_rest_uri(conf)};
+    struct fr_ice_catalog_opts copts = {.data_dir = conf->general_data_dir,
+                                        .max_retries = LAKE_RACE_ATTEMPTS,
+                                        .files_only = lake_rest_uri(conf)};
     const char *uri = conf->lake_warehouse;
     int rc;
     if (!uri || !uri[0]) {
