@@ -23,7 +23,9 @@
 # Every SAMPLE_S (60) seconds: `freshet tables --json` (direct to moto) ->
 # OUT/s3soak-files.tsv "elapsed_s epoch load1 requests then per table
 # name=live_files/snapshots_kept"; peak RSS (VmHWM) of the processor,
-# ingest, feed, moto and the proxy -> OUT/s3soak-rss.tsv.
+# ingest, feed, moto and the proxy -> OUT/s3soak-rss.tsv; the proxy's counts
+# -> OUT/s3soak-stats-over-time.jsonl. moto's, the proxy's and the feed's
+# logs are kept gzipped in OUT whatever happens (moto's lists every request).
 # At the end: OUT/s3soak-epochs.tsv ("unix_ms epoch records batch_ms
 # commit_ms") from the processor's info lines, OUT/s3soak-maintenance.log,
 # OUT/s3soak-stats.json (the proxy's counts), OUT/s3soak-process.log.gz (its
@@ -46,7 +48,14 @@ mkdir -p "$OUT"
 OUT=$(realpath "$OUT")
 tmp=$(mktemp -d "$TMPDIR/frbench-s3soak.XXXXXX")
 pids=()
-trap 'for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done; wait 2>/dev/null; rm -rf "$tmp"' EXIT
+# the peers' logs are kept, whatever happens: moto's lists every request
+keep_logs() {
+    for f in moto proxy feed; do
+        [ -f "$tmp/$f.log" ] && gzip -c "$tmp/$f.log" >"$OUT/s3soak-$f.log.gz"
+    done
+    return 0
+}
+trap 'for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done; wait 2>/dev/null; keep_logs; rm -rf "$tmp"' EXIT
 cd "$tmp"
 
 free_port() {
@@ -132,8 +141,12 @@ sample_tables() { # the live data files and kept snapshots of every table, strai
         echo "s3_soak: freshet tables failed: $(tail -1 tables.err)" >&2
         return 0
     }
+    curl -sf "$P/__stats" >stats.json || echo '{"requests": 0}' >stats.json
+    { printf '{"elapsed_s": %d, "epoch": %d, "stats": ' "$((SECONDS - t0))" "${e:-0}"; cat stats.json; echo '}'; } |
+        tr -d '\n' >>"$OUT/s3soak-stats-over-time.jsonl"
+    echo >>"$OUT/s3soak-stats-over-time.jsonl"
     python3 - "$((SECONDS - t0))" "${e:-0}" "$(cut -d' ' -f1 /proc/loadavg)" \
-        "$(curl -sf "$P/__stats" | python3 -c 'import json,sys; print(json.load(sys.stdin)["requests"])')" \
+        "$(python3 -c 'import json,sys; print(json.load(open("stats.json"))["requests"])')" \
         <<'PY' >>"$OUT/s3soak-files.tsv"
 import json, sys
 t = json.load(open("tables.json"))["tables"]
@@ -143,6 +156,7 @@ PY
 }
 
 : >"$OUT/s3soak-files.tsv"
+: >"$OUT/s3soak-stats-over-time.jsonl"
 : >"$OUT/s3soak-rss.tsv"
 t0=$SECONDS
 sampled=$t0

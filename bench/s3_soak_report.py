@@ -72,7 +72,10 @@ if rows:
         print(f"| {s} | {e} | {load} | {rate} | " + " | ".join(t.get(x, "-") for x in names) + " |")
     print()
 
-# ---- commit ms, first against last window
+# ---- commit ms, first against last window (halves when the run was short)
+if n < 2 * window and n >= 200:
+    print(f"only {n:,} epochs: the first and last {n // 2:,} are compared instead of {window:,}\n")
+    window = n // 2
 if n >= 2 * window:
     first = [e[4] for e in epochs[:window]]
     last = [e[4] for e in epochs[-window:]]
@@ -125,7 +128,8 @@ if ms:
           f"{sum(int(m[7]) for m in ms):,} files deleted, {sum(int(m[8]) for m in ms):,} orphans removed "
           f"({sum(1 for m in ms if 'not looked' not in m[9])} rounds looked for orphans); "
           f"a round took median {median(dur):g} ms, max {max(dur)} ms; live files after the last round: "
-          f"{ms[-1][5]}\n")
+          f"{ms[-1][5]}; the rounds took {sum(dur) / 1000:,.0f} s of the {span_s:,.0f} s between the first "
+          f"and the last epoch ({100 * sum(dur) / 1000 / span_s:.0f} %), in which no epoch was cut\n")
     # the epoch after a round carries the records that arrived during it
     after = {}
     for i, e in enumerate(epochs[:-1]):
