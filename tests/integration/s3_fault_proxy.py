@@ -15,7 +15,13 @@ upstream S3 server on 127.0.0.1, except the ones a fault rule picks:
         cut    forward, then send the status line, headers and half of the body
       count=-1 means every matching request until cleared.
   GET /__clear    remove the rule
-  GET /__stats    JSON: requests seen, faults injected, by mode
+  GET /__stats    JSON: requests seen, faults injected, by mode; also the
+                  requests by method ("methods": {"GET": n, ...}), by
+                  method and object kind ("kinds": {"GET parquet": n, ...};
+                  kinds: list, metadata.json, avro, parquet, multipart,
+                  batch-delete, other) and the bytes of request and answer bodies
+                  ("bytes_up", "bytes_down") and the milliseconds spent waiting
+                  for the upstream ("upstream_ms"; faulted requests excluded)
 
 Only loopback addresses are used. Usage: s3_fault_proxy.py LISTEN_PORT UPSTREAM_PORT
 """
@@ -31,7 +37,8 @@ import urllib.parse
 UPSTREAM = ("127.0.0.1", int(sys.argv[2]))
 LOCK = threading.Lock()
 RULE = {"mode": None, "count": 0, "method": None, "match": None}
-STATS = {"requests": 0, "faults": {}}
+STATS = {"requests": 0, "faults": {}, "methods": {}, "kinds": {}, "bytes_up": 0, "bytes_down": 0,
+         "upstream_ms": 0.0}
 
 ERROR_BODY = (
     '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>{code}</Code>'
@@ -39,9 +46,35 @@ ERROR_BODY = (
 )
 
 
+def kind_of(method, path):
+    """What a request is about, for the per-kind counts of /__stats."""
+    u = urllib.parse.urlparse(path)
+    q = urllib.parse.parse_qs(u.query, keep_blank_values=True)
+    if "uploads" in q or "uploadId" in q:
+        return "multipart"
+    if "delete" in q:
+        return "batch-delete"
+    if method == "GET" and ("list-type" in q or u.path.count("/") < 2 or u.path.endswith("/")):
+        return "list"
+    for suffix in ("metadata.json", "avro", "parquet"):
+        if u.path.endswith(suffix):
+            return suffix
+    return "other"
+
+
+def count_bytes(up, down, ms):
+    with LOCK:
+        STATS["bytes_up"] += up
+        STATS["bytes_down"] += down
+        STATS["upstream_ms"] += ms
+
+
 def take_fault(method, path):
     with LOCK:
         STATS["requests"] += 1
+        STATS["methods"][method] = STATS["methods"].get(method, 0) + 1
+        k = method + " " + kind_of(method, path)
+        STATS["kinds"][k] = STATS["kinds"].get(k, 0) + 1
         mode = RULE["mode"]
         if not mode or RULE["count"] == 0:
             return None
@@ -108,11 +141,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if mode == "drop":
             self.close_connection = True
             return
+        t0 = time.monotonic()
         conn = http.client.HTTPConnection(*UPSTREAM, timeout=60)
         headers = {k: v for k, v in self.headers.items() if k.lower() != "connection"}
         conn.request(self.command, self.path, body=body, headers=headers)
         resp = conn.getresponse()
         data = resp.read()
+        count_bytes(len(body), len(data), (time.monotonic() - t0) * 1000)
         if mode == "cut" and len(data) > 1:
             self.send_response(resp.status)
             for k, v in resp.getheaders():
