@@ -38,6 +38,7 @@
 #include "iceberg/iceberg_int.h"
 #include "iceberg/rest.h"
 
+#include "core/clock.h"
 #include "core/err.h"
 #include "parquet/parquet.h"
 
@@ -531,7 +532,9 @@ int fr_ice_compact(struct fr_ice_catalog *cat, const char *ns, const char *name,
                 bytes += small[j]->file_size;
                 j++;
             }
-            if (j - i >= opts.min_inputs) {
+            if (opts.deadline_ms > 0 && fr_mono_ms() >= opts.deadline_ms) {
+                stats->deferred++;
+            } else if (j - i >= opts.min_inputs) {
                 rc = compact_bin(cat, t, small + i, (uint32_t)(j - i), &opts, stats);
             }
             i = j;

@@ -593,6 +593,9 @@ struct fr_ice_compact_opts {
      * rewrite through it (fr_ice_rest_rewrite); cat then only maps the
      * shared warehouse's paths and does its file I/O. */
     struct fr_ice_rest *rest;
+    /* > 0: start no bin at or after this time (fr_mono_ms): the live
+     * processor bounds a round; the bins left wait for the next one. */
+    int64_t deadline_ms;
 };
 
 /* The stream processor's policy for a target size (src/pipeline/epoch.c):
@@ -609,6 +612,7 @@ struct fr_ice_compact_stats {
     int64_t bytes_before, bytes_after;
     int64_t rows;       /* rows rewritten */
     uint32_t conflicts; /* groups abandoned because a racing commit removed an input */
+    uint32_t deferred;  /* bins not started: opts->deadline_ms had passed */
 };
 
 /* Bin-pack the current snapshot's small files (under opts->small_bytes;

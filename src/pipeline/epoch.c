@@ -110,7 +110,7 @@ struct proc_run {
     struct epoch_counts n;
     int sink_rc;
     struct fr_stats *stats; /* <data>/stats/process.stats, a shard's process-p<N>.stats */
-    int64_t orphans_ms;     /* wall ms of the last orphan removal (fr_maint_tables) */
+    struct fr_maint_round maint; /* orphan cadence and budget carry-over (fr_maint_tables) */
     struct fr_ckm *ckm;     /* the checkpoint's copy in a bucket, or NULL */
 };
 
@@ -962,7 +962,7 @@ static void maintain_tables(struct proc_run *run)
     fr_mem_trim_now();
     fr_maint_tables(&run->lake, run->conf, want,
                     fr_wall_ms() - run->conf->maintenance_expire_after_s * 1000,
-                    &run->orphans_ms);
+                    &run->maint);
 }
 
 /* The enrichment stage's part of an epoch, after its records: apply the

@@ -151,7 +151,7 @@ struct fin {
     int64_t cut_ms; /* when plan last returned a range (mono ms), -1: not yet */
     int64_t lake_epoch;
     int64_t looked_ms; /* wall time of the last bronze scan */
-    int64_t orphans_ms; /* wall ms of the last orphan removal (fr_maint_tables) */
+    struct fr_maint_round maint; /* orphan cadence and budget carry-over (fr_maint_tables) */
     uint64_t silver_rows, rows_epm, rows_top, topic_rows, rows_topics;
     struct fr_pq_read_opts ropts;
     /* the epoch's shard epochs, indexed [p][e - start[p]] */
@@ -860,7 +860,7 @@ static int run_epoch(struct fin *f, const struct fr_ck_range *r, int committed, 
         }
         int64_t cutoff = fr_wall_ms() - f->conf->maintenance_expire_after_s * 1000;
         int64_t keep = f->looked_ms - FN_KEEP_MARGIN_MS;
-        fr_maint_tables(&f->lake, f->conf, want, cutoff < keep ? cutoff : keep, &f->orphans_ms);
+        fr_maint_tables(&f->lake, f->conf, want, cutoff < keep ? cutoff : keep, &f->maint);
     }
     return FR_OK;
 }

@@ -1015,7 +1015,7 @@ void fr_lscan_free(struct fr_lscan *ls)
  * the next round or to `freshet compact`: the epoch is already safe. */
 void fr_maint_tables(struct fr_lake *lake, const struct fr_conf *conf,
                      const uint8_t want[FR_TBL_EVERY], int64_t older_than_ms,
-                     int64_t *orphans_last_ms)
+                     struct fr_maint_round *round)
 {
     int64_t t0 = fr_mono_ms();
     int64_t cutoff = older_than_ms;
@@ -1023,10 +1023,21 @@ void fr_maint_tables(struct fr_lake *lake, const struct fr_conf *conf,
      * file younger than orphans_after_s may belong to an epoch in flight
      * (a shard writes its files before its commit names them). */
     int64_t now = fr_wall_ms(), orphan_age_ms = conf->maintenance_orphans_after_s * 1000;
-    bool orphans = orphans_last_ms && now - *orphans_last_ms >= orphan_age_ms / 2;
+    bool orphans = round && now - round->orphans_ms >= orphan_age_ms / 2;
     if (orphans) {
-        *orphans_last_ms = now;
+        round->orphans_ms = now;
     }
+    /* The budget: no epoch is cut while a round runs, and on an object
+     * store a whole round took minutes (docs/BENCHMARKS.md). Past it no
+     * step starts (a bin, an expiry, an orphan scan); the next round goes
+     * on from the table this one stopped at. */
+    int64_t deadline = conf->process_maintain_budget_ms > 0
+                           ? t0 + conf->process_maintain_budget_ms
+                           : 0;
+    int first = round && round->next_table > 0 && round->next_table < FR_TBL_EVERY
+                    ? round->next_table
+                    : 0;
+    int stopped_at = -1;
     /* Size tiers (fr_ice_compact_opts_stream, ADR 0020): a merged file is
      * read again only once enough files of its size exist, so a round's
      * cost and the live file count do not grow with the table's age. */
@@ -1054,17 +1065,25 @@ void fr_maint_tables(struct fr_lake *lake, const struct fr_conf *conf,
                                                                   : MAINT_MIN_PAGE;
     copts.dict_max_bytes = copts.page_bytes / 2;
     copts.read_batch_rows = 1024;
+    copts.deadline_ms = deadline;
     uint32_t before = 0, after = 0, inputs = 0, outputs = 0, snaps = 0, files = 0, orphaned = 0;
+    uint32_t deferred = 0;
     int64_t bytes_in = 0;
-    for (int t = 0; t < FR_TBL_EVERY; t++) {
+    for (int i = 0; i < FR_TBL_EVERY; i++) {
+        int t = (first + i) % FR_TBL_EVERY;
         if (!want[t]) {
             continue;
+        }
+        if (deadline && fr_mono_ms() >= deadline) {
+            stopped_at = t;
+            break;
         }
         const char *name = fr_tbl_name(t);
         int64_t t_table = fr_mono_ms();
         struct fr_ice_compact_stats cs = {0};
         struct fr_ice_expire_stats es = {0};
         int rc = fr_lake_compact(lake, FR_NS, name, &copts, &cs);
+        deferred += cs.deferred;
         if (rc < 0) {
             fr_warn("process", "compacting %s: %s %s", name, fr_strerror(rc), fr_ice_errmsg());
         }
@@ -1073,6 +1092,10 @@ void fr_maint_tables(struct fr_lake *lake, const struct fr_conf *conf,
         inputs += cs.inputs;
         outputs += cs.groups;
         bytes_in += cs.bytes_in;
+        if (deadline && fr_mono_ms() >= deadline) {
+            stopped_at = t; /* this table's expiry and the rest next round */
+            break;
+        }
         rc = fr_lake_expire(lake, FR_NS, name, cutoff, (uint32_t)conf->maintenance_retain_last,
                             &es);
         if (rc < 0) {
@@ -1104,8 +1127,13 @@ void fr_maint_tables(struct fr_lake *lake, const struct fr_conf *conf,
     }
     fr_info("process",
             "maintenance: %u files (%" PRId64 " KiB) compacted into %u, live files %u -> %u, "
-            "%u snapshots expired, %u files deleted, %u orphans removed%s in %" PRId64 " ms",
+            "%u snapshots expired, %u files deleted, %u orphans removed%s in %" PRId64 " ms%s%s",
             inputs, bytes_in / 1024, outputs, before, after, snaps, files, orphaned,
-            orphans ? "" : " (not looked for this round)", fr_mono_ms() - t0);
+            orphans ? "" : " (not looked for this round)", fr_mono_ms() - t0,
+            stopped_at >= 0 || deferred ? "; budget spent, the next round goes on from " : "",
+            stopped_at >= 0 ? fr_tbl_name(stopped_at) : deferred ? "the bins left" : "");
+    if (round) {
+        round->next_table = stopped_at >= 0 ? stopped_at : 0;
+    }
 }
 

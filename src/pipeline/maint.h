@@ -60,18 +60,24 @@ int fr_cmd_dlq(struct fr_conf *conf, int argc, char **argv);
  * One round of table maintenance between epochs (after the checkpoint):
  * compaction of each wanted table's small data files in size tiers, then
  * expiry of its snapshots older than older_than_ms (Unix ms) beyond
- * maintenance.retain_last, then, when orphans_last_ms is not NULL and half
- * of maintenance.orphans_after_s has passed since *orphans_last_ms (wall
+ * maintenance.retain_last, then, when round is not NULL and half of
+ * maintenance.orphans_after_s has passed since round->orphans_ms (wall
  * ms, updated), removal of files no retained version reaches that are
- * older than maintenance.orphans_after_s. On every lake: SQLite or REST
+ * older than maintenance.orphans_after_s. A round starts no new step after
+ * process.maintain_budget_ms; round->next_table remembers where the next
+ * one goes on (without round every round starts at the first table). On every lake: SQLite or REST
  * catalog, local or S3 warehouse (fr_lake_compact). Run by the one
  * process that maintains the tables (the processor; in the scale-out mode
  * the finalizer). Failures are logged and left to the next round: the
  * epoch is already safe.
  */
+struct fr_maint_round {
+    int64_t orphans_ms; /* wall ms of the last orphan removal */
+    int next_table;     /* where a round cut short by its budget goes on */
+};
 void fr_maint_tables(struct fr_lake *lake, const struct fr_conf *conf,
                      const uint8_t want[FR_TBL_EVERY], int64_t older_than_ms,
-                     int64_t *orphans_last_ms);
+                     struct fr_maint_round *round);
 /* The checkpoint directory of pipeline (created): <process.checkpoint_dir>/
  * <pipeline> when that is set, else <general.data_dir>/process/<pipeline>. */
 int fr_maint_ck_dir(const struct fr_conf *conf, const char *pipeline, char *out, size_t outlen);

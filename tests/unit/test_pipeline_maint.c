@@ -246,9 +246,48 @@ static void test_compact_cmd(void)
     fr_conf_free(&conf);
 }
 
+/* A round's budget (process.maintain_budget_ms): spent before its first
+ * bin, the round merges nothing, skips the table's expiry and remembers
+ * the table; a round without a budget then merges every file. */
+static void test_round_budget(void)
+{
+    struct fr_conf conf;
+    struct fr_lake lake;
+    lake_of_small_files(&conf, &lake);
+    char err[256];
+    CHECK_EQ_INT(fr_conf_set(&conf, "process.maintain_budget_ms=1", FR_CONF_FLAG, err, sizeof err),
+                 FR_OK);
+    uint8_t want[FR_TBL_EVERY] = {0};
+    want[FR_TBL_BRONZE] = 1;
+    struct fr_maint_round round = {0};
+    /* the listing of 60 files takes longer than 1 ms: no bin starts */
+    fr_maint_tables(&lake, &conf, want, 0, &round);
+    CHECK_EQ_INT(round.next_table, FR_TBL_BRONZE);
+    struct fr_ice_table *table = NULL;
+    struct fr_ice_file_list live = {0};
+    CHECK_EQ_INT(fr_lake_table(&lake, fr_tbl_name(FR_TBL_BRONZE), &table), FR_OK);
+    CHECK_EQ_INT(fr_ice_files(lake.cat, table, -1, false, &live), FR_OK);
+    CHECK_EQ_INT(live.nfiles, FILES);
+    fr_ice_file_list_free(&live);
+    fr_ice_table_free(table);
+    CHECK_EQ_INT(fr_conf_set(&conf, "process.maintain_budget_ms=0", FR_CONF_FLAG, err, sizeof err),
+                 FR_OK);
+    fr_maint_tables(&lake, &conf, want, 0, &round);
+    CHECK_EQ_INT(round.next_table, 0);
+    CHECK_EQ_INT(fr_lake_table(&lake, fr_tbl_name(FR_TBL_BRONZE), &table), FR_OK);
+    CHECK_EQ_INT(fr_ice_files(lake.cat, table, -1, false, &live), FR_OK);
+    CHECK_EQ_INT(live.nfiles, 1);
+    CHECK_EQ_INT(live.total_records, FILES * ROWS);
+    fr_ice_file_list_free(&live);
+    fr_ice_table_free(table);
+    fr_lake_close(&lake);
+    fr_conf_free(&conf);
+}
+
 int main(void)
 {
     RUN(test_own_compaction_row_groups);
     RUN(test_compact_cmd);
+    RUN(test_round_budget);
     return check_report();
 }
