@@ -643,7 +643,10 @@ async function group(page, feedUrl) {
     const n = s => Number(String(s).replace(/[^0-9.]/g, ''));
     const a = await waitFor('the members table with three members up and epochs', async () => {
         const l = await groupLook(page);
+        // the finalizer publishes its freshness with its first gold-bearing
+        // epoch, which may come a trigger after its first epoch
         return l.rows.length === 3 && l.rows.every(r => r.state === 'up' && n(r.epochs) > 0) &&
+            l.rows.every(r => /^[0-9.]+ s$/.test(r.freshness)) &&
             l.rows.filter(r => r.role === 'shard').every(r => n(r.records) > 0) &&
             l.throughput.points >= 3 && l.throughput.last[1] > 0 ? l : null;
     }, 60000);
