@@ -40,6 +40,8 @@ command -v node >/dev/null || { echo "skip: node is not installed"; exit 77; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/fr-topo.XXXXXX")
 pids=()
 cleanup() {
+    # serve_catalog runs in $(...), a subshell: its pids come from a file
+    [ -f "$work/bg.pids" ] && while read -r p; do pids+=("$p"); done <"$work/bg.pids"
     for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
     wait 2>/dev/null || true
     if [ "${KEEP:-0}" = 1 ]; then echo "kept $work"; else rm -rf "$work"; fi
@@ -99,7 +101,7 @@ ingest_into ingest-kafka.log --data kafka "${K[@]}"
 # ---- the REST catalogs: serve over its own data directory ------------------
 serve_catalog() { # serve_catalog NAME FRESHET_ARGS...: prints its /iceberg URI
     "$BIN" "${@:2}" serve --listen 127.0.0.1:0 >"serve-$1.out" 2>"serve-$1.log" &
-    pids+=($!)
+    echo $! >>"$work/bg.pids" # called in $(...): the parent's pids never sees it
     local u; u=$(url_of "serve-$1.out")
     [ -n "$u" ] || fail "serve ($1) did not start"
     echo "${u%/}/iceberg"
