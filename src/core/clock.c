@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 void fr_sleep_ms(int64_t ms)
 {
@@ -19,6 +20,14 @@ void fr_sleep_ms(int64_t ms)
     struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000};
     while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {
     }
+}
+
+void fr_sleep_backoff(int attempt, int64_t base_ms, int max_shift)
+{
+    int64_t ms = base_ms << (attempt < max_shift ? attempt : max_shift);
+    uint64_t x = (uint64_t)fr_mono_ns() * UINT64_C(6364136223846793005) ^
+                 (uint64_t)getpid() * UINT64_C(1442695040888963407);
+    fr_sleep_ms(ms / 2 + (int64_t)((x >> 33) % (uint64_t)(ms / 2 + 1)));
 }
 
 /* Days since 1970-01-01 for a civil date (Howard Hinnant's algorithm). */

@@ -33,6 +33,10 @@ static inline int64_t fr_mono_ms(void) { return fr_mono_ns() / 1000000; }
 
 /* Sleep for ms milliseconds, resuming after signals. */
 void fr_sleep_ms(int64_t ms);
+/* The backoff before retry attempt (>= 1) after a lost race: a random
+ * time between half and all of base_ms * 2^min(attempt, max_shift), so
+ * writers racing for the same thing stop colliding in lockstep. */
+void fr_sleep_backoff(int attempt, int64_t base_ms, int max_shift);
 
 /* Parse an RFC 3339 timestamp ("2026-10-05T13:42:02.235Z", "...+00:00",
  * second precision or up to 9 fraction digits) into Unix microseconds.

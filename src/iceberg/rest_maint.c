@@ -41,19 +41,13 @@
 #define MAINT_ATTEMPTS 16          /* per rewrite or expiry, after lost races */
 #define MAINT_BODY_CAP (64u << 20) /* one LoadTableResult */
 
-static void backoff(int attempt)
-{
-    int64_t ms = (int64_t)10 << (attempt < 6 ? attempt : 6);
-    fr_sleep_ms(ms / 2 + (int64_t)(ice_snapshot_id() % (uint64_t)(ms / 2 + 1)));
-}
-
 /* Attempt attempt: back off after a lost race, then the table as the
  * catalog has it now into load, change emptied. */
 static int load_again(struct fr_ice_rest *rest, const char *ns, const char *name, int attempt,
                       struct fr_buf *load, struct fr_buf *change)
 {
     if (attempt) {
-        backoff(attempt);
+        fr_sleep_backoff(attempt, 10, 6); /* 10-20 ms, doubling to 320-640 ms */
     }
     fr_buf_reset(load);
     fr_buf_reset(change);

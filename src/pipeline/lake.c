@@ -35,7 +35,6 @@
  * attempts with backoff capped at 320 ms (commit.c) and 640 ms (REST): at
  * most about 1 and 2.5 minutes of waiting. */
 #define LAKE_RACE_ATTEMPTS 256
-#define LAKE_REST_ATTEMPTS LAKE_RACE_ATTEMPTS
 
 static int lake_open_rest(const struct fr_conf *conf, struct fr_lake *lake)
 {
@@ -367,16 +366,15 @@ int fr_lake_commit_rest(struct fr_lake *lake, const struct fr_lake_append *apps,
     }
     /* A lost race (another writer moved a table: the scale-out mode's
      * shards and finalizer all commit to bronze, silver, ...) is retried
-     * like the SQLite catalog's (commit.c): up to 32 attempts with
+     * like the SQLite catalog's (commit.c): up to LAKE_RACE_ATTEMPTS with
      * jittered, doubling backoff. An unknown outcome found not to have
      * landed (FR_EABORTED) is retried only a few times. */
     int rc = FR_EABORTED, aborted = 0;
-    for (int attempt = 0; attempt < LAKE_REST_ATTEMPTS &&
+    for (int attempt = 0; attempt < LAKE_RACE_ATTEMPTS &&
                           (rc == FR_EREQUIREMENT || (rc == FR_EABORTED && aborted++ < 4));
          attempt++) {
         if (attempt) {
-            int64_t ms = (int64_t)5 << (attempt < 7 ? attempt : 7);
-            fr_sleep_ms(ms / 2 + (int64_t)((uint64_t)fr_mono_ns() % (uint64_t)(ms / 2 + 1)));
+            fr_sleep_backoff(attempt, 5, 7); /* 5-10 ms, doubling to 320-640 ms */
         }
         struct fr_buf load, staged[FR_LAKE_MAX_APPENDS];
         struct fr_ice_rest_change changes[FR_LAKE_MAX_APPENDS];
