@@ -7,6 +7,7 @@
 #ifndef FR_TEST_CHECK_H
 #define FR_TEST_CHECK_H
 
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,6 +78,25 @@ static inline int check_report(void)
 }
 
 /* A fresh temporary directory under $TMPDIR (or /tmp); caller frees nothing. */
+/* Send stdout to the file at path (created or emptied) until
+ * check_stdout_end(saved), for commands that print their answer. */
+static inline int check_stdout_begin(const char *path)
+{
+    fflush(stdout);
+    int saved = dup(1);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 1);
+    close(fd);
+    return saved;
+}
+
+static inline void check_stdout_end(int saved)
+{
+    fflush(stdout);
+    dup2(saved, 1);
+    close(saved);
+}
+
 static inline const char *check_tmpdir(void)
 {
     static char path[4096];

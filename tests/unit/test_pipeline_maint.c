@@ -206,19 +206,13 @@ static void test_compact_cmd(void)
 
     char out[4300];
     snprintf(out, sizeof out, "%s/out.json", dir);
-    fflush(stdout);
-    int saved = dup(1);
-    int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(fd, 1);
-    close(fd);
+    int saved = check_stdout_begin(out);
     char *argv[] = {"compact", "--json", "--table", "wiki.bronze_recentchange",
                     "--orphans-older-than", "0", NULL};
     int st = fr_cmd_compact(&conf, 6, argv);
     char *bad[] = {"compact", "--target-bytes", "lots", NULL};
     int st2 = fr_cmd_compact(&conf, 3, bad);
-    fflush(stdout);
-    dup2(saved, 1);
-    close(saved);
+    check_stdout_end(saved);
     CHECK_EQ_INT(st, 0);
     CHECK_EQ_INT(st2, 2);
     struct fr_buf b;
