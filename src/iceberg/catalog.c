@@ -433,6 +433,11 @@ int fr_ice_catalog_open(const struct fr_ice_catalog_opts *opts, struct fr_ice_ca
             snprintf(cat->warehouse_uri, n, "file://%s", abs);
         }
     }
+    cat->mcache = opts->meta_cache;
+    if (!cat->mcache) {
+        cat->mcache = fr_ice_meta_cache_new();
+        cat->mcache_owned = true;
+    }
     cat->catalog_name = strdup(opts->catalog_name ? opts->catalog_name : "freshet");
     cat->max_retries = opts->max_retries == 0 ? 4 : opts->max_retries < 0 ? 0 : opts->max_retries;
     if (opts->io) {
@@ -441,7 +446,8 @@ int fr_ice_catalog_open(const struct fr_ice_catalog_opts *opts, struct fr_ice_ca
         cat->io.ops = fr_ice_io_posix();
         cat->io.ctx = NULL;
     }
-    if (!cat->warehouse || !cat->lake_dir || !cat->warehouse_uri || !cat->catalog_name) {
+    if (!cat->warehouse || !cat->lake_dir || !cat->warehouse_uri || !cat->catalog_name ||
+        !cat->mcache) {
         rc = FR_ENOMEM;
         goto cleanup;
     }
@@ -467,7 +473,9 @@ void fr_ice_catalog_close(struct fr_ice_catalog *cat)
         sqlite3_close_v2(cat->db);
     }
     fr_syncset_free(cat->defer); /* publishes' directories: flushed here */
-    ice_meta_cache_free(cat);
+    if (cat->mcache_owned) {
+        fr_ice_meta_cache_free(cat->mcache);
+    }
     free(cat->lake_dir);
     free(cat->warehouse);
     free(cat->warehouse_uri);

@@ -125,6 +125,9 @@ void ice_change_reset(struct ice_change *c, bool remove_files)
         c->hint_tmp = NULL;
     }
     free_doomed(c);
+    free(c->next_json);
+    c->next_json = NULL;
+    c->next_json_len = 0;
     ice_meta_free(c->next);
     c->next = NULL;
     free(c->next_location);
@@ -1289,6 +1292,12 @@ int ice_write_metadata(struct ice_change *c)
     c->metadata_bytes = b.len;
     if (rc == FR_OK) {
         rc = write_meta_file(c, fname, &b, true, &uri, local, sizeof local);
+    }
+    if (rc == FR_OK && !ice_io_local(t->cat)) {
+        free(c->next_json);
+        c->next_json = b.data; /* ice_publish's v<N> copy (ice_change_reset frees it) */
+        c->next_json_len = b.len;
+        b.data = NULL;
     }
     fr_buf_free(&b);
     if (rc < 0) {

@@ -224,7 +224,8 @@ static int txn_run(struct fr_ice_catalog *cat, struct ice_change **cs, uint32_t 
         t = fr_mono_ns();
         for (uint32_t i = 0; i < n; i++) {
             if (cs[i]->next && ice_publish(cat, cs[i]->base->dir, cs[i]->next_location,
-                                           cs[i]->hint_tmp) == FR_OK) {
+                                           cs[i]->hint_tmp, cs[i]->next_json,
+                                           cs[i]->next_json_len) == FR_OK) {
                 ice_io_step(&cat->io, FR_ICE_STEP_PUBLISHED, cs[i]->next_location);
             }
             free(cs[i]->hint_tmp); /* ice_publish renamed or removed it */
@@ -281,6 +282,8 @@ finish:
         if (c->next) { /* the next load of this table copies it (table.c) */
             ice_meta_cache_put(cat, c->ns, c->name, c->next_location, (int64_t)c->metadata_bytes,
                                c->next);
+            ice_meta_cache_put_raw(cat, c->ns, c->name, c->next_location, &c->next_json,
+                                   c->next_json_len);
         }
     }
     tm.finish_us += since_us(&t);

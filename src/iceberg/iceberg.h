@@ -254,7 +254,18 @@ struct fr_ice_catalog_opts {
      * the catalog's rows (load by name, list, commit, namespaces) fails
      * with FR_EUNSUPPORTED naming the reason. */
     bool files_only;
+    /* NULL: the handle keeps its own cache of metadata files it wrote or
+     * read. Else a cache shared with other handles of this process
+     * (fr_ice_meta_cache_new; thread-safe), which must outlive them. */
+    struct fr_ice_meta_cache *meta_cache;
 };
+
+/* A cache of metadata files, by table and file name, shared by handles
+ * that come and go (serve opens one per request): bounded (table.c), freed
+ * after every handle that uses it. NULL on ENOMEM. */
+struct fr_ice_meta_cache;
+struct fr_ice_meta_cache *fr_ice_meta_cache_new(void);
+void fr_ice_meta_cache_free(struct fr_ice_meta_cache *mc);
 
 /* Open (creating when absent) the catalog and the warehouse directory
  * (with opts->files_only: the warehouse directory only).

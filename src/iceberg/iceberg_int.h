@@ -25,6 +25,7 @@
 #include "core/buf.h"
 #include "iceberg/iceberg.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -115,6 +116,9 @@ bool ice_strset_has(const struct ice_strset *set, const char *s);
 int ice_cat_sync(struct fr_ice_catalog *cat);
 /* The writes go through the catalog: one that defers its fsyncs
  * (fr_ice_catalog_defer_sync) hands them to its sync set (util.c). */
+/* The files are on local disk (the POSIX ops, whatever the step hook), where
+ * a link is free; false for an object store. */
+bool ice_io_local(const struct fr_ice_catalog *cat);
 int ice_io_create(struct fr_ice_catalog *cat, const char *path, const void *data, size_t len);
 int ice_io_replace(struct fr_ice_catalog *cat, const char *path, const void *data, size_t len);
 int ice_io_link(struct fr_ice_catalog *cat, const char *existing, const char *path);
@@ -417,18 +421,29 @@ struct ice_cat_update {
     const char *new_location;
 };
 
-/* The metadata version this handle committed last for one table. A
- * metadata file never changes once written (no clobber, unique names), so
- * while the catalog row still names `location` and the file is still there
- * with its size (a stat: damage from outside is still seen), its content is
- * `meta`. */
+/* One cached metadata file (table.c): while the catalog row still names
+ * `location` (and, for a local file, the file is still there with its
+ * size: damage from outside is still seen), its content is `meta`
+ * (parsed) and/or `raw` (its bytes, for answering a REST load). */
 struct ice_meta_slot {
     char *ns, *name, *location; /* NULL: empty slot */
-    struct ice_meta *meta;      /* one reference (shared with loaded tables) */
+    struct ice_meta *meta;      /* NULL or one reference (shared with loaded tables) */
+    void *raw;                  /* NULL or the file's bytes (malloc'ed) */
     int64_t bytes;              /* the file's size */
     uint64_t used;              /* for replacing the least recently used */
 };
-#define ICE_META_CACHE 16 /* slots: tables one handle commits (ICE_MAX_CHANGES) */
+#define ICE_META_CACHE 32 /* slots: the tables of one lake, twice over */
+#define ICE_META_RAW_MAX ((size_t)8 << 20) /* larger files are not kept as bytes */
+
+/* The cache itself: one per handle, or one shared by every handle of a
+ * process that opens many (serve: a handle per request). Bounded:
+ * ICE_META_CACHE slots, each at most ICE_MAX_METADATA_BYTES parsed plus
+ * ICE_META_RAW_MAX bytes. */
+struct fr_ice_meta_cache {
+    pthread_mutex_t lock;
+    struct ice_meta_slot slot[ICE_META_CACHE];
+    uint64_t tick;
+};
 
 struct fr_ice_catalog {
     struct sqlite3 *db;
@@ -443,10 +458,10 @@ struct fr_ice_catalog {
      * before every catalog write (ice_cat_sync) and at close. */
     struct fr_syncset *defer;
     /* Loads and commits of a table whose row names a version this handle
-     * wrote copy it from here instead of reading and parsing the file:
-     * bounded, ICE_META_CACHE slots (table.c). */
-    struct ice_meta_slot mcache[ICE_META_CACHE];
-    uint64_t mcache_tick;
+     * (or another sharing the cache) wrote or read copy it from here
+     * instead of reading (and parsing) the file (table.c). */
+    struct fr_ice_meta_cache *mcache;
+    bool mcache_owned;
 };
 
 /* table.c: remember meta (shared, ice_meta_share: nobody may change it
@@ -454,7 +469,14 @@ struct fr_ice_catalog {
  * failure only means the next load reads the file. */
 void ice_meta_cache_put(struct fr_ice_catalog *cat, const char *ns, const char *name,
                         const char *location, int64_t bytes, struct ice_meta *meta);
-void ice_meta_cache_free(struct fr_ice_catalog *cat);
+/* Remember the bytes of location's metadata file (taken: *raw is set to
+ * NULL when the cache keeps them, else left to the caller). */
+void ice_meta_cache_put_raw(struct fr_ice_catalog *cat, const char *ns, const char *name,
+                            const char *location, void **raw, size_t len);
+/* The cached bytes of location (path: its local path) copied into out: 1,
+ * or 0 (read the file). */
+int ice_meta_cache_raw(struct fr_ice_catalog *cat, const char *ns, const char *name,
+                       const char *location, const char *path, struct fr_buf *out);
 
 int ice_cat_open_db(struct fr_ice_catalog *cat, const char *path, int busy_ms);
 /* metadata_location of ns.name into buf (NUL-terminated): FR_OK,
@@ -557,6 +579,11 @@ struct ice_change {
      * the attempt's files, renamed into place by the publish (malloc'ed;
      * ice_publish_prepare) */
     char *hint_tmp;
+    /* An object store (io not POSIX): the new metadata file's bytes, kept
+     * from METADATA to PUBLISH, which writes the v<N> copy from them instead
+     * of reading the file back (malloc'ed, NULL on local disk) */
+    void *next_json;
+    size_t next_json_len;
     /* expire: files to delete once the commit has landed */
     char **doomed;
     uint32_t ndoomed;
@@ -631,10 +658,12 @@ int ice_table_create_meta(struct fr_ice_catalog *cat, const char *ns, const char
 /* Write metadata JSON for next as "NNNNN-<uuid>.metadata.json" (no clobber). */
 int ice_write_metadata(struct ice_change *c);
 /* After the catalog moved: v<N>.metadata.json (a hard link to the
- * metadata file) and version-hint.text (hint_tmp: the prepared one, which
- * this renames into place or removes; NULL: written here). */
+ * metadata file, or written from json/json_len when they are given: an
+ * object store, where a link is a GET and a PUT) and version-hint.text
+ * (hint_tmp: the prepared one, which this renames into place or removes;
+ * NULL: written here). */
 int ice_publish(struct fr_ice_catalog *cat, const char *table_dir, const char *meta_location,
-                const char *hint_tmp);
+                const char *hint_tmp, const void *json, size_t json_len);
 /* The version hint that publishing meta_location will write, prepared
  * before the catalog write (ice_io_prepare_replace): *tmp_out (malloc'ed)
  * is NULL when the catalog does not defer or the name is not freshet's. */

@@ -176,7 +176,7 @@ int ice_remove_orphans_in(const struct fr_ice_table *t, int64_t older_than_ms, b
     /* the hint names the published copy to keep; bring it up to date first
      * (the catalog's own job behind a REST catalog: its commits publish) */
     if (publish) {
-        ice_publish(cat, t->dir, t->meta_location, NULL);
+        ice_publish(cat, t->dir, t->meta_location, NULL, NULL, 0);
     }
     struct orphan_walk w = {t,       &set,  older_than_ms,
                             dry_run, stats, ice_meta_version(t->meta_location)};

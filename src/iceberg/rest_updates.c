@@ -981,7 +981,8 @@ int fr_ice_rest_load(struct fr_ice_catalog *cat, const char *ns, const char *nam
     if (rc == FR_OK) {
         rc = ice_local_path_meta(cat, ns, name, NULL, loc, path, sizeof path);
     }
-    if (rc == FR_OK) {
+    bool cached = rc == FR_OK && ice_meta_cache_raw(cat, ns, name, loc, path, &b);
+    if (rc == FR_OK && !cached) {
         rc = ice_io_read(&cat->io, path, &b);
         if (rc < 0) {
             ice_err(rc, "table %s.%s: cannot read metadata file %s", ns, name, path);
@@ -989,6 +990,14 @@ int fr_ice_rest_load(struct fr_ice_catalog *cat, const char *ns, const char *nam
     }
     if (rc == FR_OK && fr_json_validate((const char *)b.data, (const char *)b.data + b.len) < 0) {
         rc = ice_err(FR_ECORRUPT, "table %s.%s: metadata file %s is not JSON", ns, name, path);
+    }
+    if (rc == FR_OK && !cached) { /* the next load of this version answers from memory */
+        void *raw = malloc(b.len ? b.len : 1);
+        if (raw) {
+            memcpy(raw, b.data, b.len);
+            ice_meta_cache_put_raw(cat, ns, name, loc, &raw, b.len);
+            free(raw); /* NULL when the cache took it */
+        }
     }
     if (rc == FR_OK) {
         rc = fr_buf_puts(out, "{\"metadata-location\":");

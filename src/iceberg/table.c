@@ -172,16 +172,13 @@ static int table_finish(struct fr_ice_table *t)
 
 /* ----------------------------------------------------- metadata cache -- */
 
-static struct ice_meta_slot *cache_find(struct fr_ice_catalog *cat, const char *ns,
-                                        const char *name)
+struct fr_ice_meta_cache *fr_ice_meta_cache_new(void)
 {
-    for (int i = 0; i < ICE_META_CACHE; i++) {
-        struct ice_meta_slot *s = &cat->mcache[i];
-        if (s->ns && strcmp(s->ns, ns) == 0 && strcmp(s->name, name) == 0) {
-            return s;
-        }
+    struct fr_ice_meta_cache *mc = calloc(1, sizeof *mc);
+    if (mc) {
+        pthread_mutex_init(&mc->lock, NULL);
     }
-    return NULL;
+    return mc;
 }
 
 static void slot_clear(struct ice_meta_slot *s)
@@ -189,60 +186,153 @@ static void slot_clear(struct ice_meta_slot *s)
     free(s->ns);
     free(s->name);
     free(s->location);
+    free(s->raw);
     ice_meta_free(s->meta);
     memset(s, 0, sizeof *s);
 }
 
-void ice_meta_cache_put(struct fr_ice_catalog *cat, const char *ns, const char *name,
-                        const char *location, int64_t bytes, struct ice_meta *meta)
+void fr_ice_meta_cache_free(struct fr_ice_meta_cache *mc)
 {
-    struct ice_meta *shared = ice_meta_share(meta);
-    struct ice_meta_slot *s = cache_find(cat, ns, name);
+    if (!mc) {
+        return;
+    }
+    for (int i = 0; i < ICE_META_CACHE; i++) {
+        slot_clear(&mc->slot[i]);
+    }
+    pthread_mutex_destroy(&mc->lock);
+    free(mc);
+}
+
+/* Under mc->lock. */
+static struct ice_meta_slot *cache_find(struct fr_ice_meta_cache *mc, const char *ns,
+                                        const char *name)
+{
+    for (int i = 0; i < ICE_META_CACHE; i++) {
+        struct ice_meta_slot *s = &mc->slot[i];
+        if (s->ns && strcmp(s->ns, ns) == 0 && strcmp(s->name, name) == 0) {
+            return s;
+        }
+    }
+    return NULL;
+}
+
+/* Under mc->lock: ns.name's slot, emptied unless it holds location (then
+ * *same is true); NULL on ENOMEM. */
+static struct ice_meta_slot *cache_slot(struct fr_ice_meta_cache *mc, const char *ns,
+                                        const char *name, const char *location, bool *same)
+{
+    struct ice_meta_slot *s = cache_find(mc, ns, name);
+    *same = s && strcmp(s->location, location) == 0;
+    if (*same) {
+        s->used = ++mc->tick;
+        return s;
+    }
     if (!s) { /* an empty slot (used 0), else the least recently used */
-        s = &cat->mcache[0];
+        s = &mc->slot[0];
         for (int i = 1; i < ICE_META_CACHE; i++) {
-            s = cat->mcache[i].used < s->used ? &cat->mcache[i] : s;
+            s = mc->slot[i].used < s->used ? &mc->slot[i] : s;
         }
     }
     slot_clear(s);
     s->ns = strdup(ns);
     s->name = strdup(name);
     s->location = strdup(location);
-    s->meta = shared;
-    s->bytes = bytes;
-    s->used = ++cat->mcache_tick;
+    s->used = ++mc->tick;
     if (!s->ns || !s->name || !s->location) {
         slot_clear(s);
+        return NULL;
     }
+    return s;
 }
 
-void ice_meta_cache_free(struct fr_ice_catalog *cat)
+void ice_meta_cache_put(struct fr_ice_catalog *cat, const char *ns, const char *name,
+                        const char *location, int64_t bytes, struct ice_meta *meta)
 {
-    for (int i = 0; i < ICE_META_CACHE; i++) {
-        slot_clear(&cat->mcache[i]);
+    struct fr_ice_meta_cache *mc = cat->mcache;
+    bool same;
+    pthread_mutex_lock(&mc->lock);
+    struct ice_meta_slot *s = cache_slot(mc, ns, name, location, &same);
+    if (s && !s->meta) {
+        s->meta = ice_meta_share(meta);
+        s->bytes = bytes;
     }
+    pthread_mutex_unlock(&mc->lock);
 }
 
-/* The cached content of location (local file path), shared into *meta: 1,
- * or 0 (not cached, or the file is gone or changed size: read it). */
+void ice_meta_cache_put_raw(struct fr_ice_catalog *cat, const char *ns, const char *name,
+                            const char *location, void **raw, size_t len)
+{
+    struct fr_ice_meta_cache *mc = cat->mcache;
+    if (!*raw || len > ICE_META_RAW_MAX) {
+        return;
+    }
+    bool same;
+    pthread_mutex_lock(&mc->lock);
+    struct ice_meta_slot *s = cache_slot(mc, ns, name, location, &same);
+    if (s && !s->raw) {
+        s->raw = *raw;
+        s->bytes = (int64_t)len;
+        *raw = NULL;
+    }
+    pthread_mutex_unlock(&mc->lock);
+}
+
+/* A local file is checked with a stat (someone may have replaced it by
+ * hand). An object's name is unique per write and it is written
+ * create-only (If-None-Match: *, s3_io.c), so the same location is the
+ * same bytes and needs no HEAD: the catalog's row read is the check.
+ * Called without the lock (the stat may be slow). */
+static bool cache_still_valid(struct fr_ice_catalog *cat, const char *location, const char *path,
+                              int64_t bytes)
+{
+    int64_t size = -1;
+    return strncmp(location, "file:", 5) != 0 ||
+           (ice_io_stat(&cat->io, path, &size, NULL) == FR_OK && size == bytes);
+}
+
+/* The cached parsed content of location (local file path), shared into
+ * *meta: 1, or 0 (not cached, or the file is gone or changed size). */
 static int cache_get(struct fr_ice_catalog *cat, const char *ns, const char *name,
                      const char *location, const char *path, struct ice_meta **meta)
 {
-    /* file: locations only: in an object store (s3://, src/objstore) the
-     * stat is a request of its own, and with it integration_process_s3's
-     * outage replay failed (a bronze object "already exists"): not
-     * understood yet, so object stores read the file as before. */
-    if (strncmp(location, "file:", 5) != 0) {
+    struct fr_ice_meta_cache *mc = cat->mcache;
+    struct ice_meta *m = NULL;
+    int64_t bytes = 0;
+    pthread_mutex_lock(&mc->lock);
+    struct ice_meta_slot *s = cache_find(mc, ns, name);
+    if (s && s->meta && strcmp(s->location, location) == 0) {
+        m = ice_meta_share(s->meta);
+        bytes = s->bytes;
+        s->used = ++mc->tick;
+    }
+    pthread_mutex_unlock(&mc->lock);
+    if (m && !cache_still_valid(cat, location, path, bytes)) {
+        ice_meta_free(m);
+        m = NULL;
+    }
+    *meta = m;
+    return m != NULL;
+}
+
+int ice_meta_cache_raw(struct fr_ice_catalog *cat, const char *ns, const char *name,
+                       const char *location, const char *path, struct fr_buf *out)
+{
+    struct fr_ice_meta_cache *mc = cat->mcache;
+    int64_t bytes = -1;
+    int rc = FR_OK;
+    fr_buf_reset(out);
+    pthread_mutex_lock(&mc->lock);
+    struct ice_meta_slot *s = cache_find(mc, ns, name);
+    if (s && s->raw && strcmp(s->location, location) == 0) {
+        bytes = s->bytes;
+        rc = fr_buf_append(out, s->raw, (size_t)s->bytes);
+        s->used = ++mc->tick;
+    }
+    pthread_mutex_unlock(&mc->lock);
+    if (bytes < 0 || rc < 0 || !cache_still_valid(cat, location, path, bytes)) {
+        fr_buf_reset(out);
         return 0;
     }
-    struct ice_meta_slot *s = cache_find(cat, ns, name);
-    int64_t size = -1;
-    if (!s || strcmp(s->location, location) != 0 ||
-        ice_io_stat(&cat->io, path, &size, NULL) != FR_OK || size != s->bytes) {
-        return 0;
-    }
-    *meta = ice_meta_share(s->meta);
-    s->used = ++cat->mcache_tick;
     return 1;
 }
 
@@ -279,7 +369,8 @@ int ice_table_load_at(struct fr_ice_catalog *cat, const char *ns, const char *na
         rc = table_finish(t);
         goto cleanup;
     }
-    rc = ice_io_read(&cat->io, path, &b);
+    rc = ice_meta_cache_raw(cat, ns, name, location, path, &b) ? FR_OK
+                                                                  : ice_io_read(&cat->io, path, &b);
     if (rc == FR_ENOTFOUND) {
         rc = ice_err(FR_ENOTFOUND,
                      "table %s.%s: the catalog points at metadata file %s, which is "
@@ -299,6 +390,7 @@ int ice_table_load_at(struct fr_ice_catalog *cat, const char *ns, const char *na
         ice_err(rc, "table %s.%s: metadata file %s does not parse: %s", ns, name, path, why);
         goto cleanup;
     }
+    ice_meta_cache_put(cat, ns, name, location, (int64_t)b.len, t->meta);
     rc = table_finish(t);
 cleanup:
     fr_buf_free(&b);
@@ -531,7 +623,7 @@ int ice_table_create_meta(struct fr_ice_catalog *cat, const char *ns, const char
     }
     char dir[ICE_PATH_MAX];
     if (ice_table_dir(cat, ns, name, dir, sizeof dir) == FR_OK) {
-        ice_publish(cat, dir, location, NULL);
+        ice_publish(cat, dir, location, NULL, NULL, 0);
     }
     if (location_out) {
         *location_out = location;
@@ -593,7 +685,7 @@ int ice_publish_prepare(struct fr_ice_catalog *cat, const char *table_dir,
 }
 
 int ice_publish(struct fr_ice_catalog *cat, const char *table_dir, const char *meta_location,
-                const char *hint_tmp)
+                const char *hint_tmp, const void *json, size_t json_len)
 {
     int64_t version = ice_meta_version(meta_location);
     const char *base = strrchr(meta_location, '/');
@@ -634,7 +726,7 @@ int ice_publish(struct fr_ice_catalog *cat, const char *table_dir, const char *m
         }
     }
     snprintf(path, sizeof path, "%s/v%" PRId64 ".metadata.json", mdir, version);
-    rc = ice_io_link(cat, src, path);
+    rc = json ? ice_io_create(cat, path, json, json_len) : ice_io_link(cat, src, path);
     if (rc == FR_EEXIST) {
         rc = FR_OK; /* published before a crash, hint not yet moved */
     }

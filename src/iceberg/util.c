@@ -522,6 +522,11 @@ static bool deferring(const struct fr_ice_catalog *cat)
     return cat->defer && cat->io.ops->create == posix_create;
 }
 
+bool ice_io_local(const struct fr_ice_catalog *cat)
+{
+    return cat->io.ops->create == posix_create;
+}
+
 int ice_io_create(struct fr_ice_catalog *cat, const char *path, const void *data, size_t len)
 {
     if (deferring(cat)) {

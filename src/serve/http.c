@@ -25,6 +25,7 @@
 #include "core/clock.h"
 #include "core/diag.h"
 #include "core/err.h"
+#include "iceberg/iceberg.h"
 #include "lazy/mhd.h"
 
 #include <arpa/inet.h>
@@ -462,6 +463,11 @@ int fr_serve_start(const struct fr_serve_opts *opts, struct fr_serve **out)
             goto cleanup;
         }
     }
+    srv->mcache = fr_ice_meta_cache_new();
+    if (!srv->mcache) {
+        rc = FR_ENOMEM;
+        goto cleanup;
+    }
     rc = fr_stats_open_memory(FR_STATS_SERVE, &srv->own);
     if (rc < 0) {
         goto cleanup;
@@ -538,6 +544,7 @@ void fr_serve_stop(struct fr_serve *srv)
     }
     fr_stats_close(srv->own);
     serve_s3_close(srv->s3); /* after the workers that use it */
+    fr_ice_meta_cache_free(srv->mcache);
     pthread_cond_destroy(&srv->wake);
     pthread_mutex_destroy(&srv->lock);
     free(srv->data_dir);

@@ -176,7 +176,7 @@ int serve_s3_catalog_open(struct fr_serve *srv, struct serve_s3_catalog *sc, boo
     if (rc == FR_OK) {
         struct fr_ice_catalog_opts copts = {
             .data_dir = srv->data_dir, .busy_timeout_ms = 2000, .warehouse_uri = srv->s3->uri,
-            .files_only = files_only};
+            .files_only = files_only, .meta_cache = srv->mcache};
         rc = fr_s3_catalog_open(sc->io, &copts, &sc->cat);
     }
     return rc;

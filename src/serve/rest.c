@@ -301,7 +301,8 @@ int serve_catalog_open(struct fr_serve *srv, bool write, struct fr_ice_catalog *
         return FR_ENOTFOUND;
     }
     struct fr_ice_catalog_opts copts = {
-        .data_dir = srv->data_dir, .busy_timeout_ms = 5000, .files_only = files_only};
+        .data_dir = srv->data_dir, .busy_timeout_ms = 5000, .files_only = files_only,
+        .meta_cache = srv->mcache};
     if (conf && conf->lake_warehouse && conf->lake_warehouse[0]) {
         char err[512] = "";
         int rc = fr_s3_warehouse_open(conf, conf->lake_warehouse, &copts, wh, cat, err, sizeof err);

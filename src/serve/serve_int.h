@@ -195,6 +195,10 @@ struct fr_serve {
 
     struct fr_stats *own; /* serve's own figures (FR_STATS_SERVE) */
     struct serve_s3 *s3;  /* the S3 warehouse's clients, NULL for a local one (lake_s3.c) */
+    /* metadata files read or committed, shared by every request's catalog
+     * handle (bounded: iceberg/table.c); a REST load of a version already
+     * seen is answered without reading the file again */
+    struct fr_ice_meta_cache *mcache;
     /* serve's own counters outside the stats table (SERVE_OWN_METRICS) */
     _Atomic uint64_t lake_s3_failures[SERVE_S3_FAIL_COUNT];
     int topics_err; /* last refusal of stats/topics.json (0: none), docs.c */

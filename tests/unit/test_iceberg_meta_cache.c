@@ -40,6 +40,7 @@
 #include "core/buf.h"
 #include "core/clock.h"
 #include "iceberg/iceberg_int.h"
+#include "iceberg/rest.h"
 
 /* io ops counting reads of metadata JSON files, else POSIX */
 struct counting {
@@ -94,15 +95,22 @@ static void c_step(void *ctx, enum fr_ice_step step, const char *detail)
 static const struct fr_ice_io_ops counting_ops = {c_create, c_replace, c_link, c_read,
                                                   c_remove, c_stat,    c_list, c_step};
 
-static struct fr_ice_catalog *open_cat(const char *dir, struct counting *k)
+static struct fr_ice_catalog *open_shared(const char *dir, struct counting *k,
+                                          struct fr_ice_meta_cache *mc)
 {
     struct fr_ice_io io = {&counting_ops, k};
-    struct fr_ice_catalog_opts o = {.data_dir = dir, .busy_timeout_ms = 2000, .io = k ? &io : NULL};
+    struct fr_ice_catalog_opts o = {
+        .data_dir = dir, .busy_timeout_ms = 2000, .io = k ? &io : NULL, .meta_cache = mc};
     struct fr_ice_catalog *cat = NULL;
     if (fr_ice_catalog_open(&o, &cat) < 0) {
         fprintf(stderr, "open: %s\n", fr_ice_errmsg());
     }
     return cat;
+}
+
+static struct fr_ice_catalog *open_cat(const char *dir, struct counting *k)
+{
+    return open_shared(dir, k, NULL);
 }
 
 /* The table's metadata as ice_meta_write gives it, from a load by cat. */
@@ -426,6 +434,66 @@ static void test_files_memory(void)
     fr_ice_catalog_close(cat);
 }
 
+/* serve opens a handle per request and shares one cache among them: a
+ * version one handle committed or read is neither read nor parsed again by
+ * the next, and a REST load answers it from the cache's bytes (the counting
+ * ops are not the POSIX ones, so commits keep the bytes as on S3). */
+static void test_shared_between_handles(void)
+{
+    const char *dir = check_tmpdir();
+    struct fr_ice_meta_cache *mc = fr_ice_meta_cache_new();
+    CHECK(mc != NULL);
+    struct counting ka = {0}, kb = {0};
+    struct fr_ice_catalog *a = open_shared(dir, &ka, mc);
+    CHECK(a != NULL);
+    struct fr_ice_table_def def = ti_def(false, NULL, 0);
+    CHECK_EQ_INT(fr_ice_table_create(a, TI_NS, "s", &def, NULL), FR_OK);
+    CHECK_EQ_INT(ti_append(a, "s", 0, 5, false, NULL), FR_OK);
+    fr_ice_catalog_close(a); /* the cache outlives the handle */
+
+    struct fr_ice_catalog *b = open_shared(dir, &kb, mc);
+    CHECK(b != NULL);
+    CHECK_EQ_INT(ti_append(b, "s", 5, 5, false, NULL), FR_OK);
+    CHECK_EQ_INT(kb.meta_reads, 0); /* the base was a's commit, from the cache */
+    struct fr_buf r1, r2;
+    fr_buf_init(&r1, 16u << 20);
+    fr_buf_init(&r2, 16u << 20);
+    CHECK_EQ_INT(fr_ice_rest_load(b, TI_NS, "s", &r1), FR_OK);
+    CHECK_EQ_INT(kb.meta_reads, 0); /* b's own commit's bytes */
+    fr_ice_catalog_close(b);
+
+    /* a handle with its own cache reads the file: the same answer */
+    struct counting kc = {0};
+    struct fr_ice_catalog *c = open_cat(dir, &kc);
+    CHECK(c != NULL);
+    CHECK_EQ_INT(fr_ice_rest_load(c, TI_NS, "s", &r2), FR_OK);
+    CHECK_EQ_INT(kc.meta_reads, 1);
+    CHECK(r1.len == r2.len && r1.len > 0 && memcmp(r1.data, r2.data, r1.len) == 0);
+    /* ... and its second load of that version reads nothing */
+    fr_buf_reset(&r2);
+    CHECK_EQ_INT(fr_ice_rest_load(c, TI_NS, "s", &r2), FR_OK);
+    CHECK_EQ_INT(kc.meta_reads, 1);
+    CHECK(r1.len == r2.len && memcmp(r1.data, r2.data, r1.len) == 0);
+    /* a commit through c moves the row: a shared handle sees the new
+     * version (read once from the file, then from the cache) */
+    CHECK_EQ_INT(ti_append(c, "s", 10, 5, false, NULL), FR_OK);
+    fr_ice_catalog_close(c);
+    struct counting kd = {0};
+    struct fr_ice_catalog *d = open_shared(dir, &kd, mc);
+    CHECK(d != NULL);
+    struct ti_sum sum;
+    CHECK_EQ_INT(ti_read_table(d, "s", &sum, 100), FR_OK);
+    CHECK_EQ_INT(sum.rows, 15);
+    CHECK_EQ_INT(sum.id_sum, ti_expected_sum(0, 15));
+    CHECK_EQ_INT(kd.meta_reads, 1);
+    CHECK_EQ_INT(ti_read_table(d, "s", &sum, 100), FR_OK);
+    CHECK_EQ_INT(kd.meta_reads, 1);
+    fr_ice_catalog_close(d);
+    fr_buf_free(&r1);
+    fr_buf_free(&r2);
+    fr_ice_meta_cache_free(mc);
+}
+
 int main(void)
 {
     RUN(test_clone_is_the_round_trip);
@@ -434,5 +502,6 @@ int main(void)
     RUN(test_history_memory);
     RUN(test_expire_memory);
     RUN(test_files_memory);
+    RUN(test_shared_between_handles);
     return check_report();
 }
