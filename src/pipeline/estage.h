@@ -119,6 +119,10 @@ int fr_estage_apply(struct fr_estage *es, struct fr_tw *tw, int64_t watermark_us
  * files older than the last three. */
 int fr_estage_save(struct fr_estage *es, int64_t epoch);
 
+/* silver_topics' label_why for an enum fr_enrich_label_why: NULL (a
+ * label), "no_label", "missing", "off" (enrich.labels = 0). */
+const char *fr_estage_label_why(int label_why);
+
 void fr_estage_counts(const struct fr_estage *es, struct fr_estage_counts *counts);
 /* The frontier after the last apply (FR_PROC_WM_NONE before any). */
 int64_t fr_estage_frontier(const struct fr_estage *es);
