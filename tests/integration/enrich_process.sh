@@ -21,6 +21,10 @@
 #   4. SIGKILLs of the processor while lookups are outstanding (slow API),
 #      then a drain: nothing lost or counted twice, tables equal the
 #      control's.
+# Labels (issue 33) ride along: each run's resolved edits carry the
+# fixture's label in their wiki's content language, else English, else a
+# reason (topics_check.mjs labels), gold_top_topics' labels are part of the
+# recomputation, and the label columns are compared with the control's.
 # Loopback only. Usage: enrich_process.sh [SEED] [KILLS]
 set -euo pipefail
 BIN=${FR_BINARY:?FR_BINARY must point at the freshet binary}
@@ -89,6 +93,7 @@ copy ctl
 tables ctl
 check oracle ctl.json
 check partition ctl.json
+check labels ctl.json "$base"
 
 # 2. faulty: slow, half the requests fail, a small pending table
 feed badapi --count 1 --api-latency-ms 100 --api-error-rate 0.5
@@ -103,6 +108,7 @@ check partition faulty.json
 check oracle faulty.json
 check has faulty.json lookup_failed 1
 check has faulty.json backlog 1
+check labels faulty.json "$base"
 "$BIN" --data faulty verify >verify.out 2>&1 || { cat verify.out; fail "verify on the faulty lake"; }
 grep -Eq "enrichment: [1-9][0-9]* waiting" faulty.log || fail "no epoch committed while lookups were outstanding"
 
@@ -138,6 +144,7 @@ tables faulty
 check replayed faulty.json
 check partition faulty.json
 check oracle faulty.json
+check labels faulty.json "$base"
 check same ctl.json faulty.json
 
 # 4. kills while lookups are outstanding (every answer 300 ms late)
@@ -161,6 +168,7 @@ echo "$KILLS kills, $outstanding with lookups outstanding"
 tables chaos
 check partition chaos.json
 check oracle chaos.json
+check labels chaos.json "$base"
 check core ctl.json chaos.json --any-epochs # kills cut epochs elsewhere
 check same ctl.json chaos.json --all
 "$BIN" --data chaos verify >verify2.out 2>&1 || { cat verify2.out; fail "verify after the kills"; }
