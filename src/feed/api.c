@@ -38,6 +38,9 @@
  *           ─► maxlag given and u < +maxlag_rate: the maxlag error (HTTP 200,
  *              Retry-After: 1, X-Database-Lag) ─► the answer.
  *
+ * Labels (issue 33): action=wbgetentities on the Wikidata host answers
+ * items' labels (api_labels.c), after the same fault draw.
+ *
  * Threads: called on the connection's MHD thread; counters are atomics and
  * the rate bucket has its own mutex.
  */
