@@ -4,7 +4,10 @@
  * row of type edit or new with a title and a server_name) is looked up,
  * off the hot path, through the client of src/enrich; answers land in
  * silver_topics, failures in dlq_lookups, resolved items in the topics
- * operator (gold_top_topics).
+ * operator (gold_top_topics). With enrich.labels a resolved answer carries
+ * the item's label (issue 33, ADR 0056): the client asks for it before it
+ * answers, so an edit is pending until both are known and nothing about
+ * labels needs its own state here.
  *
  * Edits waiting for an answer are held in a bounded pending table
  * (enrich.pending_max slots; a full table sends the edit to dlq_lookups

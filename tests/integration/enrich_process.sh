@@ -18,7 +18,8 @@
 #   3. `freshet dlq replay --lookups` against a healthy API lands every
 #      settled dead letter exactly once (a second replay lands nothing), and
 #      silver_topics and gold_top_topics then equal the control's;
-#   4. SIGKILLs of the processor while lookups are outstanding (slow API),
+#   4. SIGKILLs of the processor while lookups are outstanding (slow API
+#      with 429s and maxlag errors),
 #      then a drain: nothing lost or counted twice, tables equal the
 #      control's.
 # Labels (issue 33) ride along: each run's resolved edits carry the
@@ -147,14 +148,16 @@ check oracle faulty.json
 check labels faulty.json "$base"
 check same ctl.json faulty.json
 
-# 4. kills while lookups are outstanding (every answer 300 ms late)
-feed slowapi --count 1 --api-latency-ms 300
+# 4. kills while lookups are outstanding (every answer 300 ms late, 10 % of
+# requests 429 and 10 % maxlag, each with Retry-After: 1)
+feed slowapi --count 1 --api-latency-ms 300 --api-429-rate 0.1 --api-maxlag 0.1
 slow=$url
 copy chaos
 outstanding=0
 for k in $(seq "$KILLS"); do
     # shellcheck disable=SC2046
-    "$BIN" --data chaos $(enrich "$slow") --set process.trigger_ms=200 process 2>>chaos.log & p=$!
+    "$BIN" --data chaos $(enrich "$slow") --set enrich.max_attempts=30 --set process.trigger_ms=200 \
+        process 2>>chaos.log & p=$!
     sleep "$(python3 -c "import random; random.seed($SEED * 100 + $k); print(round(random.uniform(0.5, 2.5), 2))")"
     if python3 -c 'import json,sys; sys.exit(0 if json.load(open("chaos/stats/topics.json"))["counts"]["pending"] > 0 else 1)' 2>/dev/null; then
         outstanding=$((outstanding + 1))

@@ -9,7 +9,7 @@
 # One synthetic stream (duplicates, late events) in a 3-partition log:
 #   1. control: each shard once, then the finalizer, against a healthy API;
 #   2. chaos: the same log, the API slow (80 ms per answer), 30 % of its
-#      requests 503 and 5 % 429; the three shards and the finalizer run
+#      requests 503, 5 % 429 and 5 % maxlag; the three shards and the finalizer run
 #      side by side while SIGKILLs hit a shard or the finalizer in turn
 #      (each is killed at least once, one kill of each lands while it is
 #      running), then everything is drained (--once);
@@ -103,7 +103,7 @@ grep -Eq "^gold_topics_recomputed +PASS .*expected_rows=[1-9]" verify-ctl.out ||
     { cat verify-ctl.out; fail "verify did not check gold_top_topics"; }
 
 # 2. chaos: a faulty API, the roles side by side, SIGKILLs
-feed badapi --count 1 --api-latency-ms 80 --api-error-rate 0.3 --api-429-rate 0.05
+feed badapi --count 1 --api-latency-ms 80 --api-error-rate 0.3 --api-429-rate 0.05 --api-maxlag 0.05
 bad=$url
 copy chaos
 declare -A role_pid=()
