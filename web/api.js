@@ -159,7 +159,8 @@ export function wikidataUrl(item) {
 // or serve refused stats/topics.json), else {epoch, counts {submitted,
 // resolved, noItem, failed, backlog, pending, cacheHits, cacheMisses,
 // requests} (null where absent), hitRate (0..1, null before any lookup),
-// topics [{rank, item, edits, wikis, topWikis [{wiki, edits}]}] in rank
+// topics [{rank, item, label (null: none), edits, wikis, topWikis [{wiki,
+// edits}]}] in rank
 // order, topStart/topEnd (ms; null while there is no open window)}. The
 // strings are the processor's (from page titles and wiki names, so
 // hostile): the pages put them in the DOM as text only.
@@ -190,6 +191,7 @@ export function readTopics(t) {
         topics: list.filter(x => x && typeof x === 'object').map(x => ({
             rank: num(x.rank),
             item: String(x.item ?? ''),
+            label: typeof x.label === 'string' && x.label !== '' ? x.label : null,
             edits: num(x.edits),
             wikis: num(x.wikis),
             topWikis: (Array.isArray(x.top_wikis) ? x.top_wikis : [])

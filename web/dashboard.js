@@ -432,9 +432,11 @@ function drawLive(l) {
 
 // The trending topics pane: the processor's provisional top Wikidata items
 // (stats/topics.json through "topics" in the live document) and its
-// enrichment counters. Every string goes in as text; an item is a link only
-// when it is a well-formed item id (wikidataUrl), and a link is all it is:
-// nothing is fetched from wikidata.org.
+// enrichment counters. A topic reads as its label (in the language of the
+// wiki that edits it most, else English; issue 33) followed by its Q-id.
+// Every string goes in as text; an item is a link only when it is a
+// well-formed item id (wikidataUrl), and a link is all it is: nothing is
+// fetched from wikidata.org.
 function drawTopics(t) {
     const list = $('#topics');
     list.replaceChildren();
@@ -456,18 +458,21 @@ function drawTopics(t) {
             li.dataset.rank = String(x.rank);
             li.dataset.item = x.item;
             const item = el('span', 'item');
+            if (x.label !== null) {
+                item.append(el('span', 'label', x.label), ' ');
+            }
             const url = wikidataUrl(x.item);
             if (url) {
-                const a = el('a', null, x.item);
+                const a = el('a', 'qid', x.item);
                 a.href = url;
                 a.target = '_blank';
                 a.rel = 'noopener noreferrer external';
                 a.referrerPolicy = 'no-referrer';
                 item.append(a);
             } else {
-                item.textContent = x.item;
+                item.append(el('span', 'qid', x.item));
             }
-            item.title = x.item;
+            item.title = x.label !== null ? `${x.label} (${x.item})` : x.item;
             const nw = el('span', 'nwikis', x.wikis === null ? '—' : `${fmtInt(x.wikis)} wiki${x.wikis === 1 ? '' : 's'}`);
             const tw = x.topWikis.slice(0, MAX_TOP_WIKIS).map(w => `${w.wiki} ${fmtInt(w.edits)}`).join(' · ');
             const tws = el('span', 'top-wikis', tw || '—');

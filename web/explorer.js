@@ -14,14 +14,16 @@
 // only see the files that were live when they were made.
 //
 // Queries run in DuckDB's worker; results are drawn as a table (at most
-// MAX_ROWS rows; the count line says how many there were).
+// MAX_ROWS rows; the count line says how many there were). A value of a
+// column named "item" that is a well-formed Wikidata id (Q42) is drawn as a
+// link to its page on wikidata.org (a link only: nothing is fetched).
 //
 // window.freshetExplorer exposes ready (a promise), run(sql) and the last
 // result as plain rows, for the browser console and tests/browser.
 //
 // Main thread only; one query at a time.
 import * as duckdb from './vendor/duckdb/duckdb-browser.mjs';
-import {PATHS, getJSON, readTables} from './api.js';
+import {PATHS, getJSON, readTables, wikidataUrl} from './api.js';
 
 const MAX_ROWS = 1000;
 
@@ -101,6 +103,14 @@ FROM gold_edits_per_minute
 GROUP BY window_start
 ORDER BY window_start DESC
 LIMIT 30`,
+    },
+    {
+        id: 'trending-topics',
+        label: 'Trending topics (gold)',
+        sql: `SELECT window_end, rank, label, item, edits, wikis, top_wikis
+FROM gold_top_topics
+WHERE window_end = (SELECT max(window_end) FROM gold_top_topics)
+ORDER BY rank`,
     },
     {
         id: 'row-counts',
@@ -253,9 +263,18 @@ function drawResult(table, ms) {
     const body = t.createTBody();
     for (let r = 0; r < shown; r++) {
         const tr = body.insertRow();
-        rows[r].forEach(v => {
+        rows[r].forEach((v, ci) => {
             const td = tr.insertCell();
-            if (v === null) {
+            const url = cols[ci].name === 'item' && typeof v === 'string' ? wikidataUrl(v) : null;
+            if (url) {
+                const a = document.createElement('a');
+                a.textContent = v;
+                a.href = url;
+                a.target = '_blank';
+                a.rel = 'noopener noreferrer external';
+                a.referrerPolicy = 'no-referrer';
+                td.append(a);
+            } else if (v === null) {
                 td.className = 'null';
                 td.textContent = 'NULL';
             } else if (typeof v === 'number') {

@@ -175,6 +175,8 @@
       "Upper bound of the retry delay.")                                                  \
     X(enrich, maxlag_s, INT, "5", 0, 3600, 0,                                             \
       "maxlag parameter sent with every request (Wikimedia's recommendation: 5; 0 = none).") \
+    X(enrich, labels, INT, "1", 0, 1, 0,                                                  \
+      "1: a resolved edit also gets its item's label (wbgetentities on www.wikidata.org through enrich.api_url), in the wiki's content language, else English (docs/ENRICH.md, Labels).") \
     X(serve, listen, STR, "127.0.0.1:8787", 0, 0, 0,                                      \
       "Address of the HTTP server (metrics, API, dashboard). Loopback by default.")       \
     X(serve, api_token, STR, "", 0, 0, FR_CONF_SECRET,                                    \

@@ -2,7 +2,9 @@
  * cache.c — the lookup cache: (wiki, normalised title) to its answer
  * (RESOLVED with the item, or NO_ITEM), least-recently-used eviction, with
  * two hard caps: entries and bytes (each entry is charged its struct plus
- * its key text, fr_enrich_cache_entry_bytes). FAILED answers are never
+ * its key text, fr_enrich_cache_entry_bytes, plus a label's text). Label
+ * keys (wiki "#<lang>", title the item) keep the label's text after the
+ * key. FAILED answers are never
  * cached: they are retried through the dead-letter replay.
  *
  * Layout: a chained hash table (power-of-two buckets, about two per entry
@@ -23,8 +25,8 @@ struct cache_entry {
     struct cache_entry *prev, *next; /* recency list */
     uint64_t hash;
     struct fr_enrich_answer ans;
-    uint16_t wiki_len, title_len;
-    char key[]; /* wiki '\0' title '\0' */
+    uint16_t wiki_len, title_len, label_len;
+    char key[]; /* wiki '\0' title '\0' [label '\0'] */
 };
 
 struct fr_enrich_cache {
@@ -38,6 +40,11 @@ struct fr_enrich_cache {
 size_t fr_enrich_cache_entry_bytes(size_t wiki_len, size_t title_len)
 {
     return sizeof(struct cache_entry) + wiki_len + title_len + 2;
+}
+
+static size_t cache_charge(size_t wl, size_t tl, size_t ll)
+{
+    return fr_enrich_cache_entry_bytes(wl, tl) + (ll ? ll + 1 : 0);
 }
 
 static uint64_t cache_hash(const char *wiki, size_t wl, const char *title, size_t tl)
@@ -141,7 +148,7 @@ static void cache_drop(struct fr_enrich_cache *c, struct cache_entry *e)
     *pp = e->chain;
     cache_unlink(c, e);
     c->count--;
-    c->bytes -= (int64_t)fr_enrich_cache_entry_bytes(e->wiki_len, e->title_len);
+    c->bytes -= (int64_t)cache_charge(e->wiki_len, e->title_len, e->label_len);
     free(e);
 }
 
@@ -156,27 +163,34 @@ int fr_enrich_cache_get(struct fr_enrich_cache *c, const char *wiki, const char 
     cache_unlink(c, e);
     cache_push_front(c, e);
     *ans = e->ans;
+    ans->label = e->label_len ? e->key + e->wiki_len + e->title_len + 2 : NULL;
+    ans->label_len = e->label_len;
     return 1;
 }
 
 int fr_enrich_cache_put(struct fr_enrich_cache *c, const char *wiki, const char *title,
                         const struct fr_enrich_answer *ans)
 {
-    size_t wl = strlen(wiki), tl = strlen(title);
-    if (wl > UINT16_MAX || tl > UINT16_MAX) {
+    size_t wl = strlen(wiki), tl = strlen(title), ll = ans->label ? ans->label_len : 0;
+    if (wl > UINT16_MAX || tl > UINT16_MAX || ll > FR_ENRICH_LABEL_MAX) {
         return FR_ETOOBIG;
     }
-    size_t need = fr_enrich_cache_entry_bytes(wl, tl);
+    size_t need = cache_charge(wl, tl, ll);
     if (c->max_entries == 0 || (int64_t)need > c->max_bytes) {
         return FR_ETOOBIG;
     }
     uint64_t h = cache_hash(wiki, wl, title, tl);
     struct cache_entry **pp = cache_slot(c, wiki, wl, title, tl, h);
-    if (*pp) { /* replace the answer, refresh recency */
-        (*pp)->ans = *ans;
+    if (*pp && (*pp)->label_len == ll &&
+        (ll == 0 || memcmp((*pp)->key + wl + tl + 2, ans->label, ll) == 0)) {
+        (*pp)->ans = *ans; /* replace the answer, refresh recency */
+        (*pp)->ans.label = NULL;
         cache_unlink(c, *pp);
         cache_push_front(c, *pp);
         return FR_OK;
+    }
+    if (*pp) { /* another label: the entry is made again */
+        cache_drop(c, *pp);
     }
     while (c->tail && (c->count + 1 > c->max_entries || c->bytes + (int64_t)need > c->max_bytes)) {
         cache_drop(c, c->tail);
@@ -188,10 +202,16 @@ int fr_enrich_cache_put(struct fr_enrich_cache *c, const char *wiki, const char 
     }
     e->hash = h;
     e->ans = *ans;
+    e->ans.label = NULL; /* the text lives after the key */
     e->wiki_len = (uint16_t)wl;
     e->title_len = (uint16_t)tl;
+    e->label_len = (uint16_t)ll;
     memcpy(e->key, wiki, wl + 1);
     memcpy(e->key + wl + 1, title, tl + 1);
+    if (ll) {
+        memcpy(e->key + wl + tl + 2, ans->label, ll);
+        e->key[wl + tl + 2 + ll] = 0;
+    }
     pp = &c->buckets[h & c->mask];
     e->chain = *pp;
     *pp = e;

@@ -19,6 +19,22 @@
  *                                     attempts == max or 4xx/API error ──► DONE (FAILED, reason)
  *   DONE ──(fr_enrich_poll copies it out)──► FREE
  *
+ * With labels on (cfg.labels), a key that resolves to an item is not DONE
+ * yet: it goes round once more as a label key, in the same pool, lists,
+ * cache, bucket and backoff. Its batch group becomes "#<lang>" (the
+ * wiki's content language, label.c) and its "title" the item, so the
+ * batcher puts up to batch_titles ids of one language in one request
+ *
+ *   GET {api_url, {wiki} = label_wiki}?action=wbgetentities&format=json
+ *       &props=labels&languages=<lang>|en&ids=Q1|Q2|…&maxlag=5
+ *
+ *   RESOLVED ──label cache hit──────────────────────────────► DONE (label chosen)
+ *      └──► WAITING (label) ──► INFLIGHT ──► DONE (label chosen: lang, en, none, missing)
+ *                                   └──── max attempts ──► DONE (FAILED, "labels: …")
+ * A label key has max_attempts of its own; the result's attempts count both
+ * rounds. A label that fails makes the whole key FAILED (the caller dead-
+ * letters and replays it; the item is in the cache by then).
+ *
  * A Retry-After (429, 503, maxlag) also pauses every request until it has
  * passed: the API asks the client, not the key, to wait.
  *
@@ -47,7 +63,10 @@ struct enrich_key {
     enum key_state state;
     int prev, next; /* links in the list of its state (free uses next only) */
     uint64_t tag;
-    int attempts;
+    int attempts;       /* in this round (item or label) */
+    int attempts_item;  /* the item round's, once the key is a label key */
+    int label;          /* 1: the label round */
+    char group[FR_ENRICH_LANG_MAX + 2]; /* "#<lang>": the batch group and cache wiki */
     int64_t enqueued_ms, ready_ms;
     struct fr_enrich_result res; /* wiki and title filled at submit */
 };
@@ -70,7 +89,7 @@ struct enrich_req {
 
 struct fr_enrich {
     struct fr_enrich_config cfg;
-    char *api_url, *user_agent;
+    char *api_url, *user_agent, *label_wiki;
     struct fr_enrich_ops ops;
     struct enrich_key *keys;
     size_t nkeys;
@@ -90,6 +109,7 @@ struct fr_enrich {
     int *cand_key;
     size_t *pick;
     struct fr_enrich_reply *reply;
+    struct fr_enrich_label label_scratch;
     struct fr_enrich_stats st;
 };
 
@@ -114,6 +134,8 @@ void fr_enrich_config_init(struct fr_enrich_config *cfg)
     cfg->backoff_max_ms = 30000;
     cfg->maxlag_s = 5;
     cfg->seed = 1;
+    cfg->labels = 0;
+    cfg->label_wiki = "www.wikidata.org";
 }
 
 void fr_enrich_config_from_conf(const struct fr_conf *conf, struct fr_enrich_config *cfg)
@@ -133,6 +155,7 @@ void fr_enrich_config_from_conf(const struct fr_conf *conf, struct fr_enrich_con
     cfg->backoff_min_ms = (int)conf->enrich_backoff_min_ms;
     cfg->backoff_max_ms = (int)conf->enrich_backoff_max_ms;
     cfg->maxlag_s = (int)conf->enrich_maxlag_s;
+    cfg->labels = (int)conf->enrich_labels;
 }
 
 static int64_t client_mono_ms(void *ctx)
@@ -189,20 +212,61 @@ static void key_done(struct fr_enrich *e, int k)
 {
     e->keys[k].state = KEY_DONE;
     e->keys[k].res.attempts = e->keys[k].attempts;
+    e->keys[k].res.attempts += e->keys[k].attempts_item;
     list_push(e, &e->done, k);
 }
 
-static void key_answer(struct fr_enrich *e, int k, const struct fr_enrich_answer *ans, int cached)
+/* The label round's answer (from the cache or a request). */
+static void key_label(struct fr_enrich *e, int k, const struct fr_enrich_answer *ans, int cached)
 {
     struct fr_enrich_result *r = &e->keys[k].res;
+    r->label_why = ans->label_why;
+    r->cached = r->cached && cached;
+    if (ans->label_why == FR_ENRICH_LABEL_OK && ans->label_len <= FR_ENRICH_LABEL_MAX) {
+        memcpy(r->label, ans->label, ans->label_len);
+        r->label[ans->label_len] = 0;
+        size_t n = strnlen(ans->item, FR_ENRICH_LANG_MAX);
+        memcpy(r->label_lang, ans->item, n);
+        r->label_lang[n] = 0;
+    }
+    key_done(e, k);
+}
+
+/* The item round's answer. A resolved key with labels on starts its label
+ * round: answered from the cache when it can, else queued. */
+static void key_answer(struct fr_enrich *e, int k, const struct fr_enrich_answer *ans, int cached)
+{
+    struct enrich_key *key = &e->keys[k];
+    struct fr_enrich_result *r = &key->res;
     r->outcome = ans->outcome;
     r->why = ans->why;
     r->cached = cached;
     snprintf(r->item, sizeof r->item, "%s", ans->item);
-    key_done(e, k);
+    r->label_why = FR_ENRICH_LABEL_OFF;
+    if (ans->outcome != FR_ENRICH_RESOLVED || !e->cfg.labels) {
+        key_done(e, k);
+        return;
+    }
+    char lang[FR_ENRICH_LANG_MAX + 1];
+    (void)fr_enrich_wiki_lang(r->wiki, lang); /* unreadable: English */
+    snprintf(key->group, sizeof key->group, "#%s", lang);
+    key->label = 1;
+    key->attempts_item = key->attempts;
+    key->attempts = 0;
+    struct fr_enrich_answer la;
+    if (fr_enrich_cache_get(e->cache, key->group, r->item, &la)) {
+        e->st.cache_hits++;
+        key_label(e, k, &la, 1);
+        return;
+    }
+    key->ready_ms = client_now(e);
+    key->state = KEY_WAITING;
+    list_push(e, &e->waiting, k);
 }
 
 /* ---- lifecycle -------------------------------------------------------- */
+
+static int client_wiki_ok(const char *wiki);
 
 static int client_check(const struct fr_enrich_config *c, char *err, size_t errlen)
 {
@@ -217,6 +281,9 @@ static int client_check(const struct fr_enrich_config *c, char *err, size_t errl
     }
     if (!c->user_agent || strlen(c->user_agent) < 8) {
         BAD("enrich.user_agent must describe the client and a contact (Wikimedia's policy)");
+    }
+    if (c->labels && (!c->label_wiki || !client_wiki_ok(c->label_wiki))) {
+        BAD("enrich: the label wiki must be a host name");
     }
     if (c->batch_titles < 1 || c->batch_titles > FR_ENRICH_BATCH_MAX) {
         BAD("enrich.batch_titles must be within [1, %d]", FR_ENRICH_BATCH_MAX);
@@ -279,6 +346,7 @@ int fr_enrich_new(const struct fr_enrich_config *cfg, const struct fr_enrich_ops
     e->rng = cfg->seed * 0x9e3779b97f4a7c15ULL + 1;
     e->api_url = strdup(cfg->api_url);
     e->user_agent = strdup(cfg->user_agent);
+    e->label_wiki = strdup(cfg->label_wiki ? cfg->label_wiki : "www.wikidata.org");
     e->keys = calloc(e->nkeys, sizeof *e->keys);
     e->cand = calloc(e->nkeys, sizeof *e->cand);
     e->cand_key = calloc(e->nkeys, sizeof *e->cand_key);
@@ -286,12 +354,13 @@ int fr_enrich_new(const struct fr_enrich_config *cfg, const struct fr_enrich_ops
     e->reqs = calloc((size_t)cfg->max_inflight, sizeof *e->reqs);
     e->reply = malloc(sizeof *e->reply);
     rc = FR_ENOMEM;
-    if (!e->api_url || !e->user_agent || !e->keys || !e->cand || !e->cand_key || !e->pick ||
+    if (!e->api_url || !e->user_agent || !e->label_wiki || !e->keys || !e->cand || !e->cand_key || !e->pick ||
         !e->reqs || !e->reply) {
         goto cleanup;
     }
     e->cfg.api_url = e->api_url;
     e->cfg.user_agent = e->user_agent;
+    e->cfg.label_wiki = e->label_wiki;
     for (size_t i = 0; i < e->nkeys; i++) {
         e->keys[i].next = i + 1 < e->nkeys ? (int)i + 1 : -1;
         e->keys[i].prev = -1;
@@ -367,6 +436,7 @@ void fr_enrich_free(struct fr_enrich *e)
     free(e->reply);
     free(e->api_url);
     free(e->user_agent);
+    free(e->label_wiki);
     free(e);
 }
 
@@ -415,7 +485,7 @@ int fr_enrich_submit(struct fr_enrich *e, const char *wiki, const char *title, s
         memcpy(key->res.title, title, keep);
         key->res.title[keep] = 0;
         e->st.invalid_local++;
-        struct fr_enrich_answer ans = {FR_ENRICH_NO_ITEM, FR_ENRICH_WHY_INVALID, ""};
+        struct fr_enrich_answer ans = {.outcome = FR_ENRICH_NO_ITEM, .why = FR_ENRICH_WHY_INVALID};
         key_answer(e, k, &ans, 0);
         return FR_OK;
     }
@@ -438,7 +508,8 @@ static int client_url(struct fr_enrich *e, struct enrich_req *req, int ntitles)
     struct fr_buf *u = &req->url;
     fr_buf_reset(u);
     const char *t = e->api_url, *w = strstr(t, "{wiki}");
-    const char *wiki = e->keys[req->keys[0]].res.wiki;
+    const struct enrich_key *first = &e->keys[req->keys[0]];
+    const char *wiki = first->label ? e->label_wiki : first->res.wiki;
     int rc = fr_buf_append(u, t, (size_t)(w - t));
     if (rc == FR_OK) {
         rc = fr_buf_puts(u, wiki);
@@ -446,7 +517,13 @@ static int client_url(struct fr_enrich *e, struct enrich_req *req, int ntitles)
     if (rc == FR_OK) {
         rc = fr_buf_puts(u, w + 6);
     }
-    if (rc == FR_OK) {
+    if (rc == FR_OK && first->label) {
+        const char *lang = first->group + 1;
+        rc = fr_buf_printf(u,
+                           "%saction=wbgetentities&format=json&props=labels&languages=%s%s",
+                           strchr(t, '?') ? "&" : "?", lang,
+                           strcmp(lang, "en") == 0 ? "" : "%7Cen");
+    } else if (rc == FR_OK) {
         rc = fr_buf_printf(u,
                            "%saction=query&format=json&formatversion=2&prop=pageprops"
                            "&ppprop=wikibase_item",
@@ -456,14 +533,16 @@ static int client_url(struct fr_enrich *e, struct enrich_req *req, int ntitles)
         rc = fr_buf_printf(u, "&maxlag=%d", e->cfg.maxlag_s);
     }
     if (rc == FR_OK) {
-        rc = fr_buf_puts(u, "&titles=");
+        rc = fr_buf_puts(u, first->label ? "&ids=" : "&titles=");
     }
     int added = 0;
     for (size_t i = 0; i < req->nkeys && rc == FR_OK; i++) {
-        const char *title = e->keys[req->keys[i]].res.title;
+        const struct enrich_key *key = &e->keys[req->keys[i]];
+        const char *title = key->label ? key->res.item : key->res.title;
         int dup = 0;
         for (size_t j = 0; j < i && !dup; j++) {
-            dup = strcmp(e->keys[req->keys[j]].res.title, title) == 0;
+            const struct enrich_key *o = &e->keys[req->keys[j]];
+            dup = strcmp(o->label ? o->res.item : o->res.title, title) == 0;
         }
         if (dup) {
             continue;
@@ -498,8 +577,9 @@ static void client_key_failed(struct fr_enrich *e, int k, int err, const char *w
     }
     key->res.outcome = FR_ENRICH_FAILED;
     key->res.err = err;
-    snprintf(key->res.reason, sizeof key->res.reason, "%s (%d attempt%s)", why, key->attempts,
-             key->attempts == 1 ? "" : "s");
+    key->res.label_why = FR_ENRICH_LABEL_OFF;
+    snprintf(key->res.reason, sizeof key->res.reason, "%s%s (%d attempt%s)",
+             key->label ? "labels: " : "", why, key->attempts, key->attempts == 1 ? "" : "s");
     key_done(e, k);
 }
 
@@ -508,6 +588,29 @@ static int client_api_retriable(const char *code)
 {
     return strcmp(code, "readonly") == 0 || strcmp(code, "ratelimited") == 0 ||
            strncmp(code, "internal_api_error", 18) == 0;
+}
+
+/* Key k of a label request whose answer passed fr_enrich_labels_check. */
+static void client_label_answer(struct fr_enrich *e, struct enrich_req *req, int k, int64_t now)
+{
+    struct enrich_key *key = &e->keys[k];
+    struct fr_enrich_label *lab = &e->label_scratch;
+    int rc = fr_enrich_labels_find((const char *)req->body.data, req->body.len, key->res.item,
+                                   key->group + 1, lab);
+    if (rc < 0) {
+        e->st.bad_answers++;
+        client_key_failed(e, k, rc, rc == FR_EPROTO ? "answer does not name the item"
+                                                    : "malformed entity", 1, now, 0);
+        return;
+    }
+    struct fr_enrich_answer ans = {FR_ENRICH_RESOLVED, FR_ENRICH_WHY_NONE, "", lab->why, NULL, 0};
+    if (lab->why == FR_ENRICH_LABEL_OK) {
+        snprintf(ans.item, sizeof ans.item, "%s", lab->lang);
+        ans.label = lab->text;
+        ans.label_len = strlen(lab->text);
+    }
+    (void)fr_enrich_cache_put(e->cache, key->group, key->res.item, &ans);
+    key_label(e, k, &ans, 0);
 }
 
 static void client_finish(struct fr_enrich *e, struct enrich_req *req, CURLcode cc)
@@ -519,6 +622,7 @@ static void client_finish(struct fr_enrich *e, struct enrich_req *req, CURLcode 
     req->active = 0;
     e->ninflight--;
     int err = FR_OK, retry = 1, prc = FR_OK;
+    int label = req->nkeys > 0 && e->keys[req->keys[0]].label;
     char why[96];
     if (cc != CURLE_OK) {
         err = cc == CURLE_OPERATION_TIMEDOUT ? FR_ETIMEOUT : FR_EIO;
@@ -537,7 +641,10 @@ static void client_finish(struct fr_enrich *e, struct enrich_req *req, CURLcode 
         err = FR_EHTTP;
         retry = 0;
         snprintf(why, sizeof why, "HTTP %ld", status);
-    } else if ((prc = fr_enrich_parse((const char *)req->body.data, req->body.len, e->reply)) < 0) {
+    } else if ((prc = label ? fr_enrich_labels_check((const char *)req->body.data, req->body.len,
+                                                     e->reply->errcode, sizeof e->reply->errcode)
+                            : fr_enrich_parse((const char *)req->body.data, req->body.len,
+                                              e->reply)) < 0) {
         err = prc;
         if (prc == FR_EMAXLAG) {
             e->st.maxlag++;
@@ -560,6 +667,10 @@ static void client_finish(struct fr_enrich *e, struct enrich_req *req, CURLcode 
             client_key_failed(e, k, err, why, retry, now, ra_ms);
             continue;
         }
+        if (label) {
+            client_label_answer(e, req, k, now);
+            continue;
+        }
         const struct fr_enrich_reply_page *page =
             fr_enrich_reply_find(e->reply, e->keys[k].res.title);
         if (!page) {
@@ -567,7 +678,7 @@ static void client_finish(struct fr_enrich *e, struct enrich_req *req, CURLcode 
             client_key_failed(e, k, FR_EPROTO, "answer does not name the title", 1, now, 0);
             continue;
         }
-        struct fr_enrich_answer ans = {FR_ENRICH_NO_ITEM, FR_ENRICH_WHY_NO_PROP, ""};
+        struct fr_enrich_answer ans = {.outcome = FR_ENRICH_NO_ITEM, .why = FR_ENRICH_WHY_NO_PROP};
         if (page->invalid) {
             ans.why = FR_ENRICH_WHY_INVALID;
         } else if (page->missing) {
@@ -593,8 +704,11 @@ static int64_t client_dispatch(struct fr_enrich *e, int64_t now)
         }
         size_t n = 0;
         for (int k = e->waiting.head; k >= 0; k = e->keys[k].next) {
-            e->cand[n] = (struct fr_enrich_cand){e->keys[k].res.wiki, e->keys[k].res.title,
-                                                 e->keys[k].ready_ms};
+            const struct enrich_key *key = &e->keys[k];
+            e->cand[n] = key->label
+                             ? (struct fr_enrich_cand){key->group, key->res.item, key->ready_ms}
+                             : (struct fr_enrich_cand){key->res.wiki, key->res.title,
+                                                       key->ready_ms};
             e->cand_key[n++] = k;
         }
         int ntitles = 0;
@@ -609,10 +723,15 @@ static int64_t client_dispatch(struct fr_enrich *e, int64_t now)
         for (size_t i = 0; i < npick; i++) {
             int k = e->cand_key[e->pick[i]];
             struct fr_enrich_answer ans;
-            if (fr_enrich_cache_get(e->cache, e->keys[k].res.wiki, e->keys[k].res.title, &ans)) {
+            const struct fr_enrich_cand *c = &e->cand[e->pick[i]];
+            if (fr_enrich_cache_get(e->cache, c->wiki, c->title, &ans)) {
                 list_remove(e, &e->waiting, k);
                 e->st.cache_hits++;
-                key_answer(e, k, &ans, 1);
+                if (e->keys[k].label) {
+                    key_label(e, k, &ans, 1);
+                } else {
+                    key_answer(e, k, &ans, 1);
+                }
             } else {
                 e->pick[kept++] = e->pick[i];
             }
@@ -661,6 +780,7 @@ static int64_t client_dispatch(struct fr_enrich *e, int64_t now)
         req->active = 1;
         e->ninflight++;
         e->st.requests++;
+        e->st.label_requests += e->keys[req->keys[0]].label;
     }
     return INT64_MAX;
 }

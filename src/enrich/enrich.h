@@ -31,6 +31,8 @@
 #define FR_ENRICH_WIKI_MAX 63   /* bytes of a wiki name (db name or host) */
 #define FR_ENRICH_TITLE_MAX 255 /* bytes of a normalised title (MediaWiki's limit) */
 #define FR_ENRICH_BATCH_MAX 50  /* titles per request (the API's limit) */
+#define FR_ENRICH_LABEL_MAX 1024 /* bytes of a label: Wikidata's 250 characters fit */
+#define FR_ENRICH_LANG_MAX 15    /* bytes of a language code ("be-tarask") */
 
 enum fr_enrich_outcome {
     FR_ENRICH_RESOLVED = 1, /* item holds the Q-id */
@@ -46,6 +48,14 @@ enum fr_enrich_why {
     FR_ENRICH_WHY_INVALID  /* the title is invalid (by the API, or locally before any request) */
 };
 
+/* Why a resolved key has no label (labels on, RESOLVED only; label.c). */
+enum fr_enrich_label_why {
+    FR_ENRICH_LABEL_OK = 0,    /* label and label_lang are set */
+    FR_ENRICH_LABEL_NONE,      /* the item has no label in the wiki's language nor in English */
+    FR_ENRICH_LABEL_MISSING,   /* Wikidata says the item is missing (deleted) */
+    FR_ENRICH_LABEL_OFF        /* labels are not looked up (cfg.labels == 0) */
+};
+
 struct fr_enrich_result {
     uint64_t tag; /* what the caller passed to fr_enrich_submit */
     enum fr_enrich_outcome outcome;
@@ -57,6 +67,12 @@ struct fr_enrich_result {
     char reason[128]; /* FAILED: e.g. "HTTP 503 (5 attempts)"; else empty */
     char wiki[FR_ENRICH_WIKI_MAX + 1];
     char title[FR_ENRICH_TITLE_MAX + 1]; /* normalised as the client does (norm.c) */
+    /* RESOLVED with labels on: the item's label in the wiki's content
+     * language, else English (label_lang says which), else empty with
+     * label_why saying why. */
+    enum fr_enrich_label_why label_why;
+    char label_lang[FR_ENRICH_LANG_MAX + 1];
+    char label[FR_ENRICH_LABEL_MAX + 1];
 };
 
 /* Settings; fr_enrich_config_init sets the defaults of the [enrich] section
@@ -78,9 +94,23 @@ struct fr_enrich_config {
     int backoff_max_ms;
     int maxlag_s;  /* 0: no maxlag parameter */
     uint64_t seed; /* for the backoff jitter */
+    /* 1: a resolved key's result waits for its item's label (wbgetentities
+     * on label_wiki, props=labels, up to batch_titles ids a request) with
+     * the same cache, rate limit, backoff and attempts. 0 (the library's
+     * default; `enrich.labels` turns it on in freshet): label_why OFF. */
+    int labels;
+    const char *label_wiki; /* "{wiki}" in api_url becomes this: www.wikidata.org */
 };
 
 void fr_enrich_config_init(struct fr_enrich_config *cfg);
+
+/* The content language of wiki (a host as in server_name, or a database
+ * name) as Wikidata names languages: "fr.wikipedia.org" and "frwiki" are
+ * "fr", "no.wikipedia.org" is "nb", "simple.wikipedia.org" is "en",
+ * multilingual wikis (Wikidata, Commons, Meta, ...) are "en". Writes
+ * out[FR_ENRICH_LANG_MAX + 1]; FR_EINVAL (out "en") for a name it cannot
+ * read. Any thread. */
+int fr_enrich_wiki_lang(const char *wiki, char out[FR_ENRICH_LANG_MAX + 1]);
 
 struct fr_conf;
 /* Fill cfg from the [enrich] section of conf (strings borrowed from conf). */
@@ -125,7 +155,8 @@ struct fr_enrich_stats {
     int64_t submitted, resolved, no_item, failed; /* outcomes polled out */
     int64_t cache_hits, cache_misses, cache_evictions, cache_entries, cache_bytes;
     int64_t invalid_local; /* titles found invalid before any request */
-    int64_t requests;      /* HTTP requests started */
+    int64_t requests;      /* HTTP requests started (label requests included) */
+    int64_t label_requests; /* of them, wbgetentities requests for labels */
     int64_t retries;       /* keys sent again after a failed request */
     int64_t http_429, http_5xx, maxlag, transport_errors, bad_answers;
     int64_t rejected_full; /* submits refused with FR_EAGAIN */

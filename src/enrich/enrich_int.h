@@ -53,11 +53,18 @@ size_t fr_enrich_batch_pick(const struct fr_enrich_cand *cand, size_t n, int64_t
 
 /* ---- LRU cache (cache.c) --------------------------------------------- */
 
-/* What the cache keeps for a key: RESOLVED with its item, or NO_ITEM. */
+/* What the cache keeps for a key: RESOLVED with its item, or NO_ITEM.
+ * A label key (wiki "#<lang>", title the item) keeps its label choice:
+ * label_why, item holds the label's language, label[0..label_len) the text
+ * (borrowed: from the caller on put, from the cache on get, valid until the
+ * next put). */
 struct fr_enrich_answer {
     enum fr_enrich_outcome outcome;
     enum fr_enrich_why why;
     char item[24];
+    enum fr_enrich_label_why label_why;
+    const char *label;
+    size_t label_len;
 };
 
 struct fr_enrich_cache;
@@ -72,7 +79,8 @@ int fr_enrich_cache_get(struct fr_enrich_cache *cache, const char *wiki, const c
  * FR_ETOOBIG when one entry alone exceeds max_bytes (nothing stored). */
 int fr_enrich_cache_put(struct fr_enrich_cache *cache, const char *wiki, const char *title,
                         const struct fr_enrich_answer *ans);
-/* Bytes an entry for these key lengths is charged (struct + key text). */
+/* Bytes an entry for these key lengths is charged (struct + key text); a
+ * label is charged its length + 1 on top. */
 size_t fr_enrich_cache_entry_bytes(size_t wiki_len, size_t title_len);
 int64_t fr_enrich_cache_entries(const struct fr_enrich_cache *cache);
 int64_t fr_enrich_cache_bytes(const struct fr_enrich_cache *cache);
@@ -124,5 +132,26 @@ int fr_enrich_parse(const char *body, size_t len, struct fr_enrich_reply *reply)
  * NULL when the answer does not mention it. */
 const struct fr_enrich_reply_page *fr_enrich_reply_find(const struct fr_enrich_reply *reply,
                                                         const char *sent);
+
+/* ---- labels: wbgetentities answers (label.c) ------------------------- */
+
+/* The label chosen for one item. */
+struct fr_enrich_label {
+    enum fr_enrich_label_why why;
+    char lang[FR_ENRICH_LANG_MAX + 1];
+    char text[FR_ENRICH_LABEL_MAX + 1];
+};
+
+/* Check a wbgetentities answer body as a whole: FR_OK (an object with an
+ * "entities" object), FR_EMAXLAG, FR_EAPI (errcode[cap] says which), or
+ * FR_EJSON. */
+int fr_enrich_labels_check(const char *body, size_t len, char *errcode, size_t cap);
+/* The label of item id (e.g. "Q42") in a checked answer, chosen for lang:
+ * labels[lang] when present, else labels["en"], else why NONE; why MISSING
+ * when the entity is marked missing. FR_EPROTO when the answer does not
+ * mention id, FR_EJSON for a malformed entity or a label past
+ * FR_ENRICH_LABEL_MAX bytes. */
+int fr_enrich_labels_find(const char *body, size_t len, const char *id, const char *lang,
+                          struct fr_enrich_label *out);
 
 #endif

@@ -38,6 +38,9 @@
  *           ─► maxlag given and u < +maxlag_rate: the maxlag error (HTTP 200,
  *              Retry-After: 1, X-Database-Lag) ─► the answer.
  *
+ * Labels (issue 33): action=wbgetentities on the Wikidata host answers
+ * items' labels (api_labels.c), after the same fault draw.
+ *
  * Threads: called on the connection's MHD thread; counters are atomics and
  * the rate bucket has its own mutex.
  */
@@ -650,6 +653,41 @@ static const char *api_arg(struct MHD_Connection *mc, const char *key)
     return MHD_lookup_connection_value(mc, MHD_GET_ARGUMENT_KIND, key);
 }
 
+/* action=wbgetentities (Wikidata only): labels, api_labels.c. */
+static enum MHD_Result api_entities(struct fr_feed_api *api, struct MHD_Connection *mc, int wiki)
+{
+    const char *props = api_arg(mc, "props"), *format = api_arg(mc, "format");
+    if (strcmp(fr_feed_wikis[wiki].db, "wikidatawiki") != 0 || !props ||
+        !strstr(props, "labels") || !format || strcmp(format, "json") != 0) {
+        api_count(api, FR_FEED_API_BAD_REQUEST, 1);
+        return api_error(mc, "badvalue",
+                         "The fixture answers action=wbgetentities&props=labels&format=json "
+                         "on Wikidata only.");
+    }
+    struct fr_buf body;
+    fr_buf_init(&body, API_BODY_CAP);
+    int64_t counts[3] = {0, 0, 0};
+    const char *code = NULL;
+    int rc = fr_feed_api_entities(api_arg(mc, "ids"), api_arg(mc, "languages"), &body, counts,
+                                  &code);
+    enum MHD_Result r;
+    if (rc == FR_EINVAL) {
+        api_count(api, FR_FEED_API_BAD_REQUEST, 1);
+        r = api_error(mc, code, "The fixture refuses these ids.");
+    } else if (rc < 0) {
+        r = api_error(mc, "internal_api_error", "answer too large");
+    } else {
+        api_count(api, FR_FEED_API_ANSWERED, 1);
+        api_count(api, FR_FEED_API_ENTITIES, counts[0]);
+        api_count(api, FR_FEED_API_ENTITIES_MISSING, counts[1]);
+        api_count(api, FR_FEED_API_LABELS, counts[2]);
+        r = api_send(mc, MHD_HTTP_OK, "application/json; charset=utf-8", body.data, body.len, 0,
+                     NULL);
+    }
+    fr_buf_free(&body);
+    return r;
+}
+
 int fr_feed_api_request(struct fr_feed_api *api, struct MHD_Connection *mc, const char *url)
 {
     const struct fr_feed_opts *o = fr_feed_stream_opts(api->stream);
@@ -713,7 +751,11 @@ int fr_feed_api_request(struct fr_feed_api *api, struct MHD_Connection *mc, cons
         return api_send(mc, MHD_HTTP_OK, "application/json; charset=utf-8", body, (size_t)n, 1,
                         lag_s);
     }
-    const char *action = api_arg(mc, "action"), *prop = api_arg(mc, "prop");
+    const char *action = api_arg(mc, "action");
+    if (action && strcmp(action, "wbgetentities") == 0) {
+        return api_entities(api, mc, wiki);
+    }
+    const char *prop = api_arg(mc, "prop");
     const char *format = api_arg(mc, "format"), *fv = api_arg(mc, "formatversion");
     if (!action || strcmp(action, "query") != 0 || !prop || !strstr(prop, "pageprops") || !format ||
         strcmp(format, "json") != 0 || !fv || strcmp(fv, "2") != 0) {

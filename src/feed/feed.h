@@ -272,6 +272,12 @@ int fr_feed_api_wiki(const char *name, size_t len);
  * from fr_feed_api_wiki): a pure function, the rules in api.c's header.
  * Thread-safe. FR_EINVAL for a bad wiki index. */
 int fr_feed_api_page(int wiki, const char *title, size_t len, struct fr_feed_page *page);
+struct fr_buf;
+/* The fixture's label of item Q<qid> in language lang (a pure function,
+ * the rules in api_labels.c's header): 1 with the text appended to out,
+ * 0 when the item has no label in lang, FR_ENOTFOUND when the item is
+ * missing. Thread-safe. */
+int fr_feed_api_label(uint64_t qid, const char *lang, struct fr_buf *out);
 /* MediaWiki's first-letter upper-casing for the scripts the generator uses. */
 uint32_t fr_feed_api_upper(uint32_t cp);
 
@@ -288,7 +294,10 @@ uint32_t fr_feed_api_upper(uint32_t cp);
     X(ERR_429, "err_429", "429 answers injected (--api-429-rate)")                                 \
     X(RATE_LIMITED, "rate_limited", "429 answers from the rate limit (--api-rate-limit)")          \
     X(MAXLAG, "maxlag", "maxlag errors injected (--api-maxlag)")                                   \
-    X(BAD_REQUEST, "bad_request", "requests with unsupported parameters")
+    X(BAD_REQUEST, "bad_request", "requests with unsupported parameters")                          \
+    X(ENTITIES, "entities", "items answered by wbgetentities")                                     \
+    X(ENTITIES_MISSING, "entities_missing", "items answered missing by wbgetentities")             \
+    X(LABELS, "labels", "labels served by wbgetentities")
 
 enum {
 #define FR_FEED_API_ENUM(sym, name, doc) FR_FEED_API_##sym,

@@ -187,6 +187,13 @@ struct fr_feed_wiki {
 #define FR_FEED_REAL_RATE 38.0                /* events/s of the real stream (measured) */
 
 extern const struct fr_feed_wiki fr_feed_wikis[];
+/* The body of a wbgetentities answer (api_labels.c) for ids and languages
+ * ('|'-separated, as MHD decoded them). counts[0..3) gain entities,
+ * missing entities and labels served. FR_EINVAL with *errcode set for a
+ * request the real API refuses (toomanyvalues, no-such-entity,
+ * param-missing); FR_ETOOBIG when body's cap is reached. */
+int fr_feed_api_entities(const char *ids, const char *languages, struct fr_buf *body,
+                         int64_t counts[3], const char **errcode);
 extern const size_t fr_feed_nwikis;
 /* The language entry for code (English when unknown); fields may be NULL. */
 const struct fr_feed_lang *fr_feed_lang_get(const char *code);

@@ -33,6 +33,7 @@
  */
 #include "pipeline/maint.h"
 
+#include "pipeline/estage.h"
 #include "pipeline/lake.h"
 
 #include "core/clock.h"
@@ -60,6 +61,9 @@ struct lk_edit {
     int outcome; /* 0 until answered: enum fr_enrich_outcome */
     int why;
     uint64_t item;
+    int label_why;  /* enum fr_enrich_label_why, RESOLVED only */
+    char label_lang[FR_ENRICH_LANG_MAX + 1];
+    char *label;    /* NULL: none */
 };
 
 struct lk {
@@ -332,6 +336,13 @@ static int lk_lookup(struct lk *lk)
                     x->outcome = FR_ENRICH_NO_ITEM;
                     x->why = FR_ENRICH_WHY_INVALID;
                 }
+                x->label_why = res[k].label_why;
+                memcpy(x->label_lang, res[k].label_lang, sizeof x->label_lang);
+                if (res[k].label_why == FR_ENRICH_LABEL_OK && res[k].label[0] &&
+                    !(x->label = strdup(res[k].label))) {
+                    rc = FR_ENOMEM;
+                    break;
+                }
             }
             answered++;
         }
@@ -375,7 +386,10 @@ static int lk_silver_batch(struct lk *lk, const struct fr_pq_batch *b)
         }
         memcpy(buf, item->ptr + 1, item->len - 1);
         buf[item->len - 1] = 0;
-        int rc = fr_topics_add(lk->topics, ev, strtoull(buf, NULL, 10), wiki->ptr, wiki->len);
+        const struct fr_pq_str *label = b->cols[4].nulls && b->cols[4].nulls[i]
+                                            ? NULL : &b->cols[4].v.str[i];
+        int rc = fr_topics_add(lk->topics, ev, strtoull(buf, NULL, 10), wiki->ptr, wiki->len,
+                               label ? label->ptr : NULL, label ? label->len : 0);
         if (rc < 0) {
             return rc;
         }
@@ -408,7 +422,9 @@ static int lk_gold_batch(struct lk *lk, const struct fr_pq_batch *b)
         int rc = fr_tw_gold_topics_raw(
             &lk->tw_gold, b->cols[0].v.i64[i], b->cols[1].v.i64[i], b->cols[2].v.i32[i],
             b->cols[3].v.str[i].ptr, b->cols[3].v.str[i].len, b->cols[4].v.i64[i],
-            b->cols[5].v.i32[i], b->cols[6].v.str[i].ptr, b->cols[6].v.str[i].len);
+            b->cols[5].v.i32[i], b->cols[6].v.str[i].ptr, b->cols[6].v.str[i].len,
+            b->cols[7].nulls && b->cols[7].nulls[i] ? NULL : b->cols[7].v.str[i].ptr,
+            b->cols[7].nulls && b->cols[7].nulls[i] ? 0 : b->cols[7].v.str[i].len);
         if (rc < 0) {
             return rc;
         }
@@ -669,10 +685,13 @@ int fr_dlq_replay_lookups(struct fr_conf *conf, const char *dir, const struct fr
         snprintf(item, sizeof item, "Q%llu", (unsigned long long)x->item);
         if (x->outcome == FR_ENRICH_RESOLVED) {
             lk->resolved++;
-            rc = fr_tw_topic(&lk->tw_topics, &x->e, "resolved", NULL, item, lk->id);
+            struct fr_topic_label label = {x->label, x->label ? x->label_lang : NULL,
+                                           fr_estage_label_why(x->label_why)};
+            rc = fr_tw_topic(&lk->tw_topics, &x->e, "resolved", NULL, item, &label, lk->id);
         } else if (x->outcome == FR_ENRICH_NO_ITEM) {
             lk->no_item++;
-            rc = fr_tw_topic(&lk->tw_topics, &x->e, "no_item", lk_why(x->why), NULL, lk->id);
+            rc = fr_tw_topic(&lk->tw_topics, &x->e, "no_item", lk_why(x->why), NULL, NULL,
+                             lk->id);
         } else {
             lk->failed++;
         }
@@ -683,24 +702,25 @@ int fr_dlq_replay_lookups(struct fr_conf *conf, const char *dir, const struct fr
         rc = fr_topics_create(&topts, &lk->topics);
         lk->lo = lk->wins[0];
         lk->hi = lk->wins[lk->nwins - 1] + FR_TOP_WINDOW_US;
-        static const char *const sil_cols[] = {"event_time", "outcome", "item", "wiki"};
+        static const char *const sil_cols[] = {"event_time", "outcome", "item", "wiki", "?label"};
         static const enum fr_pq_type sil_types[] = {FR_PQ_TIMESTAMP, FR_PQ_STRING, FR_PQ_STRING,
-                                                    FR_PQ_STRING};
-        rc = rc ? rc : lk_scan(lk, FR_TBL_SILVER_TOPICS, sil_cols, sil_types, 4, lk_silver_batch);
+                                                    FR_PQ_STRING, FR_PQ_STRING};
+        rc = rc ? rc : lk_scan(lk, FR_TBL_SILVER_TOPICS, sil_cols, sil_types, 5, lk_silver_batch);
         for (size_t i = 0; rc == FR_OK && i < lk->n; i++) {
             const struct lk_edit *x = &lk->edits[i];
             if (x->outcome == FR_ENRICH_RESOLVED) {
                 rc = fr_topics_add(lk->topics, x->e.event_us, x->item, x->e.wiki,
-                                   strlen(x->e.wiki));
+                                   strlen(x->e.wiki), x->label, x->label ? strlen(x->label) : 0);
             }
         }
-        static const char *const gold_cols[] = {"window_start", "window_end", "rank", "item",
-                                                "edits",        "wikis",      "top_wikis"};
+        static const char *const gold_cols[] = {"window_start", "window_end", "rank",
+                                                "item",         "edits",      "wikis",
+                                                "top_wikis",    "?label"};
         static const enum fr_pq_type gold_types[] = {FR_PQ_TIMESTAMP, FR_PQ_TIMESTAMP,
                                                      FR_PQ_INT32,     FR_PQ_STRING,
                                                      FR_PQ_INT64,     FR_PQ_INT32,
-                                                     FR_PQ_STRING};
-        rc = rc ? rc : lk_scan(lk, FR_TBL_GOLD_TOPICS, gold_cols, gold_types, 7, lk_gold_batch);
+                                                     FR_PQ_STRING,    FR_PQ_STRING};
+        rc = rc ? rc : lk_scan(lk, FR_TBL_GOLD_TOPICS, gold_cols, gold_types, 8, lk_gold_batch);
         struct lk_emit em = {lk, 0};
         rc = rc ? rc : fr_topics_advance(lk->topics, lk->hi, lk_emit_row, &em);
     }
@@ -729,6 +749,7 @@ cleanup:
     }
     for (size_t i = 0; i < lk->n; i++) {
         free(lk->edits[i].text);
+        free(lk->edits[i].label);
     }
     free(lk->edits);
     free(lk->done);

@@ -58,6 +58,9 @@ struct es_slot {
     char meta_id[37];
     char *text;   /* wiki NUL server_name NUL title NUL */
     char *reason; /* FAILED: the client's reason */
+    char *label;  /* RESOLVED with a label: its text (label_lang says which language) */
+    uint8_t label_why; /* enum fr_enrich_label_why */
+    char label_lang[FR_ENRICH_LANG_MAX + 1];
 };
 
 struct fr_estage {
@@ -84,6 +87,7 @@ static void slot_clear(struct es_slot *s)
 {
     free(s->text);
     free(s->reason);
+    free(s->label);
     memset(s, 0, sizeof *s);
 }
 
@@ -360,6 +364,14 @@ int fr_estage_pump(struct fr_estage *es, int timeout_ms)
                     s->why = FR_ENRICH_WHY_INVALID;
                 }
                 s->item = q;
+                s->label_why = (uint8_t)r->label_why;
+                memcpy(s->label_lang, r->label_lang, sizeof s->label_lang);
+                if (r->label_why == FR_ENRICH_LABEL_OK && r->label[0]) {
+                    s->label = strdup(r->label);
+                    if (!s->label) {
+                        return FR_ENOMEM;
+                    }
+                }
             } else if (r->outcome == FR_ENRICH_FAILED) {
                 s->reason = strdup(r->reason[0] ? r->reason : fr_strerror(r->err));
             }
@@ -408,6 +420,20 @@ static const char *why_name(int why)
     }
 }
 
+const char *fr_estage_label_why(int label_why)
+{
+    switch (label_why) {
+    case FR_ENRICH_LABEL_OK:
+        return NULL;
+    case FR_ENRICH_LABEL_NONE:
+        return "no_label";
+    case FR_ENRICH_LABEL_MISSING:
+        return "missing";
+    default:
+        return "off";
+    }
+}
+
 int fr_estage_write(struct fr_estage *es, struct fr_tw *tw, int64_t now_us)
 {
     int rc = FR_OK;
@@ -419,14 +445,18 @@ int fr_estage_write(struct fr_estage *es, struct fr_tw *tw, int64_t now_us)
         if (s->outcome == FR_ENRICH_RESOLVED) {
             char item[32];
             snprintf(item, sizeof item, "Q%llu", (unsigned long long)s->item);
-            rc = fr_tw_topic(&tw[FR_TBL_SILVER_TOPICS], &e, "resolved", NULL, item, NULL);
+            struct fr_topic_label label = {s->label, s->label ? s->label_lang : NULL,
+                                           fr_estage_label_why(s->label_why)};
+            rc = fr_tw_topic(&tw[FR_TBL_SILVER_TOPICS], &e, "resolved", NULL, item, &label,
+                             NULL);
             if (rc >= 0 && es->gold) {
-                rc = fr_topics_add(es->topics, s->event_us, s->item, s->text, s->wiki_len);
+                rc = fr_topics_add(es->topics, s->event_us, s->item, s->text, s->wiki_len,
+                                   s->label, s->label ? strlen(s->label) : 0);
             }
             es->c.resolved++;
         } else if (s->outcome == FR_ENRICH_NO_ITEM) {
             rc = fr_tw_topic(&tw[FR_TBL_SILVER_TOPICS], &e, "no_item", why_name(s->why), NULL,
-                             NULL);
+                             NULL, NULL);
             es->c.no_item++;
         } else {
             rc = fr_tw_dlq_lookup(&tw[FR_TBL_DLQ_LOOKUPS], &e, "lookup_failed",
@@ -765,10 +795,16 @@ static int topics_json(struct fr_estage *es, int64_t epoch, const struct fr_enri
                            (long long)(rows[0].window_start_us / 1000),
                            (long long)(rows[0].window_end_us / 1000));
         for (uint32_t i = 0; rc == FR_OK && i < n; i++) {
-            rc = fr_buf_printf(out, "%s{\"rank\":%u,\"item\":\"Q%llu\",\"edits\":%llu,\"wikis\":%u,"
-                               "\"top_wikis\":[",
-                               i ? "," : "", rows[i].rank, (unsigned long long)rows[i].item,
-                               (unsigned long long)rows[i].edits, rows[i].wikis);
+            rc = fr_buf_printf(out, "%s{\"rank\":%u,\"item\":\"Q%llu\",\"label\":",
+                               i ? "," : "", rows[i].rank, (unsigned long long)rows[i].item);
+            if (rc == FR_OK) {
+                rc = rows[i].label.s ? fr_buf_json_str(out, rows[i].label.s, rows[i].label.len)
+                                     : fr_buf_puts(out, "null");
+            }
+            if (rc == FR_OK) {
+                rc = fr_buf_printf(out, ",\"edits\":%llu,\"wikis\":%u,\"top_wikis\":[",
+                                   (unsigned long long)rows[i].edits, rows[i].wikis);
+            }
             for (uint32_t k = 0; rc == FR_OK && k < rows[i].n_top; k++) {
                 rc = fr_buf_puts(out, k ? ",{\"wiki\":" : "{\"wiki\":");
                 if (rc == FR_OK) {

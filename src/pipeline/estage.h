@@ -4,7 +4,10 @@
  * row of type edit or new with a title and a server_name) is looked up,
  * off the hot path, through the client of src/enrich; answers land in
  * silver_topics, failures in dlq_lookups, resolved items in the topics
- * operator (gold_top_topics).
+ * operator (gold_top_topics). With enrich.labels a resolved answer carries
+ * the item's label (issue 33, ADR 0056): the client asks for it before it
+ * answers, so an edit is pending until both are known and nothing about
+ * labels needs its own state here.
  *
  * Edits waiting for an answer are held in a bounded pending table
  * (enrich.pending_max slots; a full table sends the edit to dlq_lookups
@@ -118,6 +121,10 @@ int fr_estage_apply(struct fr_estage *es, struct fr_tw *tw, int64_t watermark_us
 /* Durably write state-<epoch> (before the epoch's commit), and remove the
  * files older than the last three. */
 int fr_estage_save(struct fr_estage *es, int64_t epoch);
+
+/* silver_topics' label_why for an enum fr_enrich_label_why: NULL (a
+ * label), "no_label", "missing", "off" (enrich.labels = 0). */
+const char *fr_estage_label_why(int label_why);
 
 void fr_estage_counts(const struct fr_estage *es, struct fr_estage_counts *counts);
 /* The frontier after the last apply (FR_PROC_WM_NONE before any). */

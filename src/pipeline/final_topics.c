@@ -27,7 +27,8 @@ struct fr_ftopics {
 const struct fr_lake_col fr_ftopics_cols[] = {{"event_time", FR_PQ_TIMESTAMP},
                                               {"wiki", FR_PQ_STRING},
                                               {"outcome", FR_PQ_STRING},
-                                              {"item", FR_PQ_STRING}};
+                                              {"item", FR_PQ_STRING},
+                                              {"?label", FR_PQ_STRING}};
 const uint32_t fr_ftopics_ncols = sizeof fr_ftopics_cols / sizeof fr_ftopics_cols[0];
 
 static int ft_new_op(struct fr_topics **out)
@@ -102,7 +103,10 @@ int fr_ftopics_batch(void *arg, const struct fr_pq_batch *b)
             return FR_ECORRUPT;
         }
         struct fr_pq_str wiki = c[1].v.str[i];
-        int rc = fr_topics_add(ft->op, c[0].v.i64[i], q, wiki.ptr, wiki.len);
+        int has_label = !(c[4].nulls && c[4].nulls[i]);
+        int rc = fr_topics_add(ft->op, c[0].v.i64[i], q, wiki.ptr, wiki.len,
+                               has_label ? c[4].v.str[i].ptr : NULL,
+                               has_label ? c[4].v.str[i].len : 0);
         if (rc < 0) {
             return rc;
         }

@@ -24,6 +24,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -293,6 +294,8 @@ int fr_lake_scan_file(const struct fr_lake *lake, const char *path,
     struct fr_pq_in in;
     char name_buf[4200];
     const char *name = lake_file_name(lake, path, name_buf, sizeof name_buf);
+    uint8_t *nulls = NULL;
+    uint32_t nulls_cap = 0;
     err[0] = 0;
     if (ncols > 16) {
         snprintf(err, errlen, "%s: more than 16 columns asked", name);
@@ -306,23 +309,57 @@ int fr_lake_scan_file(const struct fr_lake *lake, const char *path,
         snprintf(err, errlen, "%s: %s", name, fr_pq_errmsg());
         return rc;
     }
-    uint32_t idx[16];
+    uint32_t idx[16], nidx = 0;
+    int at[16]; /* cols[c] is scan column at[c], or -1: an optional column the file lacks */
     const struct fr_pq_schema *schema = fr_pq_reader_schema(r);
     for (uint32_t c = 0; c < ncols; c++) {
-        int ci = fr_pq_reader_column(r, cols[c].name);
+        int optional = cols[c].name[0] == '?';
+        const char *cname = cols[c].name + optional;
+        int ci = fr_pq_reader_column(r, cname);
+        if (ci < 0 && optional) {
+            at[c] = -1;
+            continue;
+        }
         if (ci < 0 || schema->columns[ci].type != cols[c].type) {
-            snprintf(err, errlen, "%s: no column %s of type %s", name, cols[c].name,
+            snprintf(err, errlen, "%s: no column %s of type %s", name, cname,
                      fr_pq_type_name(cols[c].type));
             rc = FR_ECORRUPT;
             goto cleanup;
         }
-        idx[c] = (uint32_t)ci;
+        at[c] = (int)nidx;
+        idx[nidx++] = (uint32_t)ci;
     }
-    struct fr_pq_scan_opts so = {idx, ncols, NULL, 0};
+    struct fr_pq_scan_opts so = {idx, nidx, NULL, 0};
     rc = fr_pq_scan_open(r, &so, &scan);
     const struct fr_pq_batch *b;
     while (rc == FR_OK && (rc = fr_pq_scan_next(scan, &b)) == FR_OK) {
-        rc = fn(arg, b);
+        struct fr_pq_vec vecs[16];
+        struct fr_pq_batch full = *b;
+        if (nidx < ncols) { /* absent optional columns read as nulls */
+            if (b->nrows > nulls_cap) {
+                uint8_t *bigger = realloc(nulls, b->nrows);
+                if (!bigger) {
+                    rc = FR_ENOMEM;
+                    goto cleanup;
+                }
+                nulls = bigger;
+                nulls_cap = b->nrows;
+                memset(nulls, 1, nulls_cap);
+            }
+            for (uint32_t c = 0; c < ncols; c++) {
+                if (at[c] >= 0) {
+                    vecs[c] = b->cols[at[c]];
+                } else {
+                    memset(&vecs[c], 0, sizeof vecs[c]);
+                    vecs[c].type = cols[c].type;
+                    vecs[c].nulls = nulls;
+                    vecs[c].v.b = nulls; /* never read: every row is null */
+                }
+            }
+            full.ncols = ncols;
+            full.cols = vecs;
+        }
+        rc = fn(arg, &full);
         if (rc != FR_OK) {
             goto cleanup; /* fn's own code: no reader message */
         }
@@ -334,6 +371,7 @@ int fr_lake_scan_file(const struct fr_lake *lake, const char *path,
     }
 
 cleanup:
+    free(nulls);
     fr_pq_scan_free(scan);
     fr_pq_reader_free(r);
     return rc;

@@ -140,7 +140,9 @@ typedef int (*fr_lake_batch_fn)(void *arg, const struct fr_pq_batch *b);
  * and is returned. Errors are returned with a message in err ("<path>: no
  * column wiki of type STRING", or the reader's): FR_ECORRUPT for a missing
  * or mistyped column, the reader's codes otherwise. Not logged: the caller
- * decides (verify retries some of them with more passes).
+ * decides (verify retries some of them with more passes). A name that
+ * starts with '?' ("?label") is optional: a file written before the column
+ * existed (schema evolution, ADR 0057) reads it as all nulls.
  */
 int fr_lake_scan_file(const struct fr_lake *lake, const char *path,
                       const struct fr_pq_read_opts *ropts, const struct fr_lake_col *cols,

@@ -13,6 +13,7 @@
 
 #include "iceberg/rest.h"
 
+#include "core/diag.h"
 #include "core/err.h"
 #include "core/fsutil.h"
 #include "core/utf8.h"
@@ -93,12 +94,15 @@ static const struct tbl_col topic_cols[] = {
     {4, "server_name", STR, true},   {5, "title", STR, true},       {6, "outcome", STR, true},
     {7, "why", STR, false},          {8, "item", STR, false},       {9, "log_partition", INT, true},
     {10, "log_offset", LONG, true},  {11, "replay_id", STR, false},
+    /* Issue 33, added by schema evolution to older lakes (fr_tbl_ensure_one). */
+    {12, "label", STR, false},       {13, "label_lang", STR, false}, {14, "label_why", STR, false},
 };
 
 static const struct tbl_col gold_topic_cols[] = {
     {1, "window_start", TSTZ, true}, {2, "window_end", TSTZ, true}, {3, "rank", INT, true},
     {4, "item", STR, true},          {5, "edits", LONG, true},      {6, "wikis", INT, true},
     {7, "top_wikis", STR, true},
+    {8, "label", STR, false}, /* issue 33, added by schema evolution to older lakes */
 };
 
 static const struct tbl_col dlq_lookup_cols[] = {
@@ -167,18 +171,72 @@ const struct fr_pq_schema *fr_tbl_pq_schema(enum fr_tbl tbl)
     return &tbl_infos[tbl].schema;
 }
 
+/* Schema evolution (ADR 0057): a table created by an older freshet lacks
+ * the optional columns declared after its last one; add them, in order, so
+ * they get the declared field ids. A table whose columns differ otherwise
+ * is left alone and refused (FR_ECONFIG, logged). */
+static int tbl_evolve(struct fr_ice_catalog *cat, enum fr_tbl tbl, const struct fr_ice_table *table)
+{
+    const struct tbl_info *info = &tbl_infos[tbl];
+    uint32_t n = 0;
+    const struct fr_ice_field *have = fr_ice_table_fields(table, &n);
+    for (uint32_t i = 0; i < info->ncols; i++) {
+        const struct tbl_col *col = &info->cols[i];
+        int found = 0;
+        for (uint32_t k = 0; k < n && !found; k++) {
+            found = strcmp(have[k].name, col->name) == 0;
+            if (found && have[k].id != col->id) {
+                fr_error("lake", "%s.%s: column %s has field id %d, freshet writes %d", FR_NS,
+                         info->name, col->name, (int)have[k].id, (int)col->id);
+                return FR_ECONFIG;
+            }
+        }
+        if (found) {
+            continue;
+        }
+        int32_t id = 0;
+        int rc = col->required ? FR_ECONFIG
+                               : fr_ice_add_column(cat, FR_NS, info->name, col->name, col->ice,
+                                                   NULL, &id);
+        if (rc == FR_EEXIST) { /* added by a racing process: reload and check */
+            return FR_EAGAIN;
+        }
+        if (rc == FR_OK && id != col->id) {
+            rc = FR_ECONFIG;
+        }
+        if (rc < 0) {
+            fr_error("lake", "%s.%s: cannot add column %s (field id %d): %s", FR_NS, info->name,
+                     col->name, (int)col->id, fr_strerror(rc));
+            return rc;
+        }
+        fr_info("lake", "%s.%s: added column %s (field id %d)", FR_NS, info->name, col->name,
+                (int)id);
+    }
+    return FR_OK;
+}
+
 int fr_tbl_ensure_one(struct fr_ice_catalog *cat, enum fr_tbl tbl)
 {
     tbl_build();
-    struct fr_ice_table *table = NULL;
-    int rc = fr_ice_table_load(cat, FR_NS, tbl_infos[tbl].name, &table);
-    if (rc == FR_ENOTFOUND) {
-        rc = fr_ice_table_create(cat, FR_NS, tbl_infos[tbl].name, &tbl_infos[tbl].def, &table);
-        if (rc == FR_EEXIST) { /* created by a racing process */
-            rc = fr_ice_table_load(cat, FR_NS, tbl_infos[tbl].name, &table);
+    int rc = FR_OK;
+    for (int tries = 0; tries < 3; tries++) {
+        struct fr_ice_table *table = NULL;
+        rc = fr_ice_table_load(cat, FR_NS, tbl_infos[tbl].name, &table);
+        if (rc == FR_ENOTFOUND) {
+            rc = fr_ice_table_create(cat, FR_NS, tbl_infos[tbl].name, &tbl_infos[tbl].def,
+                                     &table);
+            if (rc == FR_EEXIST) { /* created by a racing process */
+                rc = fr_ice_table_load(cat, FR_NS, tbl_infos[tbl].name, &table);
+            }
+        }
+        if (rc == FR_OK) {
+            rc = tbl_evolve(cat, tbl, table);
+        }
+        fr_ice_table_free(table);
+        if (rc != FR_EAGAIN) {
+            break;
         }
     }
-    fr_ice_table_free(table);
     return rc < 0 ? rc : FR_OK;
 }
 
@@ -583,7 +641,8 @@ static int put_edit(struct fr_pq_writer *w, const struct fr_topic_edit *e)
 }
 
 int fr_tw_topic(struct fr_tw *tw, const struct fr_topic_edit *e, const char *outcome,
-                const char *why, const char *item, const char *replay_id)
+                const char *why, const char *item, const struct fr_topic_label *label,
+                const char *replay_id)
 {
     TRY(tw_open(tw));
     struct fr_pq_writer *w = tw->pq;
@@ -594,6 +653,9 @@ int fr_tw_topic(struct fr_tw *tw, const struct fr_topic_edit *e, const char *out
     TRY(fr_pq_write_int32(w, 8, e->partition));
     TRY(fr_pq_write_int64(w, 9, e->offset));
     TRY(put_cstr(w, 10, replay_id));
+    TRY(put_cstr(w, 11, label ? label->text : NULL));
+    TRY(put_cstr(w, 12, label ? label->lang : NULL));
+    TRY(put_cstr(w, 13, label ? label->why : NULL));
     TRY(fr_pq_row_end(w));
     tw->rows++;
     return FR_OK;
@@ -612,12 +674,12 @@ int fr_tw_gold_topics(struct fr_tw *tw, const struct fr_topic_row *r)
     return fr_tw_gold_topics_raw(tw, r->window_start_us, r->window_end_us, (int32_t)r->rank, item,
                                  strlen(item),
                                  r->edits > INT64_MAX ? INT64_MAX : (int64_t)r->edits,
-                                 (int32_t)r->wikis, top, len);
+                                 (int32_t)r->wikis, top, len, r->label.s, r->label.len);
 }
 
 int fr_tw_gold_topics_raw(struct fr_tw *tw, int64_t start_us, int64_t end_us, int32_t rank,
                           const char *item, size_t item_len, int64_t edits, int32_t wikis,
-                          const char *top, size_t top_len)
+                          const char *top, size_t top_len, const char *label, size_t label_len)
 {
     TRY(tw_open(tw));
     struct fr_pq_writer *w = tw->pq;
@@ -628,6 +690,7 @@ int fr_tw_gold_topics_raw(struct fr_tw *tw, int64_t start_us, int64_t end_us, in
     TRY(fr_pq_write_int64(w, 4, edits));
     TRY(fr_pq_write_int32(w, 5, wikis));
     TRY(fr_pq_write_str(w, 6, top, top_len));
+    TRY(label ? fr_pq_write_str(w, 7, label, label_len) : fr_pq_write_null(w, 7));
     TRY(fr_pq_row_end(w));
     tw->rows++;
     return FR_OK;

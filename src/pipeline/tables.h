@@ -140,16 +140,22 @@ struct fr_topic_edit {
     int64_t offset;
     const char *wiki, *server_name, *title;
 };
+/* A resolved edit's label (issue 33): text and lang, or why there is none
+ * ("no_label", "missing", "off"); NULL members are written null. */
+struct fr_topic_label {
+    const char *text, *lang, *why;
+};
 /* silver_topics: e with outcome ("resolved", "no_item"), why (NULL or
- * "no_prop", "missing", "invalid"), item (NULL or "Q42"), replay_id (NULL
- * from the stream). */
+ * "no_prop", "missing", "invalid"), item (NULL or "Q42"), label (NULL:
+ * all three label columns null), replay_id (NULL from the stream). */
 int fr_tw_topic(struct fr_tw *tw, const struct fr_topic_edit *e, const char *outcome,
-                const char *why, const char *item, const char *replay_id);
+                const char *why, const char *item, const struct fr_topic_label *label,
+                const char *replay_id);
 int fr_tw_gold_topics(struct fr_tw *tw, const struct fr_topic_row *row);
 /* A gold_top_topics row as read back (a replay copying a table). */
 int fr_tw_gold_topics_raw(struct fr_tw *tw, int64_t start_us, int64_t end_us, int32_t rank,
                           const char *item, size_t item_len, int64_t edits, int32_t wikis,
-                          const char *top, size_t top_len);
+                          const char *top, size_t top_len, const char *label, size_t label_len);
 /* dlq_lookups: e's lookup failed for reason ("lookup_failed", "backlog")
  * with detail after attempts requests, at failed_at_us. */
 int fr_tw_dlq_lookup(struct fr_tw *tw, const struct fr_topic_edit *e, const char *reason,

@@ -457,6 +457,7 @@ struct fr_topic_row {
     uint32_t wikis; /* distinct wikis with an edit of the item */
     uint32_t n_top;
     struct fr_topic_wiki top[FR_TOPICS_TOP_WIKIS]; /* edits desc, then name asc */
+    struct fr_proc_str label; /* top[0]'s label of the item (s NULL: none), issue 33 */
 };
 
 typedef int (*fr_topics_emit_fn)(void *arg, const struct fr_topic_row *row);
@@ -473,16 +474,20 @@ struct fr_topics_stats {
     uint64_t windows, rows;         /* emitted */
     uint64_t dropped_keys;          /* edits not counted: a cap */
     uint64_t dropped_closed;        /* edits for a settled window */
+    uint64_t dropped_labels;        /* labels not kept: the label bytes cap */
 };
 
 struct fr_topics;
 
 int fr_topics_create(const struct fr_topics_opts *opts, struct fr_topics **out);
 void fr_topics_destroy(struct fr_topics *t);
-/* Count one edit of item on wiki at event time event_us. FR_EINVAL for a
- * time out of range or a wiki longer than FR_PROC_WIKI_MAX, FR_ENOMEM. */
+/* Count one edit of item on wiki at event time event_us, with the item's
+ * label for that edit (NULL or length 0: none; at most
+ * FR_ENRICH_LABEL_BYTES). FR_EINVAL for a time out of range, a wiki longer
+ * than FR_PROC_WIKI_MAX or a longer label, FR_ENOMEM. */
+#define FR_ENRICH_LABEL_BYTES 1024
 int fr_topics_add(struct fr_topics *t, int64_t event_us, uint64_t item, const char *wiki,
-                  size_t wiki_len);
+                  size_t wiki_len, const char *label, size_t label_len);
 /* Emit every window [s, s + 10 min) with s + 10 min <= frontier_us holding
  * a count, in start order, ranks 1..20, and drop the panes no open window
  * needs. A frontier behind an earlier one does nothing. Errors as

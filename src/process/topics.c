@@ -22,7 +22,15 @@
  * counted (dropped_keys); an edit for a pane no open window needs is
  * dropped_closed. One thread at a time.
  *
- * Saved state (envelope "FRTT", version 1; body, little-endian):
+ * Labels (issue 33): each (pane, item, wiki) entry keeps the label of the
+ * last edit added for it (NULL: none). A row's label is the one its top
+ * wiki (top[0]) holds in the newest pane of the window that has one, so a
+ * topic reads in the language of the wiki that edits it most. Label text
+ * is capped in total (TT_LABEL_BYTES); past it a label is not kept
+ * (dropped_labels) and rows may go without one.
+ *
+ * Saved state (envelope "FRTT", version 2; body, little-endian; version 1
+ * is version 2 without the labels and loads with none):
  *
  *   size  field
  *   8     next_start (INT64_MIN: nothing settled yet)
@@ -30,7 +38,8 @@
  *   4     w wikis, in id order, each { 4+n name }
  *   4     p panes, ascending start, each start >= next_start
  *   p x   { 8 start_us, 4 e entries (insertion order),
- *           e x { 8 item, 4 wiki id (< w), 8 count (>= 1) } }
+ *           e x { 8 item, 4 wiki id (< w), 8 count (>= 1),
+ *                 v2: 4+n label (n = 0: none) } }
  */
 #include "process/process_int.h"
 
@@ -39,13 +48,16 @@
 #include <stdlib.h>
 
 #define TT_MAGIC "FRTT"
-#define TT_VERSION 1
+#define TT_VERSION 2
+#define TT_LABEL_BYTES ((size_t)64 << 20)
 #define TT_PANES (FR_TOP_WINDOW_US / FR_PROC_MINUTE_US)
 
 struct tt_entry {
     uint64_t item;
     uint32_t wiki;
+    uint32_t label_len;
     uint64_t count;
+    char *label; /* NULL: none */
 };
 
 struct tt_pane {
@@ -81,6 +93,7 @@ struct fr_topics {
     struct tt_slot *scratch;
     uint32_t scratch_mask, gen;
     uint64_t entries;
+    size_t label_bytes;
     struct fr_topics_stats st;
 };
 
@@ -173,6 +186,10 @@ static void tt_drop_front(struct fr_topics *t, uint32_t n)
     }
     for (uint32_t i = 0; i < n; i++) {
         t->entries -= t->panes[i].n;
+        for (uint32_t j = 0; j < t->panes[i].n; j++) {
+            t->label_bytes -= t->panes[i].entries[j].label_len;
+            free(t->panes[i].entries[j].label);
+        }
         free(t->panes[i].entries);
         free(t->panes[i].index);
     }
@@ -205,20 +222,54 @@ static struct tt_pane *tt_pane_get(struct fr_topics *t, int64_t start)
     return &t->panes[i];
 }
 
-/* Add count to (item, wiki) in pane: FR_OK, 1 when the cap refused a new
- * pair, FR_ENOMEM. */
+static struct tt_entry *tt_pane_find(const struct tt_pane *pane, uint64_t item, uint32_t wiki)
+{
+    if (!pane->index) {
+        return NULL;
+    }
+    uint64_t h = tt_key_hash(item, wiki);
+    for (uint32_t i = (uint32_t)h & pane->mask; pane->index[i]; i = (i + 1) & pane->mask) {
+        struct tt_entry *e = &pane->entries[pane->index[i] - 1];
+        if (e->item == item && e->wiki == wiki) {
+            return e;
+        }
+    }
+    return NULL;
+}
+
+/* Keep label[0..len) as e's label (the last one added wins). FR_ENOMEM. */
+static int tt_entry_label(struct fr_topics *t, struct tt_entry *e, const char *label, size_t len)
+{
+    if (!label || len == 0 ||
+        (e->label && e->label_len == len && memcmp(e->label, label, len) == 0)) {
+        return FR_OK;
+    }
+    if (len > UINT32_MAX || t->label_bytes - e->label_len + len > TT_LABEL_BYTES) {
+        t->st.dropped_labels++;
+        return FR_OK;
+    }
+    char *copy = malloc(len);
+    if (!copy) {
+        return FR_ENOMEM;
+    }
+    memcpy(copy, label, len);
+    t->label_bytes = t->label_bytes - e->label_len + len;
+    free(e->label);
+    e->label = copy;
+    e->label_len = (uint32_t)len;
+    return FR_OK;
+}
+
+/* Add count to (item, wiki) in pane with label (may be NULL): FR_OK, 1
+ * when the cap refused a new pair, FR_ENOMEM. */
 static int tt_pane_add(struct fr_topics *t, struct tt_pane *pane, uint64_t item, uint32_t wiki,
-                       uint64_t count)
+                       uint64_t count, const char *label, size_t label_len)
 {
     uint64_t h = tt_key_hash(item, wiki);
-    if (pane->index) {
-        for (uint32_t i = (uint32_t)h & pane->mask; pane->index[i]; i = (i + 1) & pane->mask) {
-            struct tt_entry *e = &pane->entries[pane->index[i] - 1];
-            if (e->item == item && e->wiki == wiki) {
-                e->count = fr_proc_sat_add(e->count, count);
-                return FR_OK;
-            }
-        }
+    struct tt_entry *found = tt_pane_find(pane, item, wiki);
+    if (found) {
+        found->count = fr_proc_sat_add(found->count, count);
+        return tt_entry_label(t, found, label, label_len);
     }
     if (t->entries >= t->opts.max_entries) {
         return 1;
@@ -250,14 +301,14 @@ static int tt_pane_add(struct fr_topics *t, struct tt_pane *pane, uint64_t item,
         pane->entries = entries;
         pane->alloc = n;
     }
-    pane->entries[pane->n] = (struct tt_entry){item, wiki, count};
+    pane->entries[pane->n] = (struct tt_entry){item, wiki, 0, count, NULL};
     uint32_t i = (uint32_t)h & pane->mask;
     while (pane->index[i]) {
         i = (i + 1) & pane->mask;
     }
     pane->index[i] = ++pane->n;
     t->entries++;
-    return FR_OK;
+    return tt_entry_label(t, &pane->entries[pane->n - 1], label, label_len);
 }
 
 /* ---------------------------------------------------------------- windows */
@@ -425,6 +476,18 @@ static int tt_window(struct fr_topics *t, int64_t s, uint32_t first, uint32_t la
                 row->top[pos] = (struct fr_topic_wiki){name, c};
             }
         }
+        /* The label its top wiki holds, newest pane first. */
+        uint32_t top_id = 0;
+        if (row->n_top > 0 &&
+            tt_wiki_id(t, row->top[0].wiki.s, (uint32_t)row->top[0].wiki.len, 0, &top_id) == 0) {
+            for (uint32_t k = last; k > first; k--) {
+                const struct tt_entry *e = tt_pane_find(&t->panes[k - 1], row->item, top_id);
+                if (e && e->label) {
+                    row->label = (struct fr_proc_str){e->label, e->label_len};
+                    break;
+                }
+            }
+        }
         if (emit) {
             t->st.rows++;
             rc = emit(arg, row);
@@ -486,9 +549,10 @@ void fr_topics_destroy(struct fr_topics *t)
 }
 
 int fr_topics_add(struct fr_topics *t, int64_t event_us, uint64_t item, const char *wiki,
-                  size_t wiki_len)
+                  size_t wiki_len, const char *label, size_t label_len)
 {
-    if (!FR_PROC_TIME_OK(event_us) || wiki_len > FR_PROC_WIKI_MAX) {
+    if (!FR_PROC_TIME_OK(event_us) || wiki_len > FR_PROC_WIKI_MAX ||
+        label_len > FR_ENRICH_LABEL_BYTES) {
         return FR_EINVAL;
     }
     int64_t start = fr_proc_floor(event_us, FR_PROC_MINUTE_US);
@@ -508,7 +572,7 @@ int fr_topics_add(struct fr_topics *t, int64_t event_us, uint64_t item, const ch
     if (!pane) {
         return FR_ENOMEM;
     }
-    rc = tt_pane_add(t, pane, item, id, 1);
+    rc = tt_pane_add(t, pane, item, id, 1, label, label_len);
     if (pane->n == 0) { /* a new pane the cap left empty */
         uint32_t i = (uint32_t)(pane - t->panes);
         free(pane->index);
@@ -616,6 +680,8 @@ int fr_topics_save(const struct fr_topics *t, struct fr_buf *out)
             fr_proc_enc_u64(&enc, pane->entries[j].item);
             fr_proc_enc_u32(&enc, pane->entries[j].wiki);
             fr_proc_enc_u64(&enc, pane->entries[j].count);
+            fr_proc_enc_str(&enc, pane->entries[j].label ? pane->entries[j].label : "",
+                            pane->entries[j].label_len);
         }
     }
     return fr_proc_enc_end(&enc);
@@ -625,7 +691,12 @@ int fr_topics_load(struct fr_topics *t, const void *bytes, size_t len)
 {
     struct fr_topics *fresh = NULL;
     struct fr_proc_dec dec;
+    int version = TT_VERSION;
     int rc = fr_proc_dec_begin(&dec, bytes, len, TT_MAGIC, TT_VERSION);
+    if (rc == FR_ECORRUPT && fr_proc_dec_begin(&dec, bytes, len, TT_MAGIC, 1) == FR_OK) {
+        version = 1; /* saved before labels */
+        rc = FR_OK;
+    }
     if (rc < 0) {
         return rc;
     }
@@ -681,11 +752,14 @@ int fr_topics_load(struct fr_topics *t, const void *bytes, size_t len)
             uint64_t item = fr_proc_dec_u64(&dec);
             uint32_t wiki = fr_proc_dec_u32(&dec);
             uint64_t count = fr_proc_dec_u64(&dec);
+            uint32_t llen = 0;
+            const char *label = version >= 2 ? fr_proc_dec_str(&dec, FR_ENRICH_LABEL_BYTES, &llen)
+                                             : NULL;
             if (dec.err != FR_OK || count == 0 || wiki >= fresh->n_wikis) {
                 goto cleanup;
             }
             uint32_t before = pane->n;
-            int arc = tt_pane_add(fresh, pane, item, wiki, count);
+            int arc = tt_pane_add(fresh, pane, item, wiki, count, label, llen);
             if (arc != FR_OK) {
                 rc = arc < 0 ? arc : FR_ETOOBIG;
                 goto cleanup;

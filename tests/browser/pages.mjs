@@ -25,11 +25,12 @@
 //      bot/human, late rows, dead letters (and those by reason against the
 //      processor's own counters in /api/v1/status).
 //   5. Trending topics (issue 9): the processor above runs with enrichment
-//      against the feed's API fixture, so the pane fills with Wikidata items
+//      against the feed's API fixture, so the pane fills with Wikidata items,
+//      their labels (issue 33: the fixture's, looked up by the processor)
 //      and a resolved count. A second serve on a
 //      data directory holding only a hand-written stats/topics.json (the
 //      values are literals in this file) renders the pane with exactly those
-//      values: rank, item linked to wikidata.org (a link, never a fetch),
+//      values: rank, label, item linked to wikidata.org (a link, never a fetch),
 //      number of wikis, top wikis, edits and the enrichment counters; a
 //      hostile item and hostile wiki names are shown as text (no element,
 //      no script, no link); a malformed file gives the empty state (and
@@ -310,7 +311,9 @@ async function look(page) {
             wikis: [...document.querySelectorAll('#wikis li[data-wiki]')].map(li => li.textContent.trim()),
             pages: [...document.querySelectorAll('#pages li[data-rank]')].map(li => li.textContent.trim()),
             topicsEmpty: document.querySelector('#topics li.empty')?.textContent.trim() ?? null,
-            topicItems: [...document.querySelectorAll('#topics li[data-rank] .item')].map(e => e.textContent.trim()),
+            topicItems: [...document.querySelectorAll('#topics li[data-rank] .item .qid')].map(e => e.textContent.trim()),
+            topicLabels: [...document.querySelectorAll('#topics li[data-rank] .item')]
+                .map(e => e.querySelector('.label')?.textContent ?? null),
             topicCounts: Object.fromEntries([...document.querySelectorAll('[data-topic-count]')]
                 .map(e => [e.dataset.topicCount, e.textContent.trim()])),
             updated: text('#updated'),
@@ -369,6 +372,8 @@ async function dashboard(page, base) {
     check(b.topicItems.length > 0 && b.topicItems.every(t => /^Q[0-9]+$/.test(t)),
           'trending topics: filled with Wikidata items from the pipeline\'s lookups', b.topicItems);
     check(n(b.topicCounts.resolved) > 0, 'trending topics: resolved lookups are counted', b.topicCounts);
+    check(b.topicLabels.some(l => l !== null && l.trim() !== ''),
+          'trending topics: labels looked up by the pipeline are shown beside the items', b.topicLabels);
 
     if (args.readmeShot) {
         fs.mkdirSync(path.dirname(args.readmeShot), {recursive: true});
@@ -477,29 +482,34 @@ async function explorer(page, base) {
 // HTML, and the fourth's item would be a javascript: link if linked.
 const HOSTILE_ITEM = 'Q7"><img src=x onerror="window.__pwned=1">';
 const HOSTILE_WIKI = '<script>window.__pwned=2</script>';
+const HOSTILE_LABEL = '<img src=y onerror="window.__pwned=3">';
 const TOPICS_GOOD = {
     updated_ms: 1764621000000, epoch: 12, frontier_ms: 1764620400000,
     counts: {submitted: 100, resolved: 80, no_item: 15, failed: 2, backlog: 0, pending: 3,
              cache_hits: 40, cache_misses: 60, requests: 5},
     top: {start_ms: 1764620400000, end_ms: 1764621000000, topics: [
-        {rank: 1, item: 'Q42', edits: 12, wikis: 3,
+        {rank: 1, item: 'Q42', label: 'Douglas Adams', edits: 12, wikis: 3,
          top_wikis: [{wiki: 'enwiki', edits: 7}, {wiki: 'frwiki', edits: 3}, {wiki: 'plwiki', edits: 2}]},
-        {rank: 2, item: HOSTILE_ITEM, edits: 9, wikis: 2,
+        {rank: 2, item: HOSTILE_ITEM, label: HOSTILE_LABEL, edits: 9, wikis: 2,
          top_wikis: [{wiki: HOSTILE_WIKI, edits: 5}, {wiki: 'dewiki & <b>x</b>', edits: 4}]},
-        {rank: 3, item: 'Q1', edits: 1, wikis: 1, top_wikis: [{wiki: 'enwiki', edits: 1}]},
-        {rank: 4, item: 'javascript:alert(1)', edits: 1, wikis: 1, top_wikis: [{wiki: 'svwiki', edits: 1}]},
+        {rank: 3, item: 'Q1', label: null, edits: 1, wikis: 1, top_wikis: [{wiki: 'enwiki', edits: 1}]},
+        {rank: 4, item: 'javascript:alert(1)', label: 'Städte', edits: 1, wikis: 1, top_wikis: [{wiki: 'svwiki', edits: 1}]},
     ]},
 };
 // What the pane must show for TOPICS_GOOD, row by row (written out, not
 // derived from the document above).
 const TOPICS_WANT = [
-    {rank: '1', item: 'Q42', href: 'https://www.wikidata.org/wiki/Q42', nwikis: '3 wikis', edits: '12',
+    {rank: '1', label: 'Douglas Adams', qid: 'Q42', item: 'Douglas Adams Q42',
+     href: 'https://www.wikidata.org/wiki/Q42', nwikis: '3 wikis', edits: '12',
      topWikis: 'enwiki 7 · frwiki 3 · plwiki 2'},
-    {rank: '2', item: 'Q7"><img src=x onerror="window.__pwned=1">', href: null, nwikis: '2 wikis', edits: '9',
+    {rank: '2', label: '<img src=y onerror="window.__pwned=3">', qid: 'Q7"><img src=x onerror="window.__pwned=1">',
+     item: '<img src=y onerror="window.__pwned=3"> Q7"><img src=x onerror="window.__pwned=1">',
+     href: null, nwikis: '2 wikis', edits: '9',
      topWikis: '<script>window.__pwned=2</script> 5 · dewiki & <b>x</b> 4'},
-    {rank: '3', item: 'Q1', href: 'https://www.wikidata.org/wiki/Q1', nwikis: '1 wiki', edits: '1',
-     topWikis: 'enwiki 1'},
-    {rank: '4', item: 'javascript:alert(1)', href: null, nwikis: '1 wiki', edits: '1', topWikis: 'svwiki 1'},
+    {rank: '3', label: null, qid: 'Q1', item: 'Q1', href: 'https://www.wikidata.org/wiki/Q1', nwikis: '1 wiki',
+     edits: '1', topWikis: 'enwiki 1'},
+    {rank: '4', label: 'Städte', qid: 'javascript:alert(1)', item: 'Städte javascript:alert(1)', href: null,
+     nwikis: '1 wiki', edits: '1', topWikis: 'svwiki 1'},
 ];
 const COUNTS_WANT = {'resolved': '80', 'no-item': '15', 'failed': '2', 'pending': '3', 'hit-rate': '40.0%'};
 
@@ -523,6 +533,8 @@ async function topicsLook(page) {
                 return {
                     rank: li.dataset.rank,
                     item: li.querySelector('.item').textContent,
+                    label: li.querySelector('.item .label')?.textContent ?? null,
+                    qid: li.querySelector('.item .qid')?.textContent ?? null,
                     href: a ? a.getAttribute('href') : null,
                     rel: a ? a.rel : null,
                     nwikis: li.querySelector('.nwikis').textContent,
@@ -557,7 +569,7 @@ async function topics(page) {
     check(a.rows.length === TOPICS_WANT.length, 'trending topics: one row per topic', a.rows.length);
     TOPICS_WANT.forEach((want, i) => {
         const got = a.rows[i] || {};
-        check(['rank', 'item', 'href', 'nwikis', 'edits', 'topWikis'].every(k => got[k] === want[k]),
+        check(['rank', 'label', 'qid', 'item', 'href', 'nwikis', 'edits', 'topWikis'].every(k => got[k] === want[k]),
               `trending topics: row ${i + 1} shows ${JSON.stringify(want.item)} as written`, {got, want});
     });
     check(a.rows[0].rel === 'noopener noreferrer external', 'trending topics: the item link opens without opener or referrer',
@@ -565,7 +577,7 @@ async function topics(page) {
     check(JSON.stringify(a.counts) === JSON.stringify(COUNTS_WANT), 'trending topics: the enrichment counters as written',
           {got: a.counts, want: COUNTS_WANT});
     check(a.note.includes('20:20–20:30'), 'trending topics: the window 20:20–20:30 UTC is named', a.note);
-    check(a.injected === 0 && a.pwned === null, 'trending topics: hostile item and wiki names are shown escaped',
+    check(a.injected === 0 && a.pwned === null, 'trending topics: hostile item, label and wiki names are shown escaped',
           {injected: a.injected, pwned: a.pwned});
     check(a.links.length === 2 && a.links.every(h => h.startsWith('https://www.wikidata.org/wiki/Q')),
           'trending topics: only well-formed items are links, all to wikidata.org', a.links);

@@ -18,9 +18,14 @@
 #   3. `freshet dlq replay --lookups` against a healthy API lands every
 #      settled dead letter exactly once (a second replay lands nothing), and
 #      silver_topics and gold_top_topics then equal the control's;
-#   4. SIGKILLs of the processor while lookups are outstanding (slow API),
+#   4. SIGKILLs of the processor while lookups are outstanding (slow API
+#      with 429s and maxlag errors),
 #      then a drain: nothing lost or counted twice, tables equal the
 #      control's.
+# Labels (issue 33) ride along: each run's resolved edits carry the
+# fixture's label in their wiki's content language, else English, else a
+# reason (topics_check.mjs labels), gold_top_topics' labels are part of the
+# recomputation, and the label columns are compared with the control's.
 # Loopback only. Usage: enrich_process.sh [SEED] [KILLS]
 set -euo pipefail
 BIN=${FR_BINARY:?FR_BINARY must point at the freshet binary}
@@ -89,6 +94,7 @@ copy ctl
 tables ctl
 check oracle ctl.json
 check partition ctl.json
+check labels ctl.json "$base"
 
 # 2. faulty: slow, half the requests fail, a small pending table
 feed badapi --count 1 --api-latency-ms 100 --api-error-rate 0.5
@@ -103,6 +109,7 @@ check partition faulty.json
 check oracle faulty.json
 check has faulty.json lookup_failed 1
 check has faulty.json backlog 1
+check labels faulty.json "$base"
 "$BIN" --data faulty verify >verify.out 2>&1 || { cat verify.out; fail "verify on the faulty lake"; }
 grep -Eq "enrichment: [1-9][0-9]* waiting" faulty.log || fail "no epoch committed while lookups were outstanding"
 
@@ -138,16 +145,19 @@ tables faulty
 check replayed faulty.json
 check partition faulty.json
 check oracle faulty.json
+check labels faulty.json "$base"
 check same ctl.json faulty.json
 
-# 4. kills while lookups are outstanding (every answer 300 ms late)
-feed slowapi --count 1 --api-latency-ms 300
+# 4. kills while lookups are outstanding (every answer 300 ms late, 10 % of
+# requests 429 and 10 % maxlag, each with Retry-After: 1)
+feed slowapi --count 1 --api-latency-ms 300 --api-429-rate 0.1 --api-maxlag 0.1
 slow=$url
 copy chaos
 outstanding=0
 for k in $(seq "$KILLS"); do
     # shellcheck disable=SC2046
-    "$BIN" --data chaos $(enrich "$slow") --set process.trigger_ms=200 process 2>>chaos.log & p=$!
+    "$BIN" --data chaos $(enrich "$slow") --set enrich.max_attempts=30 --set process.trigger_ms=200 \
+        process 2>>chaos.log & p=$!
     sleep "$(python3 -c "import random; random.seed($SEED * 100 + $k); print(round(random.uniform(0.5, 2.5), 2))")"
     if python3 -c 'import json,sys; sys.exit(0 if json.load(open("chaos/stats/topics.json"))["counts"]["pending"] > 0 else 1)' 2>/dev/null; then
         outstanding=$((outstanding + 1))
@@ -161,6 +171,7 @@ echo "$KILLS kills, $outstanding with lookups outstanding"
 tables chaos
 check partition chaos.json
 check oracle chaos.json
+check labels chaos.json "$base"
 check core ctl.json chaos.json --any-epochs # kills cut epochs elsewhere
 check same ctl.json chaos.json --all
 "$BIN" --data chaos verify >verify2.out 2>&1 || { cat verify2.out; fail "verify after the kills"; }

@@ -9,7 +9,7 @@
 # One synthetic stream (duplicates, late events) in a 3-partition log:
 #   1. control: each shard once, then the finalizer, against a healthy API;
 #   2. chaos: the same log, the API slow (80 ms per answer), 30 % of its
-#      requests 503 and 5 % 429; the three shards and the finalizer run
+#      requests 503, 5 % 429 and 5 % maxlag; the three shards and the finalizer run
 #      side by side while SIGKILLs hit a shard or the finalizer in turn
 #      (each is killed at least once, one kill of each lands while it is
 #      running), then everything is drained (--once);
@@ -18,7 +18,11 @@
 # finalizer's topics frontier, every enrichable edit has exactly one outcome
 # (no loss, no double), the chaos lake's core tables, silver_topics and
 # gold_top_topics equal the control's row for row, and `freshet verify`
-# passes (its gold_topics_recomputed check included).
+# passes (its gold_topics_recomputed check included). Labels (issue 33):
+# the shards' resolved edits carry the fixture's labels (content language,
+# else English, else a reason), the finalizer's gold_top_topics rows carry
+# the label of their top wiki's edits (part of the recomputation), and both
+# equal the control's after the kills.
 # Loopback only. Usage: enrich_shards.sh [SEED] [KILLS]
 set -euo pipefail
 BIN=${FR_BINARY:?FR_BINARY must point at the freshet binary}
@@ -93,12 +97,13 @@ done
 tables ctl
 check oracle ctl.json
 check partition ctl.json
+check labels ctl.json "$base"
 "$BIN" --data ctl verify >verify-ctl.out 2>&1 || { cat verify-ctl.out; fail "verify on the control lake"; }
 grep -Eq "^gold_topics_recomputed +PASS .*expected_rows=[1-9]" verify-ctl.out ||
     { cat verify-ctl.out; fail "verify did not check gold_top_topics"; }
 
 # 2. chaos: a faulty API, the roles side by side, SIGKILLs
-feed badapi --count 1 --api-latency-ms 80 --api-error-rate 0.3 --api-429-rate 0.05
+feed badapi --count 1 --api-latency-ms 80 --api-error-rate 0.3 --api-429-rate 0.05 --api-maxlag 0.05
 bad=$url
 copy chaos
 declare -A role_pid=()
@@ -147,6 +152,7 @@ grep -Eq "enrichment: [1-9][0-9]* waiting" chaos-0.log chaos-1.log chaos-2.log |
 tables chaos
 check oracle chaos.json
 check partition chaos.json
+check labels chaos.json "$base"
 check core ctl.json chaos.json --any-epochs # kills cut epochs elsewhere
 check same ctl.json chaos.json --all
 "$BIN" --data chaos verify >verify-chaos.out 2>&1 || { cat verify-chaos.out; fail "verify after the kills"; }

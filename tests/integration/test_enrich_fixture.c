@@ -14,6 +14,11 @@
  *      lost or answered twice; submit pushes back with FR_EAGAIN.
  *   C. the fixture's rate limit (429 + Retry-After), injected 429s and
  *      maxlag errors: the same accounting holds.
+ *   D. labels (issue 33) on: every resolved key carries the fixture's label
+ *      (fr_feed_api_label) in its wiki's content language (the generator's
+ *      table, not the client's mapping), else English, else none with the
+ *      reason; clean, then warm (no request), then under 503s, 429s,
+ *      maxlag and latency with none lost or answered twice.
  * Prints calls per 1,000 events and the cache hit rate of each phase.
  */
 #include "check.h"
@@ -23,6 +28,7 @@
 #include "core/json.h"
 #include "enrich/enrich.h"
 #include "feed/feed.h"
+#include "feed/feed_int.h"
 
 #include <signal.h>
 #include <stdint.h>
@@ -35,6 +41,9 @@ struct ev {
 
 static struct ev *evs;
 static int nevs;
+static int labels_on; /* phase D */
+/* phase D: labels found, none, item missing, found in a language other than English */
+static int64_t label_counts[4];
 
 /* The (server_name, title) of n events of synthetic seed `seed`. */
 static int load_events(uint64_t seed, int n)
@@ -168,6 +177,44 @@ static void check_result(const struct fr_enrich_result *r, int *seen)
         fprintf(stderr, "  key %s|%s: got %d %s, fixture kind %d\n", evs[r->tag].wiki,
                 evs[r->tag].title, r->outcome, r->item, w->kind);
     }
+    if (r->outcome != FR_ENRICH_RESOLVED || !labels_on) {
+        CHECK_EQ_INT(r->label_why, FR_ENRICH_LABEL_OFF);
+        return;
+    }
+    /* The label the fixture gives in the wiki's content language (the
+     * generator's table says which), else in English. */
+    int wi = fr_feed_api_wiki(evs[r->tag].wiki, strlen(evs[r->tag].wiki));
+    CHECK(wi >= 0);
+    const char *lang = wi >= 0 ? fr_feed_wikis[wi].code : "en";
+    struct fr_buf text;
+    fr_buf_init(&text, 1 << 16);
+    int has = fr_feed_api_label((uint64_t)w->qid, lang, &text);
+    const char *want_lang = lang;
+    if (has == 0 && strcmp(lang, "en") != 0) {
+        fr_buf_reset(&text);
+        has = fr_feed_api_label((uint64_t)w->qid, "en", &text);
+        want_lang = "en";
+    }
+    if (has == FR_ENOTFOUND) {
+        CHECK_EQ_INT(r->label_why, FR_ENRICH_LABEL_MISSING);
+        label_counts[2]++;
+    } else if (has == 0) {
+        CHECK_EQ_INT(r->label_why, FR_ENRICH_LABEL_NONE);
+        CHECK_EQ_STR(r->label, "");
+        label_counts[1]++;
+    } else {
+        CHECK_EQ_INT(r->label_why, FR_ENRICH_LABEL_OK);
+        CHECK_EQ_STR(r->label_lang, want_lang);
+        CHECK(strlen(r->label) == text.len && memcmp(r->label, text.data, text.len) == 0);
+        label_counts[0]++;
+        label_counts[3] += strcmp(want_lang, "en") != 0;
+    }
+    if (check_case_failed) {
+        fprintf(stderr, "  label of %s on %s: got %d [%s] \"%s\", fixture %d [%s] \"%.*s\"\n",
+                r->item, evs[r->tag].wiki, r->label_why, r->label_lang, r->label, has, want_lang,
+                (int)text.len, (const char *)text.data);
+    }
+    fr_buf_free(&text);
 }
 
 /* Submit every event (retrying on FR_EAGAIN), poll until all are answered.
@@ -404,12 +451,110 @@ static void test_rate_limit_maxlag(void)
     fixture_stop(&fx);
 }
 
+static void test_labels(void)
+{
+    CHECK(load_events(14, 2000) > 1600);
+    labels_on = 1;
+    struct fr_feed_opts o;
+    fr_feed_opts_init(&o);
+    struct fixture fx;
+    if (fixture_start(&fx, &o) < 0) {
+        CHECK(0);
+        return;
+    }
+    struct fr_enrich_config cfg;
+    base_cfg(&cfg, &fx);
+    cfg.labels = 1;
+    cfg.rate_per_s = 0;
+    cfg.queue_cap = 4096;
+    struct fr_enrich *e;
+    char err[256];
+    CHECK_EQ_INT(fr_enrich_new(&cfg, NULL, &e, err, sizeof err), FR_OK);
+    int *seen = calloc((size_t)nevs, sizeof *seen);
+    int64_t out[4] = {0};
+    memset(label_counts, 0, sizeof label_counts);
+    run_all(e, seen, out);
+    for (int i = 0; i < nevs; i++) {
+        CHECK_EQ_INT(seen[i], 1);
+    }
+    struct fr_enrich_stats st;
+    fr_enrich_stats_get(e, &st);
+    report("labels, clean", e, nevs);
+    printf("  labels: %lld found (%lld not in English), %lld none, %lld items missing; "
+           "%lld label requests, fixture served %lld labels for %lld items\n",
+           (long long)label_counts[0], (long long)label_counts[3], (long long)label_counts[1],
+           (long long)label_counts[2], (long long)st.label_requests,
+           (long long)counter(&fx, FR_FEED_API_LABELS),
+           (long long)counter(&fx, FR_FEED_API_ENTITIES));
+    CHECK_EQ_INT(out[FR_ENRICH_FAILED], 0);
+    CHECK(label_counts[0] > 0 && label_counts[1] > 0 && label_counts[3] > 0);
+    CHECK_EQ_INT(label_counts[0] + label_counts[1] + label_counts[2], out[FR_ENRICH_RESOLVED]);
+    CHECK(st.label_requests > 0);
+    CHECK_EQ_INT(st.requests, counter(&fx, FR_FEED_API_ANSWERED));
+    CHECK_EQ_INT(counter(&fx, FR_FEED_API_BAD_REQUEST), 0);
+    /* ids per request: at most 50 */
+    CHECK(counter(&fx, FR_FEED_API_ENTITIES) <= 50 * st.label_requests);
+    /* warm: labels come from the cache too */
+    int64_t before = st.requests;
+    memset(seen, 0, (size_t)nevs * sizeof *seen);
+    run_all(e, seen, out);
+    fr_enrich_stats_get(e, &st);
+    CHECK_EQ_INT(st.requests, before);
+    fr_enrich_free(e);
+    fixture_stop(&fx);
+
+    /* faults: 503s, 429s, maxlag and latency on item and label requests */
+    CHECK(load_events(15, 600) > 450);
+    fr_feed_opts_init(&o);
+    o.seed = 21;
+    o.api_error_rate = 0.3;
+    o.api_429_rate = 0.1;
+    o.api_maxlag_rate = 0.1;
+    o.api_latency_ms = 30;
+    if (fixture_start(&fx, &o) < 0) {
+        CHECK(0);
+        free(seen);
+        return;
+    }
+    cfg.api_url = fx.api_url;
+    cfg.max_inflight = 8;
+    cfg.queue_cap = 64;
+    cfg.backoff_min_ms = 20;
+    cfg.backoff_max_ms = 200;
+    cfg.max_attempts = 3;
+    CHECK_EQ_INT(fr_enrich_new(&cfg, NULL, &e, err, sizeof err), FR_OK);
+    free(seen);
+    seen = calloc((size_t)nevs, sizeof *seen);
+    memset(out, 0, sizeof out);
+    memset(label_counts, 0, sizeof label_counts);
+    int64_t eagain = run_all(e, seen, out);
+    for (int i = 0; i < nevs; i++) {
+        CHECK_EQ_INT(seen[i], 1); /* none lost, none twice */
+    }
+    fr_enrich_stats_get(e, &st);
+    report("labels, 503 30 % + 429 10 % + maxlag 10 % + 30 ms", e, nevs);
+    printf("  labels: %lld found, %lld none, %lld missing; submit pushed back %lld times\n",
+           (long long)label_counts[0], (long long)label_counts[1], (long long)label_counts[2],
+           (long long)eagain);
+    CHECK_EQ_INT(out[1] + out[2] + out[3], nevs);
+    CHECK(st.http_5xx > 0 && st.http_429 > 0 && st.maxlag > 0 && st.retries > 0);
+    CHECK(label_counts[0] > 0);
+    CHECK_EQ_INT(label_counts[0] + label_counts[1] + label_counts[2], out[FR_ENRICH_RESOLVED]);
+    CHECK_EQ_INT(st.requests, counter(&fx, FR_FEED_API_REQUESTS));
+    CHECK_EQ_INT(fr_enrich_pending(e), 0);
+    labels_on = 0;
+    free(seen);
+    fr_enrich_free(e);
+    fixture_stop(&fx);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
     RUN(test_clean);
     RUN(test_errors_latency);
     RUN(test_rate_limit_maxlag);
+    RUN(test_labels);
     free(evs);
     return check_report();
 }

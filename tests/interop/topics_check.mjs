@@ -31,6 +31,13 @@
 //       exactly one silver_topics row, from a replay
 //   node topics_check.mjs has A.json REASON MIN
 //       dlq_lookups holds at least MIN rows of REASON
+//   node topics_check.mjs labels A.json API
+//       (issue 33) every resolved silver_topics row carries the label the
+//       feed's fixture at API (http://127.0.0.1:PORT) gives for its item in
+//       the content language of its wiki (WIKI_LANG below, written here),
+//       else English, else none with label_why no_label / missing; no_item
+//       rows carry none; gold_top_topics' label is checked by 'oracle'
+//       (the label its top wiki's rows hold)
 import { readFileSync } from 'node:fs';
 import { DuckDBInstance } from '@duckdb/node-api';
 
@@ -49,8 +56,8 @@ const schemas = {
   gold_top_pages: 'window_start TIMESTAMPTZ, window_end TIMESTAMPTZ, rank INTEGER, wiki VARCHAR, title VARCHAR, edits BIGINT',
   bronze_recentchange: 'log_partition INTEGER, log_offset BIGINT, ingest_time TIMESTAMPTZ, event_time TIMESTAMPTZ, meta_id VARCHAR, wiki VARCHAR, type VARCHAR, raw VARCHAR',
   dlq: 'log_partition INTEGER, log_offset BIGINT, ingest_time TIMESTAMPTZ, reason VARCHAR, detail VARCHAR, raw VARCHAR, raw_base64 VARCHAR',
-  silver_topics: 'meta_id VARCHAR, event_time TIMESTAMPTZ, wiki VARCHAR, server_name VARCHAR, title VARCHAR, outcome VARCHAR, why VARCHAR, item VARCHAR, log_partition INTEGER, log_offset BIGINT, replay_id VARCHAR',
-  gold_top_topics: 'window_start TIMESTAMPTZ, window_end TIMESTAMPTZ, rank INTEGER, item VARCHAR, edits BIGINT, wikis INTEGER, top_wikis VARCHAR',
+  silver_topics: 'meta_id VARCHAR, event_time TIMESTAMPTZ, wiki VARCHAR, server_name VARCHAR, title VARCHAR, outcome VARCHAR, why VARCHAR, item VARCHAR, log_partition INTEGER, log_offset BIGINT, replay_id VARCHAR, label VARCHAR, label_lang VARCHAR, label_why VARCHAR',
+  gold_top_topics: 'window_start TIMESTAMPTZ, window_end TIMESTAMPTZ, rank INTEGER, item VARCHAR, edits BIGINT, wikis INTEGER, top_wikis VARCHAR, label VARCHAR',
   dlq_lookups: 'meta_id VARCHAR, event_time TIMESTAMPTZ, wiki VARCHAR, server_name VARCHAR, title VARCHAR, reason VARCHAR, detail VARCHAR, attempts INTEGER, log_partition INTEGER, log_offset BIGINT, failed_at TIMESTAMPTZ',
 };
 const CORE = ['bronze_recentchange', 'silver_recentchange', 'gold_edits_per_minute',
@@ -106,21 +113,25 @@ async function lake(path) {
 }
 
 
-// gold_top_topics recomputed from silver_topics by SQL alone.
+// gold_top_topics recomputed from silver_topics by SQL alone. The label is
+// the one the item's rows on its top wiki hold in the window (max(): in
+// these tests every row of an (item, wiki) holds the same one, which the
+// 'labels' mode checks against the fixture).
 const recompute = (l) => `
-  WITH m AS (SELECT date_trunc('minute', event_time) AS minute, item, wiki
+  WITH m AS (SELECT date_trunc('minute', event_time) AS minute, item, wiki, label
              FROM ${l.id}_silver_topics WHERE outcome = 'resolved'),
   starts AS (SELECT DISTINCT minute - to_minutes(k) AS s FROM m, range(0, 10) t(k)),
-  w AS (SELECT s, item, wiki, count(*) AS c FROM starts JOIN m
+  w AS (SELECT s, item, wiki, count(*) AS c, max(label) AS label FROM starts JOIN m
           ON m.minute >= s AND m.minute < s + INTERVAL 10 MINUTE GROUP BY ALL),
   it AS (SELECT s, item, sum(c)::BIGINT AS edits, count(*)::INTEGER AS wikis FROM w GROUP BY ALL),
   ranked AS (SELECT *, row_number() OVER (PARTITION BY s ORDER BY edits DESC,
                CAST(substr(item, 2) AS UBIGINT)) AS rank FROM it),
-  tw AS (SELECT s, item, string_agg(wiki || ':' || c, ',' ORDER BY c DESC, wiki) AS top_wikis
+  tw AS (SELECT s, item, string_agg(wiki || ':' || c, ',' ORDER BY c DESC, wiki) AS top_wikis,
+                max(label) FILTER (WHERE k = 1) AS label
          FROM (SELECT *, row_number() OVER (PARTITION BY s, item ORDER BY c DESC, wiki) AS k FROM w)
          WHERE k <= 3 GROUP BY ALL)
   SELECT r.s AS window_start, r.s + INTERVAL 10 MINUTE AS window_end, r.rank::INTEGER AS rank,
-         r.item, r.edits, r.wikis, tw.top_wikis
+         r.item, r.edits, r.wikis, tw.top_wikis, tw.label
   FROM ranked r JOIN tw USING (s, item) WHERE r.rank <= 20`;
 
 async function diffSql(a, b) {
@@ -175,7 +186,7 @@ if (mode === 'oracle') {
   const all = args.includes('--all');
   const fmin = a.frontier < b.frontier ? a.frontier : b.frontier;
   const settled = all ? 'true' : `epoch_us(date_trunc('minute', event_time)) + 600000000 <= ${fmin}`;
-  const cols = 'meta_id, outcome, why, item';
+  const cols = 'meta_id, outcome, why, item, label, label_lang, label_why';
   const ds = await diffSql(`SELECT ${cols} FROM ${a.id}_silver_topics WHERE ${settled}`,
     `SELECT ${cols} FROM ${b.id}_silver_topics WHERE ${settled}`);
   const ns = await one(`SELECT count(*) FROM ${a.id}_silver_topics WHERE ${settled}`);
@@ -199,6 +210,60 @@ if (mode === 'oracle') {
   const a = await lake(args[0]);
   const n = await one(`SELECT count(*) FROM ${a.id}_dlq_lookups WHERE reason = '${args[1].replace(/'/g, '')}'`);
   check(`dlq_lookups holds ${args[1]} rows`, n >= Number(args[2]), `${n} rows (at least ${args[2]} expected)`);
+} else if (mode === 'labels') {
+  const a = await lake(args[0]);
+  const api = args[1];
+  // The content language of the generator's wikis, by hand: a language
+  // edition's code, with Wikidata's name where it differs; multilingual
+  // wikis ask in English.
+  const WIKI_LANG = (wiki) => {
+    if (['commonswiki', 'wikidatawiki', 'simplewiki', 'metawiki', 'specieswiki'].includes(wiki)) return 'en';
+    if (wiki === 'nowiki') return 'nb';
+    for (const suffix of ['wiktionary', 'wikibooks', 'wikisource', 'wikiquote', 'wikinews', 'wikivoyage', 'wikiversity', 'wiki']) {
+      if (wiki.endsWith(suffix)) return wiki.slice(0, -suffix.length).replace(/_/g, '-');
+    }
+    return null;
+  };
+  const rows = await q(`SELECT item, wiki, label, label_lang, label_why, count(*)::INTEGER AS n
+      FROM ${a.id}_silver_topics WHERE outcome = 'resolved' GROUP BY ALL`);
+  const byLang = new Map();
+  for (const r of rows) {
+    const lang = WIKI_LANG(r.wiki);
+    if (!byLang.has(lang)) byLang.set(lang, new Set());
+    byLang.get(lang).add(r.item);
+  }
+  const want = new Map(); // `${lang} ${item}` -> {label, lang, why}
+  for (const [lang, items] of byLang) {
+    const ids = [...items];
+    for (let i = 0; i < ids.length; i += 50) {
+      const langs = lang === 'en' ? 'en' : `${lang}|en`;
+      const url = `${api}/api/www.wikidata.org/w/api.php?action=wbgetentities&format=json&props=labels&languages=${encodeURIComponent(langs)}&ids=${ids.slice(i, i + 50).join('|')}`;
+      const body = await (await fetch(url)).json();
+      for (const id of ids.slice(i, i + 50)) {
+        const e = body.entities[id];
+        const l = e.missing !== undefined ? null : (e.labels[lang] || e.labels.en || null);
+        want.set(`${lang} ${id}`, e.missing !== undefined ? { label: null, lang: null, why: 'missing' }
+          : l ? { label: l.value, lang: l.language, why: null } : { label: null, lang: null, why: 'no_label' });
+      }
+    }
+  }
+  let bad = 0; let found = 0; let other = 0; let none = 0; let total = 0; const ex = [];
+  for (const r of rows) {
+    const w = want.get(`${WIKI_LANG(r.wiki)} ${r.item}`);
+    total += r.n;
+    const ok = w && r.label === w.label && r.label_lang === w.lang && r.label_why === w.why;
+    if (!ok) { bad += r.n; if (ex.length < 3) ex.push(`${r.item}@${r.wiki}: ${JSON.stringify([r.label, r.label_lang, r.label_why])} want ${JSON.stringify(w)}`); }
+    if (w && w.label !== null) { found += r.n; if (w.lang !== 'en') other += r.n; } else none += r.n;
+  }
+  check('resolved edits carry the fixture\'s label (content language, else English, else a reason)',
+    total > 0 && bad === 0 && found > 0 && other > 0 && none > 0,
+    `${total} resolved rows: ${found} labelled (${other} not in English), ${none} without, ${bad} wrong ${ex.join('; ')}`);
+  const stray = await one(`SELECT count(*) FROM ${a.id}_silver_topics WHERE outcome <> 'resolved'
+      AND (label IS NOT NULL OR label_lang IS NOT NULL OR label_why IS NOT NULL)`);
+  check('no_item rows carry no label', stray === 0, `${stray} rows with one`);
+  const glab = await one(`SELECT count(*) FROM ${a.id}_gold_top_topics WHERE label IS NOT NULL`);
+  const gall = await one(`SELECT count(*) FROM ${a.id}_gold_top_topics`);
+  check('gold_top_topics rows carry labels', gall === 0 || glab > 0, `${glab} of ${gall} rows labelled`);
 } else {
   console.error(`unknown mode ${mode}`);
   process.exit(2);

@@ -12,3 +12,8 @@ fr_add_test(NAME unit_pipeline_checkpoint SOURCES ${CMAKE_SOURCE_DIR}/tests/unit
 # processor's memory during a round), with every row and their statistics.
 fr_add_test(NAME unit_pipeline_maint SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_pipeline_maint.c
             LIBS fr_pipeline LABELS unit TIMEOUT 120)
+# Issue 33's label columns on a lake written before them (ADR 0057): added by
+# schema evolution with freshet's field ids, refused when ids disagree, and
+# data files without them read as nulls.
+fr_add_test(NAME unit_pipeline_evolve SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_pipeline_evolve.c
+            LIBS fr_pipeline LABELS unit TIMEOUT 60)

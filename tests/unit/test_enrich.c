@@ -205,7 +205,7 @@ static void cache_model_run(int64_t max_entries, int64_t max_bytes, uint64_t see
         snprintf(title, sizeof title, "T%d%.*s", k, len,
                  "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
         if (test_rng(&s) % 3 == 0) {
-            struct fr_enrich_answer ans = {FR_ENRICH_RESOLVED, FR_ENRICH_WHY_NONE, ""};
+            struct fr_enrich_answer ans = {.outcome = FR_ENRICH_RESOLVED, .why = FR_ENRICH_WHY_NONE};
             snprintf(ans.item, sizeof ans.item, "Q%d", (int)(test_rng(&s) % 100000));
             if (test_rng(&s) % 4 == 0) {
                 ans.outcome = FR_ENRICH_NO_ITEM;
@@ -249,7 +249,7 @@ static void test_cache_too_big(void)
 {
     struct fr_enrich_cache *c;
     CHECK_EQ_INT(fr_enrich_cache_new(10, 60, &c), FR_OK);
-    struct fr_enrich_answer ans = {FR_ENRICH_RESOLVED, FR_ENRICH_WHY_NONE, "Q1"};
+    struct fr_enrich_answer ans = {.outcome = FR_ENRICH_RESOLVED, .why = FR_ENRICH_WHY_NONE, .item = "Q1"};
     CHECK_EQ_INT(fr_enrich_cache_put(c, "enwiki", "A title far too long for sixty bytes", &ans),
                  FR_ETOOBIG);
     CHECK_EQ_INT(fr_enrich_cache_entries(c), 0);

@@ -47,8 +47,9 @@ static struct fr_topics *mk(uint64_t max_entries, uint64_t max_wikis)
 static void add(struct fr_topics *t, int64_t minute, uint64_t item, const char *wiki, int n)
 {
     for (int i = 0; i < n; i++) {
-        CHECK_EQ_INT(fr_topics_add(t, T0 + minute * MIN + 1000 * i, item, wiki, strlen(wiki)),
-                     FR_OK);
+        CHECK_EQ_INT(
+            fr_topics_add(t, T0 + minute * MIN + 1000 * i, item, wiki, strlen(wiki), NULL, 0),
+            FR_OK);
     }
 }
 
@@ -129,7 +130,7 @@ static void test_top20_and_caps(void)
     CHECK_EQ_INT(fr_topics_advance(t, T0 + 10 * MIN, on_row, NULL), FR_OK);
     got[got_len] = 0;
     CHECK(strstr(got, "0 #1 Q1 7 w2 a:6,b:1\n0 #2 Q2 1 w1 a:1\n") != NULL);
-    CHECK_EQ_INT(fr_topics_add(t, T0, 1, "x", FR_PROC_WIKI_MAX + 1), FR_EINVAL);
+    CHECK_EQ_INT(fr_topics_add(t, T0, 1, "x", FR_PROC_WIKI_MAX + 1, NULL, 0), FR_EINVAL);
     fr_topics_destroy(t);
 }
 
@@ -253,7 +254,7 @@ static void test_model(void)
             struct edit e = {frontier + (int64_t)(r % 5), 1 + (r >> 8) % 12, (int)((r >> 16) % 5)};
             edits[n++] = e;
             CHECK_EQ_INT(fr_topics_add(t, T0 + e.minute * MIN + (int64_t)(r % 59) * 1000000,
-                                       e.item, wikis[e.wiki], strlen(wikis[e.wiki])),
+                                       e.item, wikis[e.wiki], strlen(wikis[e.wiki]), NULL, 0),
                          FR_OK);
         }
         frontier += 20;
