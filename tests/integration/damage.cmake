@@ -1,0 +1,7 @@
+# The damage table (docs/DAMAGE.md), issue 34: every kind of damage to the
+# lake, the log, the checkpoint, the WAL and the catalog gives the
+# documented exit code and names what is damaged, with no crash, hang or
+# unbounded RSS, and the recoveries the table names work (damage.py);
+# hostile S3 and REST peers likewise (damage_peers.py).
+fr_add_script_test(NAME integration_damage LABELS integration TIMEOUT 600
+    COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/integration/damage.py)
