@@ -5,3 +5,5 @@
 # hostile S3 and REST peers likewise (damage_peers.py).
 fr_add_script_test(NAME integration_damage LABELS integration TIMEOUT 600
     COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/integration/damage.py)
+fr_add_script_test(NAME integration_damage_peers LABELS integration TIMEOUT 600
+    COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/integration/damage_peers.py)
