@@ -7,3 +7,8 @@ fr_add_script_test(NAME integration_damage LABELS integration TIMEOUT 600
     COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/integration/damage.py)
 fr_add_script_test(NAME integration_damage_peers LABELS integration TIMEOUT 600
     COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/integration/damage_peers.py)
+# A full disk (a small tmpfs, root only; skipped otherwise) at the
+# processor's commit, compaction, rebuild and dlq replay: each stops with
+# a clear error, leaves the lake whole, and resumes to a control's lake.
+fr_add_script_test(NAME integration_disk_full LABELS integration TIMEOUT 900
+    COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/integration/disk_full.py)
