@@ -12,3 +12,9 @@ fr_add_script_test(NAME integration_damage_peers LABELS integration TIMEOUT 600
 # a clear error, leaves the lake whole, and resumes to a control's lake.
 fr_add_script_test(NAME integration_disk_full LABELS integration TIMEOUT 900
     COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/integration/disk_full.py)
+# Bounded memory under hostile peers: SSE sources (a line that never ends,
+# a 100 MiB comment, a 100 MiB id, one byte a second) and HTTP clients of
+# serve (slow headers, huge headers, many streams); peak RSS under the
+# stated bounds, and each keeps working.
+fr_add_script_test(NAME integration_hostile_memory LABELS integration TIMEOUT 600
+    COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/integration/hostile_memory.py)
