@@ -27,11 +27,9 @@ import os
 import re
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 BIN = os.environ.get("FR_BINARY") or sys.exit("FR_BINARY must point at the freshet binary")
