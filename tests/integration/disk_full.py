@@ -21,16 +21,23 @@ the stage needs, so the disk fills at a different step each time):
      disk (rows of every table, dead letters replayed): nothing that was
      acknowledged is lost, nothing lands twice.
 
-Ingest on a full disk is tested in tests/unit/test_log.c (test_enospc and
-the model test's ENOSPC budget). Usage: disk_full.py [STAGE...]
+Ingest (stage "ingest"): the log fills the disk while ingest reads a feed.
+Ingest is crash-only: it must exit 1 saying the disk is full, leave a log
+that opens and reads cleanly, and, run again once space is freed, resume
+from its last durable record so that the log holds every event a control
+ingest on a roomy disk stored (by meta.id; a resume may repeat a few).
+The log's own ENOSPC handling is unit-tested in tests/unit/test_log.c
+(test_enospc, the model test's ENOSPC budget). Usage: disk_full.py [STAGE...]
 """
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import damage  # noqa: E402  (run, ingest_file, failures)
@@ -137,7 +144,7 @@ def build(work, mount):
     damage.run(OLD + ["process", "--once"], d, 0, r"epoch 4:", label="setup")
     snaps["full"] = os.path.join(work, "snap-full")
     shutil.copytree(d, snaps["full"], symlinks=True)
-    return d, snaps
+    return d, snaps, ev
 
 
 STAGES = [  # name, starting point, settings, command, pattern of a success
@@ -146,6 +153,100 @@ STAGES = [  # name, starting point, settings, command, pattern of a success
     ("rebuild", "full", OLD, ["rebuild"], r"rebuild"),
     ("dlq-replay", "full", NEW, ["dlq", "replay", "--reason", "oversize"], r"landed"),
 ]
+
+
+def feed_ingest(work, data, events, tag):
+    """Serve events (closing at the end) and run ingest until the stream
+    ends or ingest exits. Returns (exit code or None if it was stopped, log text)."""
+    feed = subprocess.Popen([BIN, "feed", "--listen", "127.0.0.1:0", "--file", events, "--close-at-end"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        url = None
+        for line in feed.stdout:
+            if line.startswith("listening"):
+                url = line.split()[1]
+                break
+        assert url, "feed did not start"
+        logf = os.path.join(work, f"ingest-{tag}.log")
+        with open(logf, "w") as lf:
+            ing = subprocess.Popen([BIN, "--data", data, "--set", "ingest.stall_timeout_s=5",
+                                    "--set", "log.fsync_interval_ms=20", "ingest", "--source", url], stderr=lf)
+            rc = None
+            for _ in range(1200):
+                if ing.poll() is not None:
+                    rc = ing.returncode
+                    break
+                if "stream ended after" in open(logf).read():
+                    time.sleep(0.5)  # the group commit
+                    break
+                time.sleep(0.1)
+            if ing.poll() is None:
+                ing.send_signal(signal.SIGTERM)
+                ing.wait(timeout=30)
+            elif rc is None:
+                rc = ing.returncode
+        return rc, open(logf).read()
+    finally:
+        feed.kill()
+        feed.wait()
+
+
+def log_ids(data):
+    out = subprocess.run([BIN, "--data", data, "log", "dump", "--topic", "recentchange"],
+                         capture_output=True, text=True)
+    ids = []
+    for line in out.stdout.splitlines():
+        rec = json.loads(line)
+        payload = rec["payload"]
+        try:
+            ids.append((payload if isinstance(payload, dict) else json.loads(payload))["meta"]["id"])
+        except (ValueError, KeyError, TypeError):
+            ids.append(rec["payload"] if isinstance(rec["payload"], str) else json.dumps(rec["payload"]))
+    return out.returncode, ids
+
+
+def ingest_stage(work, mount, ev):
+    ctl = os.path.join(work, "ingest-control")
+    feed_ingest(work, ctl, ev, "control")
+    rc, want = log_ids(ctl)
+    assert rc == 0 and want, "the control ingest stored nothing"
+    global_stops = 0
+    for leave in (0, 65536, 1 << 20, 3 << 20):
+        label = f"ingest, {leave} bytes free"
+        d = os.path.join(mount, "ing")
+        shutil.rmtree(d, ignore_errors=True)
+        filler = fill(mount, leave)
+        rc, text = feed_ingest(work, d, ev, f"full-{leave}")
+        problems = []
+        if rc == 1:
+            global_stops += 1
+            if not re.search(FULL, text):
+                problems.append("exit 1 without saying the disk is full")
+        elif rc is not None:
+            problems.append(f"exit {rc}")
+        if damage.SANITIZER.search(text):
+            problems.append("sanitizer report")
+        os.unlink(filler)
+        drc, before = log_ids(d)
+        if drc != 0:
+            problems.append("the log left by the full disk does not read cleanly")
+        rc2, text2 = feed_ingest(work, d, ev, f"resume-{leave}")
+        if rc2 not in (None, 0):
+            problems.append(f"the resumed ingest exited {rc2}")
+        drc, got = log_ids(d)
+        missing = set(want) - set(got)
+        if drc != 0 or missing:
+            problems.append(f"after resuming: {len(missing)} of the control's {len(want)} events missing")
+        if problems:
+            damage.failures.append(f"{label}: {'; '.join(problems)}")
+            print(f"FAIL {label}: {'; '.join(problems)}\n" + "\n".join("     | " + l for l in text.splitlines()[-6:]))
+        else:
+            said = next((l for l in text.splitlines() if re.search(FULL, l)), "")
+            said = re.sub(r"^\S+Z freshet\[\d+\] ", "", said)[:200]
+            print(f"ok   {label}: exit {rc}, {len(before)} records before the wall; resumed to "
+                  f"{len(got)} (control {len(want)}, none missing)  {said}")
+        shutil.rmtree(d, ignore_errors=True)
+    return global_stops
 
 
 def restore(snap, d):
@@ -168,7 +269,9 @@ def main():
         sys.exit(77)
     stops = 0
     try:
-        d, snaps = build(work, mount)
+        d, snaps, ev = build(work, mount)
+        if not only or "ingest" in only:
+            stops += ingest_stage(work, mount, ev)
         for name, start, conf, cmd, success in STAGES:
             args = conf + cmd
             if only and name not in only:
