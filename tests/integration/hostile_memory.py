@@ -241,6 +241,22 @@ def main():
     cases = args or list(BOUNDS_KIB)
     work = tempfile.mkdtemp(prefix="fr-hostile.")
     try:
+        # The cap itself: its largest allowed value (64 MiB, past the log's
+        # default 8 MiB write buffer) must still open the log.
+        cap = subprocess.Popen([BIN, "--data", os.path.join(work, "cap"), "--set",
+                                "ingest.max_event_bytes=67108864", "ingest", "--source",
+                                "http://127.0.0.1:9/v2/stream/recentchange"],
+                               stderr=subprocess.PIPE, text=True)
+        opened = False
+        for line in cap.stderr:
+            if "into topic" in line or "error" in line:
+                opened = "into topic" in line
+                break
+        cap.send_signal(signal.SIGTERM)
+        cap.wait(timeout=30)
+        print(("ok   " if opened else "FAIL ") + "ingest.max_event_bytes=64 MiB opens the log")
+        if not opened:
+            failures.append("ingest.max_event_bytes=64 MiB does not open the log")
         events = valid_events(20)
         for mode in ("endless-line", "comment", "huge-id", "trickle"):
             if mode in cases:
