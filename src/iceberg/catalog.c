@@ -38,6 +38,7 @@
 #include "core/fsutil.h"
 #include "core/syncset.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -81,6 +82,15 @@ static int sql_err(struct fr_ice_catalog *cat, int src, const char *what)
     default:
         code = FR_EIO;
         break;
+    }
+    /* A full disk shows as an I/O error when SQLite cannot grow its -shm or
+     * -wal file (which even a reader needs): say so. */
+    int oserr = cat->db ? sqlite3_system_errno(cat->db) : 0;
+    if (code == FR_EIO && (oserr == ENOSPC || oserr == EDQUOT)) {
+        code = FR_ENOSPC;
+        return ice_err(code, "catalog %s/catalog.db: %s: %s (no space left on device: SQLite "
+                       "needs room for catalog.db-wal and -shm, even to read)",
+                       cat->lake_dir, what, sqlite3_errmsg(cat->db));
     }
     return ice_err(code, "catalog %s/catalog.db: %s: %s", cat->lake_dir, what,
                    cat->db ? sqlite3_errmsg(cat->db) : sqlite3_errstr(src));

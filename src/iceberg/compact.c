@@ -223,7 +223,7 @@ static int rewrite_bin(const struct fr_ice_table *t, const struct fr_ice_file *c
             rc = fr_pq_reader_open(&pin, &ropts, &reader);
         }
         if (rc < 0) {
-            ice_err(rc, "table %s.%s: cannot read %s: %s", t->ns, t->name, in[f]->local_path,
+            ice_err(rc, "table %s.%s: cannot read %s: %s", t->ns, t->name, in[f]->path,
                     fr_pq_errmsg());
             break;
         }

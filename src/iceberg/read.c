@@ -29,11 +29,11 @@ static int read_avro(const struct fr_ice_table *table, const char *uri, const ch
     rc = ice_io_read(&table->cat->io, local, b);
     if (rc == FR_ENOTFOUND) {
         return ice_err(FR_ENOTFOUND, "table %s.%s: %s %s is missing", table->ns, table->name, what,
-                       local);
+                       uri);
     }
     if (rc < 0) {
         return ice_err(rc, "table %s.%s: cannot read %s %s: %s", table->ns, table->name, what,
-                       local, fr_strerror(rc));
+                       uri, fr_strerror(rc));
     }
     return FR_OK;
 }

@@ -593,6 +593,20 @@ static int ident_cmp(const void *a, const void *b)
     return c ? c : strcmp(x->name, y->name);
 }
 
+/* An answer that does not hold what was asked (garbage, wrong types) names
+ * the catalog: the message says which peer sent it (docs/DAMAGE.md). */
+static int rest_peer(const struct fr_ice_rest *rest, int rc)
+{
+    if (rc == FR_EPROTO || rc == FR_EJSON || rc == FR_ECORRUPT) {
+        char why[1024];
+        snprintf(why, sizeof why, "%s", fr_ice_errmsg());
+        if (!strstr(why, rest->uri)) {
+            ice_err(rc, "REST catalog %s: %s", rest->uri, why);
+        }
+    }
+    return rc;
+}
+
 int fr_ice_rest_list_tables(struct fr_ice_rest *rest, struct fr_ice_ident **idents, size_t *count)
 {
     struct rest_idents out = {NULL, 0, 0};
@@ -602,7 +616,7 @@ int fr_ice_rest_list_tables(struct fr_ice_rest *rest, struct fr_ice_ident **iden
     int rc = list_ns(rest, NULL, REST_NS_DEPTH, &out);
     if (rc < 0) {
         free(out.v);
-        return rc;
+        return rest_peer(rest, rc);
     }
     if (out.n > 1) {
         qsort(out.v, out.n, sizeof *out.v, ident_cmp);
@@ -623,7 +637,7 @@ int fr_ice_rest_table(struct fr_ice_rest *rest, struct fr_ice_catalog *cat, cons
         rc = ice_rest_table_from_result(cat, ns, name, (const char *)b.data, b.len, table);
     }
     fr_buf_free(&b);
-    return rc;
+    return rest_peer(rest, rc);
 }
 
 int fr_ice_rest_create_namespace(struct fr_ice_rest *rest, const char *ns)
@@ -775,7 +789,7 @@ int fr_ice_rest_find_epoch(struct fr_ice_rest *rest, const char *ns, const char 
     }
     ice_meta_free(m);
     fr_buf_free(&b);
-    return rc < 0 ? rc : found;
+    return rc < 0 ? rest_peer(rest, rc) : found;
 }
 
 int fr_ice_rest_commit_epoch(struct fr_ice_rest *rest, const struct fr_ice_rest_change *changes,

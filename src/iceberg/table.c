@@ -375,11 +375,11 @@ int ice_table_load_at(struct fr_ice_catalog *cat, const char *ns, const char *na
         rc = ice_err(FR_ENOTFOUND,
                      "table %s.%s: the catalog points at metadata file %s, which is "
                      "missing",
-                     ns, name, path);
+                     ns, name, location);
         goto cleanup;
     }
     if (rc < 0) {
-        ice_err(rc, "table %s.%s: cannot read metadata file %s: %s", ns, name, path,
+        ice_err(rc, "table %s.%s: cannot read metadata file %s: %s", ns, name, location,
                 fr_strerror(rc));
         goto cleanup;
     }
@@ -387,7 +387,9 @@ int ice_table_load_at(struct fr_ice_catalog *cat, const char *ns, const char *na
     if (rc < 0) {
         char why[600];
         snprintf(why, sizeof why, "%s", fr_ice_errmsg());
-        ice_err(rc, "table %s.%s: metadata file %s does not parse: %s", ns, name, path, why);
+        /* Named by its location (an s3:// URI on a bucket's lake), not the
+         * path the io layer maps it to. */
+        ice_err(rc, "table %s.%s: metadata file %s does not parse: %s", ns, name, location, why);
         goto cleanup;
     }
     ice_meta_cache_put(cat, ns, name, location, (int64_t)b.len, t->meta);

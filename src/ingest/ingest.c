@@ -406,6 +406,15 @@ int fr_cmd_ingest(struct fr_conf *conf, int argc, char **argv)
     if (lopts.max_record_bytes < conf->ingest_max_event_bytes + 64 * 1024) {
         lopts.max_record_bytes = conf->ingest_max_event_bytes + 64 * 1024;
     }
+    if (lopts.max_record_bytes > FR_LOG_MAX_FRAME) {
+        lopts.max_record_bytes = FR_LOG_MAX_FRAME; /* ingest.max_event_bytes = its maximum */
+    }
+    /* The write buffer holds one whole record at least (the log refuses
+     * options where it cannot): ingest.max_event_bytes is allowed up to
+     * 64 MiB, past the default buffer. */
+    if (lopts.write_buffer_bytes < lopts.max_record_bytes) {
+        lopts.write_buffer_bytes = lopts.max_record_bytes;
+    }
     rc = fr_kafka_backend_from_conf(conf, &lopts, &kafka);
     if (rc < 0) {
         goto cleanup;

@@ -509,8 +509,14 @@ static int part_add_sealed(struct emb_part *part, int64_t base)
 }
 
 /* Make the last segment active: truncate a torn tail, remove a segment
- * whose creation was torn, find the last durable record. */
-static int part_recover(struct emb_log *elog, struct emb_part *part, int64_t *bases, size_t n)
+ * whose creation was torn, find the last durable record. mark: the durable
+ * marker as the last writer left it, or NULL. The marker is written only
+ * after the segment's fsync, so it never claims bytes that were not
+ * durable: a segment shorter than the marker's claim lost acknowledged
+ * records (truncated or damaged after the fact). That is refused, never
+ * cut as a torn tail (docs/DAMAGE.md). */
+static int part_recover(struct emb_log *elog, struct emb_part *part, int64_t *bases, size_t n,
+                        const struct fr_log_mark *mark)
 {
     char path[PATH_MAX];
     struct fr_log_scan scan;
@@ -571,6 +577,18 @@ static int part_recover(struct emb_log *elog, struct emb_part *part, int64_t *ba
                 strict = 1;
             }
             continue;
+        }
+        if (mark && mark->seg_base == base && scan.valid_bytes < mark->seg_bytes) {
+            fr_error("log",
+                     "%s: only %lld valid bytes (records up to offset %lld), but %lld bytes "
+                     "(records up to offset %lld) were acknowledged durable: the file was "
+                     "truncated or damaged after it was written; refusing to cut it. Restore "
+                     "the file, or to accept the loss remove %s/" FR_LOG_MARK_NAME
+                     " and open the log again",
+                     path, (long long)scan.valid_bytes, (long long)scan.end_offset - 1,
+                     (long long)mark->seg_bytes, (long long)mark->end_offset - 1, part->dir);
+            rc = FR_ECORRUPT;
+            goto cleanup;
         }
         if (scan.valid_bytes < scan.file_bytes) {
             int64_t cut = scan.file_bytes - scan.valid_bytes;
@@ -650,6 +668,7 @@ static int part_open(struct emb_log *elog, struct emb_part *part, const char *da
     int64_t *bases = NULL;
     size_t n = 0;
     struct fr_log_mark old;
+    int have_old = 0;
     int rc = fr_log_part_dir(part->dir, data_dir, elog->topic, part->partition);
     if (rc != FR_OK) {
         goto cleanup;
@@ -679,10 +698,11 @@ static int part_open(struct emb_log *elog, struct emb_part *part, const char *da
     }
     if (fr_log_mark_load(part->mark_fd, &old) == FR_OK) {
         part->mark_seq = old.seq;
+        have_old = 1;
     }
     rc = fr_log_seg_list(part->dir, &bases, &n);
     if (rc == FR_OK) {
-        rc = part_recover(elog, part, bases, n);
+        rc = part_recover(elog, part, bases, n, have_old ? &old : NULL);
     }
     if (rc == FR_OK) {
         rc = part_publish(elog, part, 1);

@@ -31,6 +31,7 @@
 #include "pipeline/checkpoint.h"
 
 #include "core/crc32c.h"
+#include "core/diag.h"
 #include "core/err.h"
 #include "core/fsutil.h"
 #include "process/process.h"
@@ -369,7 +370,13 @@ int fr_ck_wal_last(const char *dir, struct fr_ck_range *range)
         at += n + 4;
     }
     if (at < b.len) {
-        /* A torn or damaged tail: cut it, so later appends stay readable. */
+        /* A torn or damaged tail: cut it, so later appends stay readable.
+         * Nothing is lost that the lake does not hold: a committed epoch's
+         * range is in its marker, an uncommitted one is planned anew. */
+        fr_warn("process",
+                "%s: cut %zu bytes of a torn or damaged tail at byte %zu (the lake's epoch "
+                "markers hold the ranges of committed epochs)",
+                path, b.len - at, at);
         if (truncate(path, (off_t)at) < 0) {
             rc = fr_err_from_errno(errno);
         }

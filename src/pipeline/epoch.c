@@ -1392,8 +1392,11 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
         run->ck.nparts = 0;
         fr_info("process", "no checkpoint: starting at the beginning of the log");
     } else {
-        fr_error("process", "checkpoint in %s is damaged: %s (%s); refusing to guess", run->dir,
-                 fr_strerror(rc), fr_err_name(rc));
+        fr_error("process",
+                 "checkpoint in %s is damaged: %s (%s); refusing to guess. To restore it from "
+                 "the log, move %s/checkpoint aside and start again: the epochs already in the "
+                 "lake are replayed from their recorded ranges, not committed twice (docs/DAMAGE.md)",
+                 run->dir, fr_strerror(rc), fr_err_name(rc), run->dir);
         goto cleanup;
     }
     stats_epoch(run, run->ck.epoch, -1, 0);

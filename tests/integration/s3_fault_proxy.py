@@ -13,6 +13,12 @@ upstream S3 server on 127.0.0.1, except the ones a fault rule picks:
         stall  read the request, then send nothing for 30 s
         drop   read the request, then close the connection without answering
         cut    forward, then send the status line, headers and half of the body
+        garbage  forward, then answer the status and headers with random bytes
+               of the same length as the body (seeded by the request count)
+        short  forward, then answer a complete response with the first half of
+               the body (Content-Length says half: a wrong length, not a cut)
+        long   forward, then answer a complete response with the body and as
+               many bytes again (Content-Length says so)
       count=-1 means every matching request until cleared.
   GET /__clear    remove the rule
   GET /__stats    JSON: requests seen, faults injected, by mode; also the
@@ -28,6 +34,7 @@ Only loopback addresses are used. Usage: s3_fault_proxy.py LISTEN_PORT UPSTREAM_
 import http.client
 import http.server
 import json
+import random
 import socketserver
 import sys
 import threading
@@ -160,6 +167,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.close_connection = True
             conn.close()
             return
+        if mode in ("garbage", "short", "long") and self.command != "HEAD":
+            if mode == "garbage":
+                data = random.Random(STATS["requests"]).randbytes(len(data))
+            elif mode == "short":
+                data = data[: len(data) // 2]
+            else:
+                data = data + random.Random(STATS["requests"]).randbytes(len(data) or 16)
         self.send_response(resp.status)
         for k, v in resp.getheaders():
             if k.lower() not in ("connection", "transfer-encoding", "content-length"):

@@ -533,6 +533,38 @@ static void test_retention_age(void)
     tl_rm_rf(dir);
 }
 
+/* Acknowledged records cut from the active segment after the fact (a
+ * truncated copy, a damaged disk): open refuses and cuts nothing, at a
+ * frame boundary and inside a frame; without the durable marker (the
+ * operator accepts the loss) the tail is cut as torn. */
+static void test_lost_acknowledged(void)
+{
+    char path[4096], mark[4200];
+    struct fr_log *log = NULL;
+    int64_t lens[2];
+    for (int k = 0; k < 2; k++) {
+        const char *dir = check_tmpdir();
+        write_one_segment(dir, 10, path, sizeof path);
+        lens[0] = tl_frame_pos(path, 6);     /* records 0..5 whole */
+        lens[1] = tl_frame_pos(path, 6) + 9; /* and 9 bytes of record 6 */
+        CHECK(lens[0] > 0);
+        CHECK_EQ_INT(truncate(path, lens[k]), 0);
+        fprintf(stderr, "(an error about acknowledged records is expected)\n");
+        CHECK_EQ_INT(fr_log_open(dir, TOPIC, NULL, &log), FR_ECORRUPT);
+        CHECK(log == NULL);
+        CHECK_EQ_INT(tl_file_size(path), lens[k]); /* nothing cut */
+        snprintf(mark, sizeof mark, "%.*s/durable", (int)(strrchr(path, '/') - path), path);
+        CHECK_EQ_INT(unlink(mark), 0);
+        CHECK_EQ_INT(fr_log_open(dir, TOPIC, NULL, &log), FR_OK);
+        struct fr_log_recovery rec = {0};
+        CHECK_EQ_INT(fr_log_recovery(log, 0, &rec), FR_OK);
+        CHECK_EQ_INT(rec.end_offset, 6);
+        fr_log_close(log);
+        log = NULL;
+        tl_rm_rf(dir);
+    }
+}
+
 static void test_enospc(void)
 {
     const char *dir = check_tmpdir();
@@ -965,6 +997,7 @@ int main(void)
     RUN(test_recovered_records_are_synced);
     RUN(test_retention_size);
     RUN(test_retention_age);
+    RUN(test_lost_acknowledged);
     RUN(test_enospc);
     RUN(test_fsync_failure);
     RUN(test_group_commit_policy);

@@ -5,7 +5,10 @@
  * of record K with garbage or zeros (with extra bytes past its end). Each
  * time, opening must keep exactly the records that are whole, report the
  * cut bytes, and continue at the next offset with a new record; a reader
- * must then see the old records and the new one, densely.
+ * must then see the old records and the new one, densely. The durable
+ * marker is the one the writer published when K-1 records were synced:
+ * a real torn tail is never acknowledged (a segment shorter than the
+ * marker's claim is damage, refused: test_log.c test_lost_acknowledged).
  */
 #include "check.h"
 
@@ -18,6 +21,9 @@
 #define MAX_PAYLOAD 1000
 
 static int64_t cycles;
+static uint8_t *torn_mark; /* the marker file with K-1 records durable */
+static size_t torn_mark_len;
+static char torn_mark_path[2100];
 
 /* Make the segment file hold data[0..len), then open and check. */
 static void check_cut(const char *dir, const char *seg, const uint8_t *data, size_t len,
@@ -29,6 +35,7 @@ static void check_cut(const char *dir, const char *seg, const uint8_t *data, siz
     struct fr_log_recovery rec = {0};
     tl_opts(&opts, &io);
     CHECK_EQ_INT(tl_spew(seg, data, len), 0);
+    CHECK_EQ_INT(tl_spew(torn_mark_path, torn_mark, torn_mark_len), 0);
     int rc = fr_log_open(dir, TOPIC, &opts, &log);
     CHECK_EQ_INT(rc, FR_OK);
     if (rc != FR_OK) {
@@ -72,6 +79,8 @@ static void torn_seed(uint64_t seed)
     char dir[1024], seg[2048];
     tl_tmpdir(dir);
     tl_seg_path(seg, sizeof seg, dir, TOPIC, 0, 0);
+    snprintf(torn_mark_path, sizeof torn_mark_path, "%.*s/durable",
+             (int)(strrchr(seg, '/') - seg), seg);
     uint64_t st = seed;
     int64_t k = 2 + (int64_t)tl_below(&st, 20);
 
@@ -86,6 +95,8 @@ static void torn_seed(uint64_t seed)
         CHECK_EQ_INT(fr_log_append(log, 0, &g.rec, NULL), FR_OK);
         if (i == k - 2) {
             CHECK_EQ_INT(fr_log_flush(log), FR_OK);
+            torn_mark = tl_slurp(torn_mark_path, &torn_mark_len);
+            CHECK(torn_mark != NULL);
         }
     }
     CHECK_EQ_INT(fr_log_flush(log), FR_OK);
@@ -128,6 +139,8 @@ static void torn_seed(uint64_t seed)
     check_cut(dir, seg, buf, size_b + 4096, seed, k, 4096);
     free(buf);
     free(orig);
+    free(torn_mark);
+    torn_mark = NULL;
     tl_rm_rf(dir);
 }
 
