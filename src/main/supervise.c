@@ -16,13 +16,28 @@
  * minimum delay again (its backoff resets). A periodic job (table
  * maintenance) that exits 0 runs again after its period; if it fails it is
  * retried with the same backoff as a stage.
+ *
+ * The terminal (ADR 0055): at start the supervisor says where to look (the
+ * dashboard's and explorer's URLs, the data directory, how to stop, when
+ * the first gold windows settle), then prints one status line for the
+ * whole pipeline every SUP_STATUS_MS (rates, freshness, watermark lag,
+ * totals, data-quality outcomes counted) from the stats files, plus the
+ * warnings and errors of every stage as they happen. The children run
+ * with -q (warnings and errors only) and their stdout (the "listening"
+ * lines meant for scripts) goes to /dev/null, unless the supervisor itself
+ * runs with -v: then every per-stage and per-epoch line shows, as before.
  */
 #include "main/cmd.h"
+#include "main/terminal.h"
 
 #include "core/clock.h"
 #include "core/diag.h"
+#include "stats/stats.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -33,6 +48,7 @@
 
 #define SUP_MAX_ARGS 32
 #define SUP_MAX_CHILDREN 8
+#define SUP_STATUS_MS 10000 /* one status line this often */
 
 struct sup_child {
     const char *name;
@@ -64,6 +80,11 @@ static int sup_child_init_pre(struct sup_child *child, const char *name, char *c
     child->name = name;
     int n = 0;
     child->argv[n++] = (char *)fr_main_self();
+    /* A calm terminal: the child's warnings and errors only, unless -v.
+     * Before the user's own options, so a -v or -q of theirs wins. */
+    if (fr_diag_get_level() < FR_DIAG_DEBUG) {
+        child->argv[n++] = "-q";
+    }
     for (int i = 0; pre && pre[i] && n < SUP_MAX_ARGS - 1; i++) {
         child->argv[n++] = pre[i];
     }
@@ -97,17 +118,26 @@ static void sup_start(struct sup_child *child, int64_t now)
         signal(SIGTERM, SIG_DFL);
         /* The terminal's Ctrl-C goes to the supervisor, which stops children in order. */
         setpgid(0, 0);
+        if (fr_diag_get_level() < FR_DIAG_DEBUG) {
+            int null = open("/dev/null", O_WRONLY);
+            if (null >= 0) {
+                dup2(null, STDOUT_FILENO);
+                close(null);
+            }
+        }
         execv(child->argv[0], child->argv);
         fprintf(stderr, "freshet up: exec %s: %s\n", child->argv[0], strerror(errno));
         _exit(127);
     }
     child->pid = pid;
     child->started_ms = now;
-    fr_info("up", "started %s (pid %ld)", child->name, (long)pid);
+    fr_debug("up", "started %s (pid %ld)", child->name, (long)pid);
 }
 
-static int sup_run(struct fr_conf *conf, struct sup_child *children, int nchildren)
+static int sup_run(struct fr_conf *conf, const char *cmd, struct sup_child *children,
+                   int nchildren)
 {
+    struct fr_term term = {.cmd = cmd};
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = sup_on_signal;
@@ -123,6 +153,9 @@ static int sup_run(struct fr_conf *conf, struct sup_child *children, int nchildr
             sup_start(&children[i], now);
         }
     }
+    fr_term_banner(conf, cmd);
+    fr_term_status(&term, conf); /* the first look: the rates start here */
+    int64_t next_status = now + SUP_STATUS_MS;
     while (!sup_stop) {
         int wstatus;
         pid_t pid = waitpid(-1, &wstatus, WNOHANG);
@@ -159,12 +192,17 @@ static int sup_run(struct fr_conf *conf, struct sup_child *children, int nchildr
                 sup_start(&children[i], now);
             }
         }
+        if (now >= next_status) {
+            fr_term_status(&term, conf);
+            next_status = now + SUP_STATUS_MS;
+        }
         if (pid <= 0) {
             fr_sleep_ms(100);
         }
     }
+    fr_term_free(&term);
 
-    fr_info("up", "stopping");
+    fr_info(cmd, "stopping every stage");
     int status = 0;
     for (int i = nchildren - 1; i >= 0; i--) {
         struct sup_child *child = &children[i];
@@ -184,8 +222,9 @@ static int sup_run(struct fr_conf *conf, struct sup_child *children, int nchildr
             waitpid(child->pid, &wstatus, 0);
             status = 1;
         }
-        fr_info("up", "%s stopped", child->name);
+        fr_debug("up", "%s stopped", child->name);
     }
+    fr_info(cmd, status ? "stopped (a stage had to be killed)" : "stopped");
     return status;
 }
 
@@ -245,7 +284,7 @@ int fr_cmd_up(struct fr_conf *conf, int argc, char **argv)
     sup_maint_init(conf, &children[2], &margs);
     char *serve[] = {"serve", NULL};
     sup_child_init(&children[3], "serve", serve);
-    return sup_run(conf, children, 4);
+    return sup_run(conf, "up", children, 4);
 }
 
 int fr_cmd_demo(struct fr_conf *conf, int argc, char **argv)
@@ -284,5 +323,5 @@ int fr_cmd_demo(struct fr_conf *conf, int argc, char **argv)
     sup_maint_init(conf, &children[3], &margs);
     char *serve[] = {"serve", NULL};
     sup_child_init(&children[4], "serve", serve);
-    return sup_run(conf, children, 5);
+    return sup_run(conf, "demo", children, 5);
 }
