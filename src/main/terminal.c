@@ -29,13 +29,23 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 void fr_term_banner(const struct fr_conf *conf, const char *cmd)
 {
     fr_info(cmd, "dashboard http://%s/ · explorer http://%s/explorer", conf->serve_listen,
             conf->serve_listen);
-    char abs[PATH_MAX];
-    const char *data = realpath(conf->general_data_dir, abs) ? abs : conf->general_data_dir;
+    /* Absolute, so it can be pasted from anywhere (it may not exist yet:
+     * the stages create it). */
+    char abs[2 * PATH_MAX + 2], cwd[PATH_MAX];
+    const char *data = conf->general_data_dir;
+    if (realpath(data, abs)) {
+        data = abs;
+    } else if (data[0] != '/' && getcwd(cwd, sizeof cwd)) {
+        const char *rel = strncmp(data, "./", 2) == 0 ? data + 2 : data;
+        snprintf(abs, sizeof abs, "%s/%s", cwd, rel);
+        data = abs;
+    }
     fr_info(
         cmd,
         "data %s · stop with Ctrl-C · `freshet status` for one screen · -v for every stage's lines",
