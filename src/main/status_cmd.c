@@ -48,7 +48,7 @@ static const char status_usage[] =
     "second, freshness, watermark lag, offsets behind, duplicate, late and dead-letter\n"
     "counts, and each table's rows, files and bytes. Works while the pipeline runs,\n"
     "after it stopped, and before it ever ran.\n"
-    "  --json        one JSON object (for scripts)\n"
+    "  --json        one JSON object (for scripts; with --watch, one per line each time)\n"
     "  --watch       redraw in place every --interval seconds, like top; Ctrl-C stops\n"
     "  --interval S  seconds between redraws (default 2, 1..3600)\n"
     "  --count N     stop after N redraws (--watch; default: until Ctrl-C)\n";

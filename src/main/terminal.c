@@ -61,7 +61,7 @@ void fr_term_banner(const struct fr_conf *conf, const char *cmd)
     fr_info(cmd,
             "the first gold windows settle around %02d:%02d:%02d UTC (in about %lld min): a "
             "minute is final once the watermark, %lld s behind the newest event, passes its end",
-            tm.tm_hour, tm.tm_min, tm.tm_sec, (long long)((settle - now_s + 59) / 60),
+            tm.tm_hour, tm.tm_min, tm.tm_sec, (long long)((settle - now_s + 30) / 60),
             (long long)conf->process_lateness_s);
 }
 
