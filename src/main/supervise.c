@@ -271,7 +271,8 @@ int fr_cmd_up(struct fr_conf *conf, int argc, char **argv)
                       "Run the pipeline on the live Wikimedia stream (ingest.source_url): ingest\n"
                       "and process as supervised child processes, and serve (metrics, dashboard and\n"
                       "explorer at serve.listen, default http://127.0.0.1:8787/); restart any that dies;\n"
-                      "SIGTERM stops them cleanly.\n");
+                      "SIGTERM stops them cleanly. Prints where to look, then one status line every\n"
+                      "10 s and any warning or error (-v: every stage's own lines too).\n");
     if (rc >= 0) {
         return rc;
     }
@@ -294,7 +295,9 @@ int fr_cmd_demo(struct fr_conf *conf, int argc, char **argv)
                       "(demo.feed_listen, demo.rate) as the source, so it works offline. The\n"
                       "processor resolves pages to Wikidata items against the feed's API fixture\n"
                       "(enrichment on; --set enrich.enabled=0 turns it off). The dashboard\n"
-                      "is at serve.listen (default http://127.0.0.1:8787/).\n");
+                      "is at serve.listen (default http://127.0.0.1:8787/). Prints where to look,\n"
+                      "then one status line every 10 s and any warning or error (-v: every\n"
+                      "stage's own lines too).\n");
     if (rc >= 0) {
         return rc;
     }
