@@ -32,12 +32,9 @@
 
 #include "core/clock.h"
 #include "core/diag.h"
-#include "stats/stats.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
-#include <math.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
