@@ -12,7 +12,9 @@
  *                   │                                  
  *                   └──SIGTERM to supervisor──► STOPPING ──exit──► DONE
  *
- * A child that ran for more than 60 s before dying is restarted after the
+ * `demo` starts its feed first and the other stages once the feed accepts
+ * connections (at most 5 s), so ingest does not open with a failed
+ * connection. A child that ran for more than 60 s before dying is restarted after the
  * minimum delay again (its backoff resets). A periodic job (table
  * maintenance) that exits 0 runs again after its period; if it fails it is
  * retried with the same backoff as a stage.
@@ -36,10 +38,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <netdb.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -56,6 +60,7 @@ struct sup_child {
     int64_t backoff_ms;
     int restarts;
     int64_t period_ms; /* > 0: a periodic job; a clean exit waits this long, not a backoff */
+    const char *ready; /* "host:port" the child listens on: the next ones start once it does */
 };
 
 static volatile sig_atomic_t sup_stop;
@@ -131,6 +136,43 @@ static void sup_start(struct sup_child *child, int64_t now)
     fr_debug("up", "started %s (pid %ld)", child->name, (long)pid);
 }
 
+/* Wait (at most ms) until something accepts connections at "host:port"
+ * ("[v6]:port" too), so the stage that reads from it does not start with
+ * a failed connection and a warning. */
+static void sup_wait_listen(const char *hostport, int64_t ms)
+{
+    char host[256];
+    const char *colon = strrchr(hostport, ':');
+    if (!colon || (size_t)(colon - hostport) >= sizeof host) {
+        return;
+    }
+    const char *h = hostport;
+    size_t hl = (size_t)(colon - hostport);
+    if (hl >= 2 && h[0] == '[' && h[hl - 1] == ']') {
+        h++, hl -= 2;
+    }
+    memcpy(host, h, hl);
+    host[hl] = 0;
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+    struct addrinfo *ai = NULL;
+    if (getaddrinfo(host, colon + 1, &hints, &ai) != 0 || !ai) {
+        return;
+    }
+    int64_t deadline = fr_mono_ms() + ms;
+    while (!sup_stop && fr_mono_ms() < deadline) {
+        int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        int up = fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) == 0;
+        if (fd >= 0) {
+            close(fd);
+        }
+        if (up) {
+            break;
+        }
+        fr_sleep_ms(50);
+    }
+    freeaddrinfo(ai);
+}
+
 static int sup_run(struct fr_conf *conf, const char *cmd, struct sup_child *children,
                    int nchildren)
 {
@@ -148,6 +190,10 @@ static int sup_run(struct fr_conf *conf, const char *cmd, struct sup_child *chil
             children[i].next_start_ms = now + children[i].period_ms;
         } else {
             sup_start(&children[i], now);
+            if (children[i].ready && children[i].pid) {
+                sup_wait_listen(children[i].ready, 5000);
+                now = fr_mono_ms();
+            }
         }
     }
     fr_term_banner(conf, cmd);
@@ -317,6 +363,7 @@ int fr_cmd_demo(struct fr_conf *conf, int argc, char **argv)
     char *process[] = {"process", NULL};
     char *enrich[] = {"--set", "enrich.enabled=1", "--set", api, NULL};
     sup_child_init(&children[0], "feed", feed);
+    children[0].ready = conf->demo_feed_listen; /* ingest starts once the feed listens */
     sup_child_init(&children[1], "ingest", ingest);
     sup_child_init_pre(&children[2], "process", enrich, process);
     struct sup_maint_args margs;
