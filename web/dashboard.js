@@ -510,6 +510,7 @@ function drawTopics(t) {
 const state = {
     updates: {history: 0, status: 0, live: 0},
     last: {status: null, live: null},
+    lastHistory: null,  // {points, first, last (Unix s)} of the last history adopted
     connects: 0,
     lastMessageAt: 0,
 };
@@ -544,8 +545,10 @@ function onStatus(doc) {
 }
 
 function onHistory(doc) {
-    adoptHistory(readHistory(doc));
+    const h = readHistory(doc);
+    adoptHistory(h);
     state.updates.history++;
+    state.lastHistory = {points: h.t.length, first: h.t[0] ?? null, last: h.t.at(-1) ?? null};
     drawCharts();
     touched();
 }

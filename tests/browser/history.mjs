@@ -18,9 +18,9 @@
 //      values (the first few points of a rate are null by definition), far
 //      more than the live updates it received (so the points came from
 //      serve, not from the page's own accumulation);
-//   3. the page draws serve's numbers: for every time the page holds that
-//      /api/v1/history (read after) also holds, the freshness, the events
-//      rate and the batch duration are the same values;
+//   3. the page draws serve's numbers: for every time the page took from
+//      the history that /api/v1/history (read after) also holds, the
+//      freshness, the events rate and the batch duration are the same values;
 //   4. the page goes on live: a later look has more points, ending later;
 //   5. (group) `freshet status --json` on the group's data directory says
 //      group, lists three members up and the same silver total as serve.
@@ -186,6 +186,7 @@ async function pageLook(page) {
         const h = d.history;
         return {
             updates: {...d.state.updates},
+            lastHistory: d.state.lastHistory,
             charts,
             t: [...h.t],
             freshness: [...h.freshness],
@@ -223,9 +224,12 @@ async function historyChecks(page, base, label) {
     const at = new Map(h.t_ms.map((t, i) => [t / 1000, i]));
     let same = 0;
     const diff = [];
+    // Only the points that came in the history: a live point the page
+    // drew itself may share a millisecond with one of serve's, with the
+    // page's own unrounded freshness.
     a.t.forEach((t, i) => {
         const j = at.get(t);
-        if (j === undefined) {
+        if (j === undefined || t > a.lastHistory.last) {
             return;
         }
         const pairs = [[a.freshness[i], h.freshness_s[j]], [a.ingestRate[i], h.events_per_s[j]],
