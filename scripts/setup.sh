@@ -6,7 +6,7 @@
 # downloaded from anywhere else. Run as root, or with sudo available.
 #
 #   scripts/setup.sh            build + run dependencies
-#   scripts/setup.sh --test     also the test-only tools (npm readers, chromium, prometheus)
+#   scripts/setup.sh --test     also the test-only tools (npm readers, chromium, prometheus, tmux)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 want_test=0
@@ -18,7 +18,7 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 build_pkgs=(build-essential cmake ninja-build pkg-config clang
     libcurl4-openssl-dev libssl-dev libmicrohttpd-dev libinih-dev libzstd-dev libsnappy-dev
     libsqlite3-dev librdkafka-dev zstd curl ca-certificates)
-test_pkgs=(nodejs npm python3 chromium prometheus)
+test_pkgs=(nodejs npm python3 chromium prometheus tmux)
 
 need=()
 for p in "${build_pkgs[@]}"; do

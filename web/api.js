@@ -9,6 +9,7 @@
 // Relative, so the pages also work behind a proxy that adds a path prefix.
 export const PATHS = {
     status: 'api/v1/status',
+    history: 'api/v1/history',
     live: 'api/v1/live',
     stream: 'api/v1/stream',
     tables: 'api/v1/tables',
@@ -145,6 +146,32 @@ export function readStatus(doc) {
             freshnessS: newest !== null ? Math.max(0, t / 1000 - newest) : num(pm.process_freshness_seconds),
         },
     };
+}
+
+// readHistory(doc) -> the charts' last ten minutes from serve (one
+// /api/v1/history document, or the stream's `event: history`), as columns
+// oldest first: t (Unix seconds), freshness (s), ingestRate, rowsRate
+// (/s), batch, trigger, commit (ms), dup, late, dlq (/s); null where a
+// figure had no value. Columns of unequal length are cut to the shortest.
+export function readHistory(doc) {
+    const col = name => (Array.isArray(doc && doc[name]) ? doc[name].map(num) : []);
+    const cols = {
+        t: col('t_ms').map(v => (v === null ? null : v / 1000)),
+        freshness: col('freshness_s'),
+        ingestRate: col('events_per_s'),
+        rowsRate: col('records_per_s'),
+        batch: col('batch_ms'),
+        trigger: col('trigger_ms'),
+        commit: col('commit_ms'),
+        dup: col('duplicates_per_s'),
+        late: col('late_per_s'),
+        dlq: col('dlq_per_s'),
+    };
+    const n = Math.min(...Object.values(cols).map(c => c.length));
+    for (const k of Object.keys(cols)) {
+        cols[k] = cols[k].slice(0, n);
+    }
+    return cols;
 }
 
 // A Wikidata item id the page may link to (https://www.wikidata.org/wiki/Q…);

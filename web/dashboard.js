@@ -1,10 +1,12 @@
 // dashboard.js — the live dashboard (web/index.html).
 //
-// Data flow: one EventSource on /api/v1/stream; `event: status` and
-// `event: live` arrive about once a second and are drawn as they come. The
-// page keeps the last HISTORY_POINTS status figures in memory for the time
-// series (the per-second rates are serve's, over its last ~5 s); it never
-// queries the lake itself. If the stream breaks, or stays
+// Data flow: one EventSource on /api/v1/stream; `event: history` comes
+// first (serve's last ten minutes of the charts' figures, ADR 0054), then
+// `event: status` and `event: live` about once a second, drawn as they
+// come. The page keeps the last HISTORY_POINTS figures in memory for the
+// time series (the per-second rates are serve's, over its last ~5 s); a
+// history (again after a reconnect) replaces the older points and keeps
+// the newer live ones. It never queries the lake itself. If the stream breaks, or stays
 // silent for STALE_MS, the page reconnects with a backoff that doubles from
 // 1 s to 30 s; the connection pill shows which state it is in.
 //
@@ -13,7 +15,7 @@
 //
 // Main thread only.
 import uPlot from './vendor/uplot/uPlot.esm.js';
-import {FRESHNESS_SLO_S, PATHS, getJSON, readLive, readStatus, wikidataUrl} from './api.js';
+import {FRESHNESS_SLO_S, PATHS, getJSON, readHistory, readLive, readStatus, wikidataUrl} from './api.js';
 
 const HISTORY_POINTS = 600;  // ten minutes at one update a second
 const STALE_MS = 10000;
@@ -115,6 +117,20 @@ function record(s) {
     push(hist.late, p.lateRate);
     push(hist.dlq, p.dlqRate);
     return true;
+}
+
+// Serve's history (readHistory's columns): it becomes the charts' past;
+// points the page recorded after the history's newest stay.
+function adoptHistory(h) {
+    const last = h.t.length ? h.t[h.t.length - 1] : -Infinity;
+    let from = hist.t.findIndex(t => t > last);
+    if (from < 0) {
+        from = hist.t.length;
+    }
+    for (const k of Object.keys(hist)) {
+        const past = k === 'slo' ? h.t.map(() => FRESHNESS_SLO_S) : h[k];
+        hist[k] = [...past, ...hist[k].slice(from)].slice(-HISTORY_POINTS);
+    }
 }
 
 // -------------------------------------------------------------- charts
@@ -497,8 +513,9 @@ function drawTopics(t) {
 // -------------------------------------------------------------- stream
 
 const state = {
-    updates: {status: 0, live: 0},
+    updates: {history: 0, status: 0, live: 0},
     last: {status: null, live: null},
+    lastHistory: null,  // {points, first, last (Unix s)} of the last history adopted
     connects: 0,
     lastMessageAt: 0,
 };
@@ -529,6 +546,15 @@ function onStatus(doc) {
         drawCharts();
     }
     drawStatus(s);
+    touched();
+}
+
+function onHistory(doc) {
+    const h = readHistory(doc);
+    adoptHistory(h);
+    state.updates.history++;
+    state.lastHistory = {points: h.t.length, first: h.t[0] ?? null, last: h.t.at(-1) ?? null};
+    drawCharts();
     touched();
 }
 
@@ -563,6 +589,7 @@ function connect() {
     setConn('connecting', state.connects > 1 ? 'reconnecting' : 'connecting');
     const es = new EventSource(PATHS.stream);
     source = es;
+    es.addEventListener('history', handle(onHistory));
     es.addEventListener('status', handle(onStatus));
     es.addEventListener('live', handle(onLive));
     es.onopen = () => {
@@ -604,6 +631,8 @@ setInterval(() => {
 // ---------------------------------------------------------------- start
 
 makeCharts();
+// history: the column arrays are replaced when serve's history arrives, so
+// read them through this object (window.freshetDashboard.history.t).
 window.freshetDashboard = {charts, history: hist, state};
 
 // One read of each document paints the page before the first push.

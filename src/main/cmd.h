@@ -16,6 +16,8 @@ int fr_cmd_feed_main(struct fr_conf *conf, int argc, char **argv);
 int fr_cmd_tables_main(struct fr_conf *conf, int argc, char **argv);
 int fr_cmd_compact_main(struct fr_conf *conf, int argc, char **argv);
 int fr_cmd_serve_main(struct fr_conf *conf, int argc, char **argv);
+/* `freshet status` (status_cmd.c). */
+int fr_cmd_status(struct fr_conf *conf, int argc, char **argv);
 /* `freshet process`: with --group the scale-out instance (group.c), else
  * fr_cmd_process. */
 int fr_cmd_process_main(struct fr_conf *conf, int argc, char **argv);

@@ -40,6 +40,7 @@ static const struct main_cmd main_cmds[] = {
     {"serve", fr_cmd_serve_main, "metrics, JSON API, live dashboard and SQL explorer over HTTP"},
     {"log", fr_cmd_log_main, "list | dump: what the log holds (records as NDJSON)"},
     {"tables", fr_cmd_tables_main, "tables, snapshots, files and sizes (--json)"},
+    {"status", fr_cmd_status, "one screen: stages, rates, freshness, lag, drops, tables (--json, --watch)"},
     {"verify", fr_cmd_verify, "check the lake against the delivery contract (exit 0: all hold)"},
     {"compact", fr_cmd_compact_main, "table maintenance: compaction, snapshot expiry, orphans"},
     {"rebuild", fr_cmd_rebuild, "recompute silver and gold from bronze under the current policy"},

@@ -12,27 +12,44 @@
  *                   │                                  
  *                   └──SIGTERM to supervisor──► STOPPING ──exit──► DONE
  *
- * A child that ran for more than 60 s before dying is restarted after the
+ * `demo` starts its feed first and the other stages once the feed accepts
+ * connections (at most 5 s), so ingest does not open with a failed
+ * connection. A child that ran for more than 60 s before dying is restarted after the
  * minimum delay again (its backoff resets). A periodic job (table
  * maintenance) that exits 0 runs again after its period; if it fails it is
  * retried with the same backoff as a stage.
+ *
+ * The terminal (ADR 0055): at start the supervisor says where to look (the
+ * dashboard's and explorer's URLs, the data directory, how to stop, when
+ * the first gold windows settle), then prints one status line for the
+ * whole pipeline every SUP_STATUS_MS (rates, freshness, watermark lag,
+ * totals, data-quality outcomes counted) from the stats files, plus the
+ * warnings and errors of every stage as they happen. The children run
+ * with -q (warnings and errors only) and their stdout (the "listening"
+ * lines meant for scripts) goes to /dev/null, unless the supervisor itself
+ * runs with -v: then every per-stage and per-epoch line shows, as before.
  */
 #include "main/cmd.h"
+#include "main/terminal.h"
 
 #include "core/clock.h"
 #include "core/diag.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <netdb.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #define SUP_MAX_ARGS 32
 #define SUP_MAX_CHILDREN 8
+#define SUP_STATUS_MS 10000 /* one status line this often */
 
 struct sup_child {
     const char *name;
@@ -43,6 +60,7 @@ struct sup_child {
     int64_t backoff_ms;
     int restarts;
     int64_t period_ms; /* > 0: a periodic job; a clean exit waits this long, not a backoff */
+    const char *ready; /* "host:port" the child listens on: the next ones start once it does */
 };
 
 static volatile sig_atomic_t sup_stop;
@@ -64,6 +82,11 @@ static int sup_child_init_pre(struct sup_child *child, const char *name, char *c
     child->name = name;
     int n = 0;
     child->argv[n++] = (char *)fr_main_self();
+    /* A calm terminal: the child's warnings and errors only, unless -v.
+     * Before the user's own options, so a -v or -q of theirs wins. */
+    if (fr_diag_get_level() < FR_DIAG_DEBUG) {
+        child->argv[n++] = "-q";
+    }
     for (int i = 0; pre && pre[i] && n < SUP_MAX_ARGS - 1; i++) {
         child->argv[n++] = pre[i];
     }
@@ -97,17 +120,63 @@ static void sup_start(struct sup_child *child, int64_t now)
         signal(SIGTERM, SIG_DFL);
         /* The terminal's Ctrl-C goes to the supervisor, which stops children in order. */
         setpgid(0, 0);
+        if (fr_diag_get_level() < FR_DIAG_DEBUG) {
+            int null = open("/dev/null", O_WRONLY);
+            if (null >= 0) {
+                dup2(null, STDOUT_FILENO);
+                close(null);
+            }
+        }
         execv(child->argv[0], child->argv);
         fprintf(stderr, "freshet up: exec %s: %s\n", child->argv[0], strerror(errno));
         _exit(127);
     }
     child->pid = pid;
     child->started_ms = now;
-    fr_info("up", "started %s (pid %ld)", child->name, (long)pid);
+    fr_debug("up", "started %s (pid %ld)", child->name, (long)pid);
 }
 
-static int sup_run(struct fr_conf *conf, struct sup_child *children, int nchildren)
+/* Wait (at most ms) until something accepts connections at "host:port"
+ * ("[v6]:port" too), so the stage that reads from it does not start with
+ * a failed connection and a warning. */
+static void sup_wait_listen(const char *hostport, int64_t ms)
 {
+    char host[256];
+    const char *colon = strrchr(hostport, ':');
+    if (!colon || (size_t)(colon - hostport) >= sizeof host) {
+        return;
+    }
+    const char *h = hostport;
+    size_t hl = (size_t)(colon - hostport);
+    if (hl >= 2 && h[0] == '[' && h[hl - 1] == ']') {
+        h++, hl -= 2;
+    }
+    memcpy(host, h, hl);
+    host[hl] = 0;
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+    struct addrinfo *ai = NULL;
+    if (getaddrinfo(host, colon + 1, &hints, &ai) != 0 || !ai) {
+        return;
+    }
+    int64_t deadline = fr_mono_ms() + ms;
+    while (!sup_stop && fr_mono_ms() < deadline) {
+        int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        int up = fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) == 0;
+        if (fd >= 0) {
+            close(fd);
+        }
+        if (up) {
+            break;
+        }
+        fr_sleep_ms(50);
+    }
+    freeaddrinfo(ai);
+}
+
+static int sup_run(struct fr_conf *conf, const char *cmd, struct sup_child *children,
+                   int nchildren)
+{
+    struct fr_term term = {.cmd = cmd};
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = sup_on_signal;
@@ -121,8 +190,15 @@ static int sup_run(struct fr_conf *conf, struct sup_child *children, int nchildr
             children[i].next_start_ms = now + children[i].period_ms;
         } else {
             sup_start(&children[i], now);
+            if (children[i].ready && children[i].pid) {
+                sup_wait_listen(children[i].ready, 5000);
+                now = fr_mono_ms();
+            }
         }
     }
+    fr_term_banner(conf, cmd);
+    fr_term_status(&term, conf); /* the first look: the rates start here */
+    int64_t next_status = now + SUP_STATUS_MS;
     while (!sup_stop) {
         int wstatus;
         pid_t pid = waitpid(-1, &wstatus, WNOHANG);
@@ -159,12 +235,17 @@ static int sup_run(struct fr_conf *conf, struct sup_child *children, int nchildr
                 sup_start(&children[i], now);
             }
         }
+        if (now >= next_status) {
+            fr_term_status(&term, conf);
+            next_status = now + SUP_STATUS_MS;
+        }
         if (pid <= 0) {
             fr_sleep_ms(100);
         }
     }
+    fr_term_free(&term);
 
-    fr_info("up", "stopping");
+    fr_info(cmd, "stopping every stage");
     int status = 0;
     for (int i = nchildren - 1; i >= 0; i--) {
         struct sup_child *child = &children[i];
@@ -184,8 +265,9 @@ static int sup_run(struct fr_conf *conf, struct sup_child *children, int nchildr
             waitpid(child->pid, &wstatus, 0);
             status = 1;
         }
-        fr_info("up", "%s stopped", child->name);
+        fr_debug("up", "%s stopped", child->name);
     }
+    fr_info(cmd, status ? "stopped (a stage had to be killed)" : "stopped");
     return status;
 }
 
@@ -232,7 +314,8 @@ int fr_cmd_up(struct fr_conf *conf, int argc, char **argv)
                       "Run the pipeline on the live Wikimedia stream (ingest.source_url): ingest\n"
                       "and process as supervised child processes, and serve (metrics, dashboard and\n"
                       "explorer at serve.listen, default http://127.0.0.1:8787/); restart any that dies;\n"
-                      "SIGTERM stops them cleanly.\n");
+                      "SIGTERM stops them cleanly. Prints where to look, then one status line every\n"
+                      "10 s and any warning or error (-v: every stage's own lines too).\n");
     if (rc >= 0) {
         return rc;
     }
@@ -245,7 +328,7 @@ int fr_cmd_up(struct fr_conf *conf, int argc, char **argv)
     sup_maint_init(conf, &children[2], &margs);
     char *serve[] = {"serve", NULL};
     sup_child_init(&children[3], "serve", serve);
-    return sup_run(conf, children, 4);
+    return sup_run(conf, "up", children, 4);
 }
 
 int fr_cmd_demo(struct fr_conf *conf, int argc, char **argv)
@@ -255,7 +338,9 @@ int fr_cmd_demo(struct fr_conf *conf, int argc, char **argv)
                       "(demo.feed_listen, demo.rate) as the source, so it works offline. The\n"
                       "processor resolves pages to Wikidata items against the feed's API fixture\n"
                       "(enrichment on; --set enrich.enabled=0 turns it off). The dashboard\n"
-                      "is at serve.listen (default http://127.0.0.1:8787/).\n");
+                      "is at serve.listen (default http://127.0.0.1:8787/). Prints where to look,\n"
+                      "then one status line every 10 s and any warning or error (-v: every\n"
+                      "stage's own lines too).\n");
     if (rc >= 0) {
         return rc;
     }
@@ -278,11 +363,12 @@ int fr_cmd_demo(struct fr_conf *conf, int argc, char **argv)
     char *process[] = {"process", NULL};
     char *enrich[] = {"--set", "enrich.enabled=1", "--set", api, NULL};
     sup_child_init(&children[0], "feed", feed);
+    children[0].ready = conf->demo_feed_listen; /* ingest starts once the feed listens */
     sup_child_init(&children[1], "ingest", ingest);
     sup_child_init_pre(&children[2], "process", enrich, process);
     struct sup_maint_args margs;
     sup_maint_init(conf, &children[3], &margs);
     char *serve[] = {"serve", NULL};
     sup_child_init(&children[4], "serve", serve);
-    return sup_run(conf, children, 5);
+    return sup_run(conf, "demo", children, 5);
 }

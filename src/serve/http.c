@@ -215,6 +215,8 @@ static enum MHD_Result serve_dispatch(struct fr_serve *srv, struct MHD_Connectio
         return serve_live(srv, conn);
     case SERVE_R_STREAM:
         return serve_stream(srv, conn);
+    case SERVE_R_HISTORY:
+        return serve_history(srv, conn);
     case SERVE_R_TABLES:
         return serve_tables(srv, conn);
     case SERVE_R_JOBS:

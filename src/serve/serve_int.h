@@ -4,6 +4,7 @@
  *
  *   http.c    the daemon, routing, limits, errors, authentication
  *   stream.c  the ticker thread, stats samples and rates, /api/v1/stream
+ *   history.c the charts' ten minutes of history, /api/v1/history
  *   docs.c    the JSON documents (status, live) and /metrics
  *   files.c   safe paths, /lake/ and the web root, HTTP Range
  *   lake_s3.c /lake/ over an S3 warehouse: a pool of S3 clients, ranged
@@ -13,6 +14,7 @@
  *   rest.c    the Iceberg REST catalog under /iceberg/ (REST_ROUTES)
  *
  * Locking: srv->lock guards the stream list, the frames, the samples,
+ * the history ring,
  * the jobs and topics_err. It may be held while calling
  * MHD_suspend_connection and MHD_resume_connection (libmicrohttpd takes
  * its own locks inside them and never calls back into freshet while
@@ -47,7 +49,9 @@
     X(LIVE, SERVE_GET | SERVE_HEAD, "/api/v1/live", 0,                                            \
       "JSON: the processor's provisional view of the open windows (per-wiki counts and rates, top pages, trending topics).") \
     X(STREAM, SERVE_GET, "/api/v1/stream", 0,                                                     \
-      "Server-Sent Events: `event: status` and `event: live` once a second.")                     \
+      "Server-Sent Events: `event: history` once when it opens, then `event: status` and `event: live` once a second.")                     \
+    X(HISTORY, SERVE_GET | SERVE_HEAD, "/api/v1/history", 0,                                      \
+      "JSON: the last 10 minutes of the dashboard's chart figures, one point a second (also sent as `event: history` when a stream opens).") \
     X(TABLES, SERVE_GET | SERVE_HEAD, "/api/v1/tables", 0,                                        \
       "JSON: the lake's tables and their live Parquet data files as URLs under `/lake/`.")        \
     X(JOBS, SERVE_GET | SERVE_HEAD, "/api/v1/jobs", 0,                                            \
@@ -108,6 +112,33 @@ enum serve_route {
 #define SERVE_JOBS_KEPT 16
 #define SERVE_SAMPLES 8 /* one a second: rates over about 5 s */
 
+/* The charts' history (history.c, ADR 0054): X(ID, name in the document).
+ * Durations in ms, rates per second, ages in seconds. */
+#define SERVE_HIST_FIG_TABLE(X)                                                                    \
+    X(FRESHNESS, "freshness_s")                                                                    \
+    X(EVENTS_RATE, "events_per_s")                                                                 \
+    X(RECORDS_RATE, "records_per_s")                                                               \
+    X(BATCH, "batch_ms")                                                                           \
+    X(TRIGGER, "trigger_ms")                                                                       \
+    X(COMMIT, "commit_ms")                                                                         \
+    X(DUP_RATE, "duplicates_per_s")                                                                \
+    X(LATE_RATE, "late_per_s")                                                                     \
+    X(DLQ_RATE, "dlq_per_s")                                                                       \
+    X(WM_LAG, "watermark_lag_s")
+enum serve_hist_fig {
+#define SERVE_HIST_ENUM(id, name) SERVE_HIST_##id,
+    SERVE_HIST_FIG_TABLE(SERVE_HIST_ENUM)
+#undef SERVE_HIST_ENUM
+        SERVE_HIST_FIGS
+};
+#define SERVE_HISTORY 600 /* points: ten minutes at one a second */
+/* The history document: 600 points of 11 numbers of at most ~16 bytes. */
+#define SERVE_HIST_JSON_CAP ((size_t)160 << 10)
+struct serve_hist_point {
+    int64_t t_ms;              /* Unix ms */
+    double v[SERVE_HIST_FIGS]; /* NaN: no value */
+};
+
 #define SERVE_REST_BODY_MAX ((size_t)1024 * 1024) /* an Iceberg REST request */
 
 /* serve's own counters, rendered after the stats table's series in
@@ -153,6 +184,8 @@ struct serve_stream {
     struct MHD_Connection *conn;
     struct serve_frame *frame; /* being sent, or NULL */
     size_t off;
+    char *intro; /* "event: history" frame to send before any other, or NULL */
+    size_t intro_len, intro_off;
     uint64_t gen; /* of the newest frame taken */
     int prelude;  /* "retry:" line not yet sent */
     int suspended;
@@ -190,6 +223,9 @@ struct fr_serve {
     /* stats samples per stage, newest at [sample_next - 1] */
     struct fr_stats_snap *samples[FR_STATS_STAGES][SERVE_SAMPLES];
     unsigned sample_next, nsamples;
+    /* the charts' history, oldest at [hist_next - nhist] (history.c) */
+    struct serve_hist_point hist[SERVE_HISTORY];
+    unsigned hist_next, nhist;
     struct serve_job jobs[SERVE_JOBS_KEPT]; /* ring, newest at job_next - 1 */
     int job_next, njobs, job_seq;
 
@@ -249,6 +285,13 @@ int serve_old_sample(struct fr_serve *srv, enum fr_stats_stage stage, struct fr_
 enum MHD_Result serve_stream(struct fr_serve *srv, struct MHD_Connection *conn);
 /* Resume every suspended stream and wait (bounded) until they noticed. */
 void serve_streams_close(struct fr_serve *srv);
+
+/* history.c. Record one point from the ticker's snapshots (before they
+ * join the sample ring); the document into out (appending); the route. */
+void serve_hist_record(struct fr_serve *srv, struct fr_stats_snap *const snaps[FR_STATS_STAGES],
+                       int64_t now_ms);
+int serve_hist_json(struct fr_serve *srv, struct fr_buf *out);
+enum MHD_Result serve_history(struct fr_serve *srv, struct MHD_Connection *conn);
 
 /* files.c */
 enum MHD_Result serve_lake(struct fr_serve *srv, struct MHD_Connection *conn,

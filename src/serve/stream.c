@@ -2,9 +2,13 @@
  * stream.c — the ticker thread and `GET /api/v1/stream`.
  *
  * Once a second the ticker reads the stats files (into a ring of samples,
- * from which the status document's rates are computed), builds one frame
- * ("event: status" + "event: live"), makes it the newest, wakes every
- * suspended stream, and reaps finished jobs.
+ * from which the status document's rates are computed), records a point
+ * of the charts' history (history.c), builds one frame ("event: status" +
+ * "event: live"), makes it the newest, wakes every suspended stream, and
+ * reaps finished jobs.
+ *
+ * A new stream is first sent the history (`event: history`, rendered once
+ * when it connects and owned by the stream until sent), then frames.
  *
  * A stream connection is a libmicrohttpd response whose content reader
  * hands out the newest frame. When a stream has sent everything it has, the
@@ -17,9 +21,9 @@
  *
  * Stream states (under srv->lock):
  *
- *   new ──► prelude sent ──► SENDING frame g ──► all sent ──► SUSPENDED
- *                               ▲                               │
- *                               └──── ticker: frame g' > g ◄────┘ (resume)
+ *   new ──► prelude ──► history ──► SENDING frame g ──► all sent ──► SUSPENDED
+ *                                      ▲                               │
+ *                                      └──── ticker: frame g' > g ◄────┘ (resume)
  *   any ──► stopping: END_OF_STREAM;  closed by the peer/timeout ──► freed
  */
 #include "serve/serve_int.h"
@@ -127,6 +131,9 @@ static void ticker_tick(struct fr_serve *srv)
         rc = serve_status_json(srv, snaps, group, &status);
     }
     free(group);
+    if (rc == FR_OK) {
+        serve_hist_record(srv, snaps, fr_wall_ms());
+    }
     if (rc == FR_OK) {
         rc = serve_live_json(srv, snaps[FR_STATS_PROCESS], &live);
     }
@@ -243,6 +250,18 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
         pthread_mutex_unlock(&srv->lock);
         return (ssize_t)(sizeof STREAM_PRELUDE - 1);
     }
+    if (s->intro && s->intro_off < s->intro_len) {
+        size_t left = s->intro_len - s->intro_off;
+        n = (ssize_t)(left < max ? left : max);
+        memcpy(buf, s->intro + s->intro_off, (size_t)n);
+        s->intro_off += (size_t)n;
+        if (s->intro_off == s->intro_len) {
+            free(s->intro);
+            s->intro = NULL;
+        }
+        pthread_mutex_unlock(&srv->lock);
+        return n;
+    }
     if (!s->frame || s->off >= s->frame->len) {
         frame_release(srv, s->frame);
         s->frame = NULL;
@@ -285,6 +304,7 @@ static void stream_free(void *cls)
     fr_stats_set(srv->own, FR_STATS_SERVE_STREAMS, 0, srv->nstreams);
     frame_release(srv, s->frame);
     pthread_mutex_unlock(&srv->lock);
+    free(s->intro);
     free(s);
 }
 
@@ -297,10 +317,23 @@ enum MHD_Result serve_stream(struct fr_serve *srv, struct MHD_Connection *conn)
     s->srv = srv;
     s->conn = conn;
     s->prelude = 1;
+    /* The history first, so a page draws ten minutes at once. Without it
+     * (out of memory) the stream still goes on live. */
+    struct fr_buf doc, intro;
+    fr_buf_init(&doc, SERVE_HIST_JSON_CAP);
+    fr_buf_init(&intro, SERVE_HIST_JSON_CAP + 64);
+    if (serve_hist_json(srv, &doc) == FR_OK && frame_event(&intro, "history", &doc) == FR_OK) {
+        s->intro = (char *)intro.data;
+        s->intro_len = intro.len;
+        intro.data = NULL;
+    }
+    fr_buf_free(&doc);
+    fr_buf_free(&intro);
     pthread_mutex_lock(&srv->lock);
     int max = srv->opts.max_streams > 0 ? srv->opts.max_streams : 64;
     if (srv->nstreams >= max || srv->stopping) {
         pthread_mutex_unlock(&srv->lock);
+        free(s->intro);
         free(s);
         return serve_error(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "unavailable",
                            "%d event streams are open already (serve.max_streams)", max);

@@ -288,4 +288,44 @@ struct fr_proc_view;
 int fr_stats_view_json(const struct fr_proc_view *view, int64_t epoch, int64_t now_ms,
                        struct fr_buf *out);
 
+/* ---------------------------------------------- summary (summary.c) -- */
+
+/* Read the ingest stage's file and the process stage's: the single
+ * processor's, or in the scale-out mode the group's totals (as serve
+ * shows them). A file of another build or a damaged one reads as absent.
+ * *group receives the members when the group is shown (the caller frees
+ * it), else NULL. FR_ENOMEM only. */
+int fr_stats_read_pipeline(const char *data_dir, int64_t now_ms, struct fr_stats_snap *ingest,
+                           struct fr_stats_snap *process, struct fr_stats_group **group);
+/* The per-second increase of counter id between old and now (label -1:
+ * summed over its labels), rounded to 1/1000; NaN without two present
+ * snapshots apart in time. */
+double fr_stats_rate(const struct fr_stats_snap *now, const struct fr_stats_snap *old,
+                     enum fr_stats_id id, int label);
+
+/* The figures a person looks at first. Rates are NaN without an older
+ * snapshot; gauges NaN when absent. stage[0] ingest, stage[1] process. */
+struct fr_stats_summary {
+    int64_t now_ms;
+    struct {
+        int present, up;
+        int64_t pid, started_ms, heartbeat_ms;
+    } stage[2];
+    double events_rate, records_rate, silver_rate, duplicate_rate, late_rate, dlq_rate;
+    uint64_t events, log_records, records, silver, duplicates, late, dlq, epochs;
+    double last_epoch;
+    double freshness_s;     /* now minus the newest committed event time */
+    double watermark_s;     /* Unix seconds */
+    double watermark_lag_s; /* now minus the watermark */
+    double offsets_behind;
+    double batch_s, trigger_s, commit_s;
+};
+
+/* Summarize the two stages' snapshots (old_*: earlier snapshots for the
+ * rates, may be NULL) at now_ms (Unix ms). */
+void fr_stats_summarize(const struct fr_stats_snap *ingest, const struct fr_stats_snap *process,
+                        const struct fr_stats_snap *old_ingest,
+                        const struct fr_stats_snap *old_process, int64_t now_ms,
+                        struct fr_stats_summary *sum);
+
 #endif

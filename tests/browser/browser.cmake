@@ -9,3 +9,11 @@ fr_add_script_test(NAME browser_pages LABELS browser TIMEOUT 300
     COMMAND sh -c
     "command -v node >/dev/null 2>&1 && exec node \"$@\" || (echo 'skip: node is not installed (scripts/setup.sh --test)' && exit 77)"
     sh ${CMAKE_SOURCE_DIR}/tests/browser/pages.mjs --out ${CMAKE_BINARY_DIR}/browser-artifacts)
+# The charts' history (issue 33, ADR 0054): a dashboard opened after two
+# pipelines (one processor; a group of shards and a finalizer) have run a
+# minute shows serve's past at once, then goes on live. Screenshots in
+# ${CMAKE_BINARY_DIR}/browser-artifacts-history.
+fr_add_script_test(NAME browser_history LABELS browser TIMEOUT 420
+    COMMAND sh -c
+    "command -v node >/dev/null 2>&1 && exec node \"$@\" || (echo 'skip: node is not installed (scripts/setup.sh --test)' && exit 77)"
+    sh ${CMAKE_SOURCE_DIR}/tests/browser/history.mjs --out ${CMAKE_BINARY_DIR}/browser-artifacts-history)

@@ -15,7 +15,7 @@
 #            directory is separate
 #   ksr      Kafka log, S3 warehouse and REST catalog
 # In each cell, every command either works — and its answer is checked:
-# verify passes, `tables --json` row counts equal the control's (whose own
+# verify passes, `tables --json` and `status --json` row counts equal the control's (whose own
 # counts DuckDB reads from its files; the REST lake, built from the same
 # embedded log, is compared row for row; Kafka's records carry other
 # append times), `dlq list` totals, `log list` ends, `log dump` records, `serve`'s
@@ -175,6 +175,10 @@ works s3rest tables0 tables --json
 [ "$(json s3rest.tables0.out 'len(d["tables"])')" = 0 ] && [ "$(json s3rest.tables0.out 'd["catalog"]')" = "$R2" ] ||
     fail "s3rest: tables before any lake: $(cat s3rest.tables0.out)"
 
+works s3rest status0 status --json
+[ "$(json s3rest.status0.out 'd["tables"] in ([], None) and not d["stages"]["process"]["present"]')" = True ] ||
+    fail "s3rest: status before any lake: $(cat s3rest.status0.out)"
+
 # ---- process every cell ----------------------------------------------------
 X=(--set process.epoch_max_records=300 --set process.max_event_bytes=4096)
 for c in "${cells[@]}"; do
@@ -208,6 +212,10 @@ for c in "${cells[@]}"; do
         [ "$(json "$c.tables.out" 'd["catalog"]')" = "${A[$c]##*catalog_uri=}" ] ||
             fail "$c: tables --json does not name the REST catalog"
     fi
+    works "$c" status status --json # the stages have stopped: one read, no wait
+    [ "$(json "$c.status.out" '" ".join(sorted("%s=%d" % (t["name"], t["rows"]) for t in d["tables"]))')" = \
+      "$(json control.json '" ".join(sorted("%s=%d" % (t["name"], t["records"]) for t in d["tables"]))')" ] ||
+        fail "$c: status --json rows $(cat "$c.status.out"), the control $control_counts"
     works "$c" verify verify --json
     [ "$(json "$c.verify.out" 'd["ok"]')" = True ] || fail "$c: verify did not pass"
     works "$c" dlql dlq list --json

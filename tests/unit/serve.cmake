@@ -7,3 +7,6 @@ fr_add_test(NAME unit_serve SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_serve.c
 fr_add_script_test(NAME docs_api_routes_in_sync LABELS unit
     COMMAND sh ${CMAKE_SOURCE_DIR}/tests/unit/serve_api_doc.sh ${CMAKE_SOURCE_DIR}/docs/API.md
             $<TARGET_FILE:freshet>)
+# The charts' history ring (issue 33, ADR 0054) against a model.
+fr_add_test(NAME unit_serve_history SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_serve_history.c
+            LIBS fr_serve fr_stats fr_core LABELS unit TIMEOUT 60)
