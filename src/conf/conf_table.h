@@ -89,6 +89,8 @@
       "Subtract this from each timestamp of the stored id before resuming (PROTOCOL.md §4): re-delivers events sharing the last millisecond; downstream dedup removes them.") \
     X(ingest, status_interval_s, INT, "10", 1, 3600, 0,                                   \
       "How often ingest logs its progress line (events, rate, position).")                \
+    X(ingest, gap_tolerance_ms, INT, "60000", 0, 86400000, 0,                             \
+      "A connection asking for a past position (--since or a resume) whose first events are later than asked by more than this reports a retention gap (warning and metric).") \
     X(process, trigger_ms, INT, "1000", 10, 600000, 0,                                    \
       "Cut an epoch this long after the previous cut (a fixed rate: an epoch's own processing does not add to the wait; only when records are waiting), or sooner at epoch_max_records.") \
     X(process, epoch_max_records, INT, "1000000", 1, 10000000, 0,                         \
