@@ -23,6 +23,8 @@
       "Directory holding the log, the lake, the catalog and the stats files.")            \
     X(general, pipeline_id, STR, "freshet", 0, 0, 0,                                      \
       "Identifier written into every snapshot summary; two pipelines must differ.")       \
+    X(general, progress_interval_ms, INT, "5000", 1, 3600000, 0,                          \
+      "Long work (process --once, rebuild, verify, compact, dlq replay) prints a progress line this often when stderr is not a terminal; on a terminal one line updates in place. -q silences both.") \
     X(lake, catalog_uri, STR, "", 0, 0, 0,                                                \
       "Empty: the tables are in the SQLite catalog <data_dir>/lake/catalog.db. Else the base URI of an Iceberg REST catalog (e.g. http://127.0.0.1:8787/iceberg, `freshet serve`'s) that shares the warehouse: the processor creates its namespace and tables there if absent and commits every epoch through it, and every other command reads and commits through it too, without a local catalog.db (docs/REST.md, docs/TOPOLOGIES.md).") \
     X(lake, catalog_token, STR, "", 0, 0, FR_CONF_SECRET,                                 \
