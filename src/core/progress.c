@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define PROGRESS_TTY_MS 250   /* terminal redraws at most this often */
+#define PROGRESS_TTY_MS 250 /* terminal redraws at most this often */
 
 static int64_t progress_interval_ms = 5000;
 
@@ -87,8 +87,8 @@ void fr_progress_start_with(struct fr_progress *pg, const char *what, const char
     pg->unit = unit;
     pg->total = total;
     pg->ops = *ops;
-    pg->interval_ms = pg->ops.tty && ops->interval_ms > PROGRESS_TTY_MS ? PROGRESS_TTY_MS
-                                                                        : ops->interval_ms;
+    pg->interval_ms =
+        pg->ops.tty && ops->interval_ms > PROGRESS_TTY_MS ? PROGRESS_TTY_MS : ops->interval_ms;
     pg->on = fr_diag_get_level() >= FR_DIAG_INFO;
     pg->t0_ms = pg->last_ms = pg->ops.now_ms(pg->ops.ctx);
 }

@@ -32,8 +32,8 @@
 struct fr_progress_ops {
     int64_t (*now_ms)(void *ctx);
     void *ctx;
-    FILE *out;  /* non-terminal lines go here as "what: text\n"; NULL: fr_info */
-    int tty;    /* 1: the updating-line form */
+    FILE *out; /* non-terminal lines go here as "what: text\n"; NULL: fr_info */
+    int tty;   /* 1: the updating-line form */
     int64_t interval_ms;
 };
 
@@ -52,8 +52,7 @@ struct fr_progress {
  * sets general.progress_interval_ms; at least 1 ms). */
 void fr_progress_set_interval_ms(int64_t ms);
 
-void fr_progress_start(struct fr_progress *pg, const char *what, const char *unit,
-                       uint64_t total);
+void fr_progress_start(struct fr_progress *pg, const char *what, const char *unit, uint64_t total);
 /* As above with injected ops (copied). ops->tty and ->out are used as
  * given; silencing by -q still applies. */
 void fr_progress_start_with(struct fr_progress *pg, const char *what, const char *unit,

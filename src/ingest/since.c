@@ -50,11 +50,20 @@ static int since_duration(const char *s, int64_t *out_ms)
         }
         int64_t unit;
         switch (*p) {
-        case 's': unit = 1000; break;
-        case 'm': unit = 60 * 1000; break;
-        case 'h': unit = 3600 * 1000; break;
-        case 'd': unit = 86400 * 1000; break;
-        default: return FR_EINVAL;
+        case 's':
+            unit = 1000;
+            break;
+        case 'm':
+            unit = 60 * 1000;
+            break;
+        case 'h':
+            unit = 3600 * 1000;
+            break;
+        case 'd':
+            unit = 86400 * 1000;
+            break;
+        default:
+            return FR_EINVAL;
         }
         if (!digits || n > (int64_t)1e6 * 86400 / (unit / 1000)) {
             return FR_EINVAL; /* no number, or more than a million days */
@@ -124,8 +133,8 @@ int fr_ingest_pos_parse(const char *id, size_t len, struct fr_ingest_pos *pos)
     while (p < arr.end && *p != ']') {
         struct fr_json_val elem, topic, v;
         p = fr_json_value(p, arr.end, &elem);
-        if (!p || elem.type != FR_JSON_OBJECT ||
-            fr_json_member(&elem, "topic", &topic) != 1 || topic.type != FR_JSON_STRING) {
+        if (!p || elem.type != FR_JSON_OBJECT || fr_json_member(&elem, "topic", &topic) != 1 ||
+            topic.type != FR_JSON_STRING) {
             return FR_EJSON;
         }
         int has_ts;
@@ -188,7 +197,8 @@ void fr_ingest_pos_merge(struct fr_ingest_pos *horizon, const struct fr_ingest_p
         if (!ev->t[i].has_ts) {
             continue;
         }
-        struct fr_ingest_pos_topic *h = (struct fr_ingest_pos_topic *)pos_find(horizon, ev->t[i].topic);
+        struct fr_ingest_pos_topic *h =
+            (struct fr_ingest_pos_topic *)pos_find(horizon, ev->t[i].topic);
         if (h) {
             if (!h->has_ts || ev->t[i].value > h->value) {
                 h->has_ts = 1;

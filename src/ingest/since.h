@@ -66,10 +66,10 @@ struct fr_ingest_gap_topic {
 };
 
 struct fr_ingest_gap {
-    int active;              /* a position was asked and the check is not decided */
-    int64_t asked_default;   /* ?since=: applies to every topic; -1 for a resume */
+    int active;            /* a position was asked and the check is not decided */
+    int64_t asked_default; /* ?since=: applies to every topic; -1 for a resume */
     int64_t tolerance_ms;
-    int64_t events;          /* events seen while active */
+    int64_t events; /* events seen while active */
     int n;
     struct fr_ingest_gap_topic t[FR_INGEST_POS_TOPICS];
 };

@@ -34,8 +34,17 @@ static void test_since_parse(void)
     CHECK_EQ_INT(ms, now - 604800000LL);
     CHECK_EQ_INT(fr_ingest_since_parse("90s", now, &ms), FR_OK);
     CHECK_EQ_INT(ms, now - 90000LL);
-    const char *bad[] = {"", "h", "24x", "1.5h", "-3h", "yesterday", "2026-13-01", "24h ",
-                         "h24", "2026-11-01T25:00:00Z", "99999999999999999999"};
+    const char *bad[] = {"",
+                         "h",
+                         "24x",
+                         "1.5h",
+                         "-3h",
+                         "yesterday",
+                         "2026-13-01",
+                         "24h ",
+                         "h24",
+                         "2026-11-01T25:00:00Z",
+                         "99999999999999999999"};
     for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         ms = 42;
         CHECK_EQ_INT(fr_ingest_since_parse(bad[i], now, &ms), FR_EINVAL);
@@ -149,18 +158,14 @@ static void test_gap_interleaved(void)
      * (codfw) delivers a stray event 3 h later first; eqiad's first event
      * follows 10 ms after since. Not a gap. */
     fr_ingest_gap_since(&g, s, 60000);
-    CHECK_EQ_INT(gev(&g, s, s + 3 * hour + 1, &r),
-                 0);
+    CHECK_EQ_INT(gev(&g, s, s + 3 * hour + 1, &r), 0);
     CHECK_EQ_INT(g.active, 1); /* eqiad has not delivered yet: undecided */
-    CHECK_EQ_INT(gev(&g, s + 11, s + 3 * hour + 1, &r),
-                 0);
+    CHECK_EQ_INT(gev(&g, s + 11, s + 3 * hour + 1, &r), 0);
     CHECK_EQ_INT(g.active, 0);
     /* Both topics late (retention cut them both): the smaller delay is the gap. */
     fr_ingest_gap_since(&g, s, 60000);
-    CHECK_EQ_INT(gev(&g, s, s + 3 * hour + 1, &r),
-                 0);
-    CHECK_EQ_INT(gev(&g, s + 2 * hour + 1, s + 3 * hour + 1, &r),
-                 1);
+    CHECK_EQ_INT(gev(&g, s, s + 3 * hour + 1, &r), 0);
+    CHECK_EQ_INT(gev(&g, s + 2 * hour + 1, s + 3 * hour + 1, &r), 1);
     CHECK_EQ_INT(r.from_ms, s);
     CHECK_EQ_INT(r.to_ms, s + 2 * hour);
     /* The idle topic never delivers: decided after the window on eqiad alone. */
@@ -205,8 +210,7 @@ static void test_gap_resume(void)
     /* A codfw event arriving on a resume that asked codfw at offset -1 is
      * live data, not history: not judged. */
     fr_ingest_gap_resume(&g, sent, strlen(sent), 60000);
-    CHECK_EQ_INT(gev(&g, t, t + 9 * 3600000LL, &r),
-                 0);
+    CHECK_EQ_INT(gev(&g, t, t + 9 * 3600000LL, &r), 0);
     CHECK_EQ_INT(g.active, 1);
     /* An id of another form asks nothing we can judge. */
     fr_ingest_gap_resume(&g, "opaque-7", 8, 60000);
