@@ -23,6 +23,8 @@
       "Directory holding the log, the lake, the catalog and the stats files.")            \
     X(general, pipeline_id, STR, "freshet", 0, 0, 0,                                      \
       "Identifier written into every snapshot summary; two pipelines must differ.")       \
+    X(general, progress_interval_ms, INT, "5000", 1, 3600000, 0,                          \
+      "Long work (process --once, rebuild, verify, compact, dlq replay) prints a progress line this often when stderr is not a terminal; on a terminal one line updates in place. -q silences both.") \
     X(lake, catalog_uri, STR, "", 0, 0, 0,                                                \
       "Empty: the tables are in the SQLite catalog <data_dir>/lake/catalog.db. Else the base URI of an Iceberg REST catalog (e.g. http://127.0.0.1:8787/iceberg, `freshet serve`'s) that shares the warehouse: the processor creates its namespace and tables there if absent and commits every epoch through it, and every other command reads and commits through it too, without a local catalog.db (docs/REST.md, docs/TOPOLOGIES.md).") \
     X(lake, catalog_token, STR, "", 0, 0, FR_CONF_SECRET,                                 \
@@ -89,6 +91,8 @@
       "Subtract this from each timestamp of the stored id before resuming (PROTOCOL.md §4): re-delivers events sharing the last millisecond; downstream dedup removes them.") \
     X(ingest, status_interval_s, INT, "10", 1, 3600, 0,                                   \
       "How often ingest logs its progress line (events, rate, position).")                \
+    X(ingest, gap_tolerance_ms, INT, "60000", 0, 86400000, 0,                             \
+      "A connection asking for a past position (--since or a resume) whose first events are later than asked by more than this reports a retention gap (warning and metric).") \
     X(process, trigger_ms, INT, "1000", 10, 600000, 0,                                    \
       "Cut an epoch this long after the previous cut (a fixed rate: an epoch's own processing does not add to the wait; only when records are waiting), or sooner at epoch_max_records.") \
     X(process, epoch_max_records, INT, "1000000", 1, 10000000, 0,                         \

@@ -101,6 +101,8 @@ struct fr_feed_opts {
     int64_t overlap;
     int close_at_end; /* end the response after the last position of a finite stream */
     int start_latest; /* a connection without a resume position starts at the head */
+    int64_t history_from_ms; /* retention: positions with Kafka ts below this are gone
+                                (INT64_MIN: none) */
     int max_conns;
     /* MediaWiki-API fixture (api.c): faults per request */
     int64_t api_latency_ms; /* added before every answer */

@@ -56,6 +56,7 @@ enum cmd_flag {
     F_OVERLAP,
     F_CLOSE_AT_END,
     F_START_LATEST,
+    F_HISTORY_FROM,
     F_MAX_CONNS,
     F_TRUTH,
     F_API_LATENCY,
@@ -111,6 +112,8 @@ static const struct cmd_flag_doc cmd_flags[] = {
     {"overlap", 1, F_OVERLAP, "N", "on resume, re-send N events before the requested position"},
     {"close-at-end", 0, F_CLOSE_AT_END, NULL, "end the response after the last position"},
     {"start-latest", 0, F_START_LATEST, NULL, "clients without a position start at the head"},
+    {"history-from", 1, F_HISTORY_FROM, "TIME",
+     "retention: positions before TIME are gone; every connection starts at or after it"},
     {"max-conns", 1, F_MAX_CONNS, "N", "concurrent connections (default 64)"},
     {"truth", 1, F_TRUTH, "FILE", "write the ground truth here on each close and at exit"},
     {"api-latency-ms", 1, F_API_LATENCY, "M",
@@ -327,6 +330,9 @@ int fr_cmd_feed(const char *data_dir, int argc, char **argv)
             break;
         case F_START:
             bad = fr_feed_since_parse(a, &opts.start_ms) < 0;
+            break;
+        case F_HISTORY_FROM:
+            bad = fr_feed_since_parse(a, &opts.history_from_ms) < 0;
             break;
         case F_RATE:
             bad = cmd_double(a, &opts.rate);

@@ -367,6 +367,13 @@ static enum MHD_Result server_stream(struct fr_feed_server *srv, struct MHD_Conn
     if (resumed && requested > 0 && o->overlap > 0) {
         start = requested > o->overlap ? requested - o->overlap : 0;
     }
+    /* Retention (--history-from): like Kafka, start at the oldest retained
+     * position without saying so (PROTOCOL.md §6). */
+    if (o->history_from_ms != INT64_MIN && requested >= 0) {
+        int64_t oldest = fr_feed_stream_seek(conn->cur, o->history_from_ms);
+        requested = requested < oldest ? oldest : requested;
+        start = start < oldest ? oldest : start;
+    }
     conn->next = start;
 
     struct fr_feed_conn_info ci = {.resume = resume.kind,

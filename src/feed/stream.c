@@ -44,6 +44,7 @@ void fr_feed_opts_init(struct fr_feed_opts *opts)
     opts->future_ms = 3600000;
     opts->stall_ms = 1000;
     opts->max_conns = 64;
+    opts->history_from_ms = INT64_MIN;
 }
 
 static int stream_check(const struct fr_feed_opts *o, char *err, size_t errlen)

@@ -26,15 +26,23 @@
  * Overlap: the rewind makes the source send again the events that share
  * the last stored millisecond. Ingest remembers a fingerprint (payload
  * bytes and SSE id) of the last INGEST_RING events it appended, rebuilt from
- * the durable tail at start; an event of a new connection whose
- * fingerprint is among them is an exact re-delivery of a stored position:
- * it is counted as overlap and not appended again. A true duplicate at
- * another stream position has another SSE id and is appended (the
- * processor's dedup handles it). Only a duplicate with identical bytes in
- * the same millisecond is indistinguishable from a re-delivery and is
- * dropped here; it would be dropped by dedup on meta.id anyway.
+ * the durable tail at start. Only a resume connection (one that sent a
+ * Last-Event-ID) skips anything, and only up to the resume position (the
+ * newest stored position, topic by topic, since.h): there, an event whose
+ * fingerprint matches a stored one is an exact re-delivery, counted as
+ * overlap and not appended again. Each stored copy absorbs at most one
+ * re-delivery per connection (ring_live), so a stream that carried two
+ * identical events in one millisecond keeps both. Everything else —
+ * every event of a connection that is not a resume, every event past the
+ * resume position, an exact copy beyond the stored ones — goes to the log;
+ * the processor's dedup on meta.id is the place for duplicates
+ * (docs/adr/0050-overlap-only-after-resume.md).
+ *
+ * --since (an empty log only) and retention gaps: since.h,
+ * docs/adr/0049-ingest-since-and-gaps.md.
  */
 #include "ingest/ingest.h"
+#include "ingest/since.h"
 
 #include "core/clock.h"
 #include "core/crc32c.h"
@@ -60,6 +68,7 @@ struct ingest_counters {
     uint64_t canaries; /* dropped by the canary rule */
     uint64_t overlap;  /* re-delivered events recognised after a resume */
     uint64_t ignored;  /* non-message events (other than error) */
+    uint64_t gaps;     /* retention gaps reported */
 };
 
 struct ingest {
@@ -75,8 +84,13 @@ struct ingest {
     struct fr_buf resume;  /* the Last-Event-ID sent on the next connect */
     struct fr_buf last_id; /* SSE id of the newest appended event */
     uint64_t ring[INGEST_RING]; /* fingerprints of the last appended events */
+    unsigned char ring_live[INGEST_RING]; /* 1: may absorb one re-delivery on this connection */
     unsigned ring_next;
     int64_t events_since_connect;
+    int overlap_open;            /* a resume connection, not yet past the resume position */
+    struct fr_ingest_pos horizon; /* the newest stored position, topic by topic */
+    int64_t since_ms;            /* --since on an empty log, -1 without */
+    struct fr_ingest_gap gap;    /* the retention-gap check of this connection */
 
     struct ingest_counters n;
     uint64_t status_events;
@@ -101,20 +115,51 @@ static uint64_t ingest_fingerprint(const void *payload, size_t len, const void *
     return fp ? fp : 1;
 }
 
-static int ingest_ring_has(const struct ingest *in, uint64_t fp)
+/* Take one stored copy of fp that has not absorbed a re-delivery on this
+ * connection yet: 1 when there was one. */
+static int ingest_ring_take(struct ingest *in, uint64_t fp)
 {
     for (unsigned i = 0; i < INGEST_RING; i++) {
-        if (in->ring[i] == fp) {
+        if (in->ring[i] == fp && in->ring_live[i]) {
+            in->ring_live[i] = 0;
             return 1;
         }
     }
     return 0;
 }
 
+/* An event appended now cannot be a re-delivery on this same connection:
+ * it becomes live at the next connect. */
 static void ingest_ring_put(struct ingest *in, uint64_t fp)
 {
     in->ring[in->ring_next] = fp;
+    in->ring_live[in->ring_next] = 0;
     in->ring_next = (in->ring_next + 1) % INGEST_RING;
+}
+
+/* The stored position of a record's id joins the horizon. */
+static void ingest_horizon_add(struct ingest *in, const void *id, size_t id_len)
+{
+    struct fr_ingest_pos pos;
+    if (fr_ingest_pos_parse(id, id_len, &pos) == FR_OK) {
+        fr_ingest_pos_merge(&in->horizon, &pos);
+    }
+}
+
+static void ingest_gap_report(struct ingest *in, const struct fr_ingest_gap_report *r)
+{
+    char from[32], to[32];
+    fr_time_format_ms(r->from_ms * 1000, from);
+    fr_time_format_ms(r->to_ms * 1000, to);
+    fr_warn("ingest",
+            "retention gap: asked the source for events from %s, but the first it still has is "
+            "at %s: events between %s and %s may be lost (%.1f s; Wikimedia keeps about 7 to "
+            "31 days)",
+            from, to, from, to, (double)(r->to_ms - r->from_ms) / 1000.0);
+    in->n.gaps++;
+    fr_stats_add(in->stats, FR_STATS_INGEST_GAPS, 0, 1);
+    fr_stats_set(in->stats, FR_STATS_INGEST_GAP_FROM, 0, (double)r->from_ms / 1000.0);
+    fr_stats_set(in->stats, FR_STATS_INGEST_GAP_TO, 0, (double)r->to_ms / 1000.0);
 }
 
 /* Rebuild the ring from the last durable records of every partition. */
@@ -142,6 +187,7 @@ static int ingest_ring_load(struct ingest *in)
             size_t id_len;
             if (fr_log_rec_header(&rec, "sse_id", &id, &id_len) == 1) {
                 ingest_ring_put(in, ingest_fingerprint(rec.payload, rec.payload_len, id, id_len));
+                ingest_horizon_add(in, id, id_len);
             }
         }
         fr_log_reader_close(reader);
@@ -182,9 +228,21 @@ static void ingest_publish(struct ingest *in)
 static const char *ingest_resume_id(void *arg)
 {
     struct ingest *in = arg;
+    struct fr_ingest_gap_report gap;
+    if (fr_ingest_gap_end(&in->gap, &gap)) { /* the previous connection's check */
+        ingest_gap_report(in, &gap);
+    }
     in->events_since_connect = 0;
     fr_buf_reset(&in->resume);
     if (in->last_id.len == 0) {
+        /* Not a resume: nothing is skipped as overlap. With --since the URL
+         * carries ?since= (until the first event is appended). */
+        in->overlap_open = 0;
+        if (in->since_ms >= 0) {
+            fr_ingest_gap_since(&in->gap, in->since_ms, in->conf->ingest_gap_tolerance_ms);
+        } else {
+            fr_ingest_gap_none(&in->gap);
+        }
         return NULL;
     }
     int rc = fr_ingest_resume_id((const char *)in->last_id.data, in->last_id.len,
@@ -194,6 +252,15 @@ static const char *ingest_resume_id(void *arg)
         fr_buf_reset(&in->resume);
         fr_buf_append(&in->resume, in->last_id.data, in->last_id.len);
     }
+    /* A resume: the stored events may be re-delivered, each stored copy
+     * at most once, up to the newest stored position. */
+    in->overlap_open = 1;
+    for (unsigned i = 0; i < INGEST_RING; i++) {
+        in->ring_live[i] = in->ring[i] != 0;
+    }
+    ingest_horizon_add(in, in->last_id.data, in->last_id.len);
+    fr_ingest_gap_resume(&in->gap, (const char *)in->resume.data, in->resume.len,
+                         in->conf->ingest_gap_tolerance_ms);
     return fr_buf_cstr(&in->resume);
 }
 
@@ -234,6 +301,10 @@ static int ingest_on_event(void *arg, const struct fr_sse_event *ev)
         return FR_OK;
     }
     fr_stats_add(in->stats, FR_STATS_INGEST_EVENTS, 0, 1);
+    struct fr_ingest_gap_report gap;
+    if (in->gap.active && fr_ingest_gap_event(&in->gap, ev->id, ev->id_len, &gap)) {
+        ingest_gap_report(in, &gap);
+    }
     struct fr_ingest_meta meta;
     fr_ingest_extract(ev->data, ev->data_len, &meta);
     if (meta.canary) {
@@ -242,7 +313,15 @@ static int ingest_on_event(void *arg, const struct fr_sse_event *ev)
         return FR_OK;
     }
     uint64_t fp = ingest_fingerprint(ev->data, ev->data_len, ev->id, ev->id_len);
-    if (in->events_since_connect++ < INGEST_RING && ingest_ring_has(in, fp)) {
+    if (in->overlap_open) {
+        struct fr_ingest_pos pos;
+        if (in->events_since_connect++ >= INGEST_RING ||
+            (fr_ingest_pos_parse(ev->id, ev->id_len, &pos) == FR_OK &&
+             fr_ingest_pos_beyond(&pos, &in->horizon))) {
+            in->overlap_open = 0; /* past the resume position: no more overlap */
+        }
+    }
+    if (in->overlap_open && ingest_ring_take(in, fp)) {
         in->n.overlap++;
         fr_stats_add(in->stats, FR_STATS_INGEST_OVERLAP, 0, 1);
         return FR_OK;
@@ -310,9 +389,11 @@ static void ingest_status(struct ingest *in, int64_t now)
     }
     fr_info("ingest",
             "%llu events (%.1f/s), %llu canaries dropped, %llu re-delivered (overlap) skipped, "
-            "%llu reconnects, %llu stalls, %llu oversize, records durable in the log %lld",
+            "%llu retention gaps, %llu reconnects, %llu stalls, %llu oversize, records durable "
+            "in the log %lld",
             (unsigned long long)events, rate, (unsigned long long)in->n.canaries,
-            (unsigned long long)in->n.overlap, (unsigned long long)s.reconnects,
+            (unsigned long long)in->n.overlap, (unsigned long long)in->n.gaps,
+            (unsigned long long)s.reconnects,
             (unsigned long long)s.stalls, (unsigned long long)s.oversize, (long long)end);
     in->status_events = events;
     in->status_ms = now;
@@ -347,27 +428,77 @@ static void *ingest_flusher(void *arg)
     return NULL;
 }
 
+/* --since: only on an empty log (the log's own position wins); the URL
+ * gets ?since=MS, which the source ignores once a Last-Event-ID is sent
+ * (PROTOCOL.md §5). Returns 0, or the exit status to stop with. */
+static int ingest_since_begin(struct ingest *in, const char *source, const char *arg,
+                              int64_t since_ms, char *url, size_t urllen)
+{
+    int64_t records = 0;
+    for (int32_t p = 0; p < fr_log_partitions(in->log); p++) {
+        records += fr_log_durable_end(in->log, p);
+    }
+    if (records > 0 || in->last_id.len) {
+        fr_error("ingest",
+                 "--since %s refused: the log in %s already holds records (%lld offsets in "
+                 "topic %s); ingest resumes from the log's own position. Run without --since, "
+                 "or use a new --data directory to start from history",
+                 arg, in->conf->general_data_dir, (long long)records, INGEST_TOPIC);
+        return 2;
+    }
+    int n = snprintf(url, urllen, "%s%csince=%lld", source, strchr(source, '?') ? '&' : '?',
+                     (long long)since_ms);
+    if (n < 0 || (size_t)n >= urllen) {
+        fr_error("ingest", "source URL too long");
+        return 2;
+    }
+    in->since_ms = since_ms;
+    char when[32];
+    fr_time_format_ms(since_ms * 1000, when);
+    fr_info("ingest", "empty log: asking the source for its history since %s (?since=%lld)", when,
+            (long long)since_ms);
+    return 0;
+}
+
 static void ingest_usage(FILE *out)
 {
     fprintf(out,
-            "usage: freshet ingest [--source URL]\n\n"
+            "usage: freshet ingest [--source URL] [--since TIME]\n\n"
             "Read the SSE stream at URL (default ingest.source_url: the live Wikimedia\n"
             "recentchange stream) into the log topic `recentchange`. Each record keeps the\n"
             "event's SSE id in its `sse_id` header; on start, ingest resumes from the last\n"
             "durable record's id (moved back by ingest.resume_rewind_ms). Canary events\n"
             "(meta.domain == \"canary\") are dropped and counted. SIGTERM or SIGINT: flush and\n"
-            "exit 0.\n");
+            "exit 0.\n\n"
+            "  --since TIME  on an empty log only: ask the source for its history from TIME\n"
+            "                (?since=): Unix ms, ISO-8601 (2026-12-01T00:00:00Z), or a\n"
+            "                duration back from now (24h, 90m, 7d). Refused on a log that\n"
+            "                holds records: the log's own position wins. A source whose\n"
+            "                history starts later than asked is reported as a retention gap.\n");
 }
 
 int fr_cmd_ingest(struct fr_conf *conf, int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"source", required_argument, 0, 's'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    static const struct option opts[] = {{"source", required_argument, 0, 's'},
+                                         {"since", required_argument, 0, 'S'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     const char *source = conf->ingest_source_url;
+    const char *since_arg = NULL;
+    int64_t since_ms = -1;
+    char since_url[4096];
     int c;
     while ((c = getopt_long(argc, argv, "s:h", opts, NULL)) != -1) {
         switch (c) {
         case 's': source = optarg; break;
+        case 'S':
+            since_arg = optarg;
+            if (fr_ingest_since_parse(optarg, fr_wall_ms(), &since_ms) < 0 || since_ms < 0) {
+                fprintf(stderr, "freshet ingest: --since \"%s\": expected Unix ms, an ISO-8601 "
+                                "date-time, or a duration such as 24h\n", optarg);
+                return 2;
+            }
+            break;
         case 'h': ingest_usage(stdout); return 0;
         default: ingest_usage(stderr); return 2;
         }
@@ -380,6 +511,8 @@ int fr_cmd_ingest(struct fr_conf *conf, int argc, char **argv)
     struct ingest in;
     memset(&in, 0, sizeof in);
     in.conf = conf;
+    in.since_ms = -1;
+    fr_ingest_gap_none(&in.gap);
     pthread_mutex_init(&in.lock, NULL);
     fr_buf_init(&in.resume, 64 * 1024);
     fr_buf_init(&in.last_id, 64 * 1024);
@@ -452,7 +585,14 @@ int fr_cmd_ingest(struct fr_conf *conf, int argc, char **argv)
         fr_error("ingest", "cannot read the log tail: %s (%s)", fr_strerror(rc), fr_err_name(rc));
         goto cleanup;
     }
-    if (in.last_id.len) {
+    if (since_arg) {
+        rc = ingest_since_begin(&in, source, since_arg, since_ms, since_url, sizeof since_url);
+        if (rc != 0) {
+            status = rc;
+            goto cleanup;
+        }
+        source = since_url;
+    } else if (in.last_id.len) {
         fr_info("ingest", "resuming after %.*s", (int)in.last_id.len, (const char *)in.last_id.data);
     } else {
         fr_info("ingest", "empty log: starting at the source's current position");
@@ -485,6 +625,10 @@ int fr_cmd_ingest(struct fr_conf *conf, int argc, char **argv)
     flusher_started = 1;
     fr_info("ingest", "reading %s into topic %s", source, INGEST_TOPIC);
     rc = fr_sse_client_run(in.client);
+    struct fr_ingest_gap_report gap;
+    if (fr_ingest_gap_end(&in.gap, &gap)) { /* the last connection's check */
+        ingest_gap_report(&in, &gap);
+    }
     ingest_stop = 1;
     pthread_join(flusher, NULL);
     flusher_started = 0;

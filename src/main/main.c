@@ -13,6 +13,7 @@
 #include "conf/conf.h"
 #include "core/diag.h"
 #include "core/err.h"
+#include "core/progress.h"
 #include "ingest/ingest.h"
 #include "pipeline/maint.h"
 #include "pipeline/pipeline.h"
@@ -152,6 +153,7 @@ int main(int argc, char **argv)
         }
     }
 
+    fr_progress_set_interval_ms(conf.general_progress_interval_ms);
     int cmd_index = optind;
     main_global_argv = argv + 1;
     main_global_argc = cmd_index - 1;

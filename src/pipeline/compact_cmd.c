@@ -18,6 +18,7 @@
 
 #include "core/clock.h"
 #include "core/err.h"
+#include "core/progress.h"
 
 #include <inttypes.h>
 #include <stdbool.h>
@@ -179,6 +180,9 @@ int fr_cmd_compact(struct fr_conf *conf, int argc, char **argv)
     }
     bool first = true;
     status = 0;
+    struct fr_progress pg;
+    fr_progress_start(&pg, "compact", "tables", o.only ? 1 : n);
+    uint64_t done = 0;
     if (o.json) {
         printf("{\"tables\":[");
     }
@@ -193,7 +197,9 @@ int fr_cmd_compact(struct fr_conf *conf, int argc, char **argv)
         } else {
             first = false;
         }
+        fr_progress_tick(&pg, ++done);
     }
+    fr_progress_end(&pg);
     if (o.json) {
         printf("]}\n");
     }

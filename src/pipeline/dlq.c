@@ -56,6 +56,7 @@
 #include "core/diag.h"
 #include "core/err.h"
 #include "core/fsutil.h"
+#include "core/progress.h"
 #include "process/process.h"
 
 #include <errno.h>
@@ -813,14 +814,14 @@ static int rp_scan(struct rp *rp, const struct fr_ice_file_list *files)
     struct fr_lscan *ls = NULL;
     struct fr_buf bytes;
     fr_buf_init(&bytes, RAW_CAP);
-    struct fr_maint_progress pg;
-    fr_maint_progress_start(&pg, "dlq replay", (uint64_t)files->total_records);
+    struct fr_progress pg;
+    fr_progress_start(&pg, "dlq replay", "rows", (uint64_t)files->total_records);
     uint64_t prev = UINT64_MAX;
     int rc = fr_lscan_open(files, &lopts, &ls);
     struct fr_lscan_row lr;
     while (rc == FR_OK && (rc = fr_lscan_next(ls, &lr)) == 1) {
         rc = FR_OK;
-        fr_maint_progress_tick(&pg, ++rp->seen);
+        fr_progress_tick(&pg, ++rp->seen);
         uint64_t key = pos_key(lr.partition, lr.offset);
         if (!reason_selected(rp->reasons, rp->nreasons, lr.tag, lr.tag_len)) {
             rp->skipped_reason++;
@@ -853,7 +854,7 @@ static int rp_scan(struct rp *rp, const struct fr_ice_file_list *files)
                      fr_strerror(rc), fr_pq_errmsg());
         }
     }
-    fr_maint_progress_end(&pg);
+    fr_progress_end(&pg);
     if (rc < 0) {
         fr_error("dlq", "reading dlq: %s %s", fr_strerror(rc), fr_pq_errmsg());
     }

@@ -36,6 +36,7 @@
 #include "core/diag.h"
 #include "core/err.h"
 #include "core/mem.h"
+#include "core/progress.h"
 #include "iceberg/iceberg.h"
 #include "iceberg/rest.h"
 #include "kafka/kafka.h"
@@ -112,6 +113,8 @@ struct proc_run {
     struct fr_stats *stats; /* <data>/stats/process.stats, a shard's process-p<N>.stats */
     struct fr_maint_round maint; /* orphan cadence and budget carry-over (fr_maint_tables) */
     struct fr_ckm *ckm;     /* the checkpoint's copy in a bucket, or NULL */
+    struct fr_progress pg;  /* --once: records of the log processed (core/progress.h) */
+    uint64_t pg_done;
 };
 
 /* The tables an epoch writes: the six, and the enrichment stage's three
@@ -737,6 +740,7 @@ static int read_range(struct proc_run *run, const struct fr_ck_range *range)
         struct fr_log_rec rec;
         int32_t part = 0;
         while ((rc = range_next(&src, &rec, &part)) == 1) {
+            fr_progress_tick(&run->pg, ++run->pg_done);
             rc = process_record(run, &rec, part);
             if (rc < 0) {
                 return rc;
@@ -769,6 +773,8 @@ static int read_range(struct proc_run *run, const struct fr_ck_range *range)
             }
             rc = process_item(run, &batch->items[i]);
         }
+        run->pg_done += batch->n;
+        fr_progress_tick(&run->pg, run->pg_done);
         fr_ahead_release(run->ahead, batch);
         if (rc < 0) {
             break;
@@ -1431,6 +1437,14 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
     int have_plan =
         fr_ck_wal_last(run->dir, &planned) == FR_OK && planned.epoch == run->ck.epoch + 1;
 
+    if (once) { /* progress over what the log holds now */
+        int64_t total = 0, end;
+        for (int p = 0, np = discover_partitions(run); p < np; p++) {
+            total += partition_end(run, (uint32_t)p, &end) == FR_OK && end > run->ck.next[p]
+                         ? end - run->ck.next[p] : 0;
+        }
+        fr_progress_start(&run->pg, "process", "records", (uint64_t)total);
+    }
     while (!process_stop) {
         struct fr_ck_range range;
         if (have_plan) {
@@ -1482,6 +1496,7 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
             goto cleanup;
         }
     }
+    fr_progress_end(&run->pg);
     status = 0;
 
 cleanup:

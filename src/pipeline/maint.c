@@ -1,7 +1,7 @@
 /*
  * maint.c — what `freshet rebuild` and `freshet dlq` share (maint.h, second
- * half): the pipeline lock with its message, snapshot-summary lookups, the
- * progress meter, base64, and the log-ordered scan that replays bronze and
+ * half): the pipeline lock with its message, snapshot-summary lookups,
+ * base64, and the log-ordered scan that replays bronze and
  * dlq rows in log order with bounded memory. No command logic here.
  * One thread per object; nothing global.
  */
@@ -267,57 +267,6 @@ int fr_maint_remove_prefixed(const struct fr_lake *lake, enum fr_tbl tbl, const 
     }
     fr_ice_file_list_free(&live);
     return FR_OK;
-}
-
-void fr_maint_progress_start(struct fr_maint_progress *pg, const char *what, uint64_t total)
-{
-    memset(pg, 0, sizeof *pg);
-    pg->what = what;
-    pg->total = total;
-    pg->t0_ms = pg->last_ms = fr_mono_ms();
-    pg->tty = isatty(STDERR_FILENO) && fr_diag_get_level() >= FR_DIAG_INFO;
-}
-
-static void progress_draw(struct fr_maint_progress *pg, int64_t now)
-{
-    double secs = (double)(now - pg->t0_ms) / 1000.0;
-    double rate = secs > 0 ? (double)pg->done / secs : 0;
-    double pct = pg->total ? 100.0 * (double)pg->done / (double)pg->total : 100.0;
-    if (pct > 100.0) {
-        pct = 100.0;
-    }
-    if (pg->tty) {
-        fprintf(stderr, "\r\033[K%s: %" PRIu64 " of %" PRIu64 " rows (%.1f%%), %.0f rows/s",
-                pg->what, pg->done, pg->total, pct, rate);
-        fflush(stderr);
-        pg->drawn = 1;
-    } else {
-        fr_info(pg->what, "%" PRIu64 " of %" PRIu64 " rows (%.1f%%), %.0f rows/s", pg->done,
-                pg->total, pct, rate);
-    }
-}
-
-void fr_maint_progress_tick(struct fr_maint_progress *pg, uint64_t done)
-{
-    pg->done = done;
-    if ((done & 255) != 0) {
-        return;
-    }
-    int64_t now = fr_mono_ms();
-    if (now - pg->last_ms < (pg->tty ? 250 : 5000)) {
-        return;
-    }
-    pg->last_ms = now;
-    progress_draw(pg, now);
-}
-
-void fr_maint_progress_end(struct fr_maint_progress *pg)
-{
-    if (pg->drawn) {
-        fprintf(stderr, "\r\033[K");
-        fflush(stderr);
-        pg->drawn = 0;
-    }
 }
 
 /* ======================================================= log-ordered scan */

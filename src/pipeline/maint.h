@@ -16,8 +16,8 @@
  * through it (fr_maint_commit_rest).
  *
  * The second half of this header is private to rebuild.c and dlq.c: the
- * log-ordered scan both replay tables through and a progress meter
- * (maint.c), and the recovery of a dlq replay that crashed (dlq.c), which
+ * log-ordered scan both replay tables through (maint.c; their progress
+ * meter is core/progress.h), and the recovery of a dlq replay that crashed (dlq.c), which
  * rebuild runs too.
  */
 #ifndef FR_PIPELINE_MAINT_H
@@ -150,21 +150,7 @@ int fr_maint_commit_rest(const struct fr_lake *lake, const struct fr_lake_append
  * for a malformed text, FR_ETOOBIG past out's cap. */
 int fr_maint_unbase64(const char *s, size_t len, struct fr_buf *out);
 
-/* Progress on stderr: on a terminal one line rewritten at most every
- * 250 ms (rows, percent of total, rows/s); otherwise an info line every
- * 5 s. what names the work ("rebuild"). */
-struct fr_maint_progress {
-    const char *what;
-    uint64_t total;
-    uint64_t done;
-    int64_t t0_ms, last_ms;
-    int tty;
-    int drawn; /* a terminal line is on screen */
-};
-void fr_maint_progress_start(struct fr_maint_progress *pg, const char *what, uint64_t total);
-void fr_maint_progress_tick(struct fr_maint_progress *pg, uint64_t done);
-/* Clear the terminal line (the caller prints its own summary). */
-void fr_maint_progress_end(struct fr_maint_progress *pg);
+/* Progress meters: core/progress.h. */
 
 /*
  * Log-ordered scan. Reads the rows of a table holding log records (bronze

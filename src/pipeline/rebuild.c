@@ -49,6 +49,7 @@
 #include "core/diag.h"
 #include "core/err.h"
 #include "core/fsutil.h"
+#include "core/progress.h"
 #include "pipeline/checkpoint.h"
 #include "process/process.h"
 
@@ -103,7 +104,7 @@ struct rb {
     struct fr_lscan_stats scan; /* of bronze */
     int committed;              /* the overwrite landed: its files are the tables' now */
     int unknown;                /* a REST commit's outcome is unknown: keep the files */
-    struct fr_maint_progress pg;
+    struct fr_progress pg;
 };
 
 static void rb_crash_point(const struct rb *rb, const char *step)
@@ -224,7 +225,7 @@ static int rb_replay_bronze(struct rb *rb, const struct fr_ice_file_list *files)
             rb->out[RB_SILVER].rows++;
             break;
         }
-        fr_maint_progress_tick(&rb->pg, ++rb->done);
+        fr_progress_tick(&rb->pg, ++rb->done);
     }
     if (rc < 0) {
         fr_error("rebuild", "reading bronze: %s %s", fr_strerror(rc), fr_pq_errmsg());
@@ -279,7 +280,7 @@ static int rb_count_dlq(struct rb *rb, const struct fr_ice_file_list *files)
                 rc = FR_ESTATE; /* the two gates disagree: a bug */
             }
         }
-        fr_maint_progress_tick(&rb->pg, ++rb->done);
+        fr_progress_tick(&rb->pg, ++rb->done);
     }
     if (rc < 0) {
         fr_error("rebuild", "reading dlq: %s %s", fr_strerror(rc), fr_pq_errmsg());
@@ -697,11 +698,11 @@ int fr_cmd_rebuild(struct fr_conf *conf, int argc, char **argv)
             " dlq rows, lateness %" PRId64 " s",
             rb->id, bronze_files.total_records, bronze_files.nfiles, rb->cut_epoch,
             dlq_files.total_records, conf->process_lateness_s);
-    fr_maint_progress_start(&rb->pg, "rebuild",
-                            (uint64_t)(bronze_files.total_records + dlq_files.total_records));
+    fr_progress_start(&rb->pg, "rebuild", "rows",
+                      (uint64_t)(bronze_files.total_records + dlq_files.total_records));
     rc = rb_replay_bronze(rb, &bronze_files);
     rc = rc ? rc : rb_count_dlq(rb, &dlq_files);
-    fr_maint_progress_end(&rb->pg);
+    fr_progress_end(&rb->pg);
     if (rc < 0) {
         goto cleanup;
     }

@@ -357,6 +357,11 @@ int vf_run_family(struct vf *vf, const struct vf_family *fy, int64_t keys, size_
     uint64_t want = keys > 0 ? ((uint64_t)keys + per_pass - 1) / per_pass : 1;
     vf->passes = want > VF_MAX_PASSES ? VF_MAX_PASSES : (uint32_t)(want ? want : 1);
     for (;;) {
+        uint64_t plan = 0; /* rows this run of the family reads: the meter's total grows */
+        for (uint32_t i = 0; i < fy->nsteps; i++) {
+            plan += vf->tab[fy->steps[i].tbl].rows > 0 ? (uint64_t)vf->tab[fy->steps[i].tbl].rows : 0;
+        }
+        fr_progress_total(&vf->pg, vf->pg.total + plan * vf->passes);
         memset(fam, 0, fam_size);
         int rc = FR_OK;
         for (vf->k = 0; rc == FR_OK && vf->k < vf->passes; vf->k++) {
@@ -744,12 +749,14 @@ static int verify_run(struct vf *vf, int json)
     for (int t = 0; t < FR_TBL_ALL; t++) {
         vf_count_table(vf, &vf->tab[t]);
     }
+    fr_progress_start(&vf->pg, "verify", "rows", 0);
     check_positions(vf, &fam->pos);
     check_bronze_count(vf, &fam->pos);
     check_ids(vf, &fam->ids);
     check_files(vf, &fam->files);
     vf_check_gold(vf, &fam->gold);
     vf_check_topics(vf);
+    fr_progress_end(&vf->pg);
     int failed = json ? print_json(vf, stdout) : print_text(vf, stdout);
     status = failed ? 1 : 0;
 

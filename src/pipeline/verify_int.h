@@ -15,6 +15,7 @@
 #include "core/clock.h"
 #include "core/diag.h"
 #include "core/err.h"
+#include "core/progress.h"
 #include "iceberg/iceberg.h"
 #include "parquet/parquet.h"
 #include "pipeline/checkpoint.h"
@@ -163,6 +164,8 @@ struct vf {
     struct vf_check ck[CK_COUNT];
     int positions_ok; /* the positions family ran: bronze was read */
     char err[1024];   /* the last read error */
+    struct fr_progress pg; /* rows read (core/progress.h); each family adds its plan */
+    uint64_t pg_rows;
 };
 
 struct vf_col {

@@ -309,6 +309,8 @@ struct vf_scan_arg {
 static int vf_scan_batch(void *arg, const struct fr_pq_batch *b)
 {
     struct vf_scan_arg *sa = arg;
+    sa->vf->pg_rows += b->nrows;
+    fr_progress_tick(&sa->vf->pg, sa->vf->pg_rows);
     return sa->fn(sa->vf, b, sa->arg);
 }
 

@@ -65,6 +65,12 @@
       "Bytes appended to the log: payload, key and sse_id header of every record.")                \
     X(INGEST_FSYNC, INGEST, "ingest_log_fsync_duration_seconds", HISTOGRAM, "seconds", NONE,       \
       FSYNC, "Duration of each group commit of the log (write, fdatasync, publish).")              \
+    X(INGEST_GAPS, INGEST, "ingest_retention_gaps_total", COUNTER, "", NONE, NONE,                \
+      "Connections whose source started later than the position asked (--since or a resume) by more than ingest.gap_tolerance_ms: events in between may be lost.") \
+    X(INGEST_GAP_FROM, INGEST, "ingest_retention_gap_from_timestamp_seconds", GAUGE, "seconds",   \
+      NONE, NONE, "Start of the last retention gap: the position asked for, Unix seconds.")       \
+    X(INGEST_GAP_TO, INGEST, "ingest_retention_gap_to_timestamp_seconds", GAUGE, "seconds", NONE, \
+      NONE, "End of the last retention gap: the first event the source still had, Unix seconds.") \
     /* ---- process: <data>/stats/process.stats ---- */                                            \
     X(PROC_EPOCHS, PROCESS, "process_epochs_total", COUNTER, "", NONE, NONE,                       \
       "Epochs committed to the lake by this pipeline (replays of committed epochs excluded).")     \
