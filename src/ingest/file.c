@@ -7,6 +7,9 @@
  * dropped and counted, lines longer than ingest.max_event_bytes are refused
  * and counted, anything else (malformed JSON included) is stored for the
  * processor's quality gate. Empty (or blank) lines are skipped and counted.
+ * A raw EventStreams capture (SSE frames) is read too: `data:` lines are
+ * the events, the framing lines (event:, id:, retry:, comments) are skipped
+ * and counted.
  * Records are keyed and partitioned like ingest.c's (wiki and title).
  *
  * Position: every record carries the header `file_pos` (file.h): identity
@@ -66,7 +69,7 @@ struct file_at {
 };
 
 struct file_counts {
-    uint64_t lines, appended, already, canaries, oversize, empty, bytes;
+    uint64_t lines, appended, already, canaries, oversize, empty, framing, bytes;
 };
 
 struct file_run {
@@ -158,7 +161,8 @@ static int file_load_positions(struct file_run *run)
 static void file_publish(struct file_run *run)
 {
     struct file_counts *n = &run->n, *o = &run->published;
-    fr_stats_add(run->stats, FR_STATS_INGEST_EVENTS, 0, n->lines - n->empty - o->lines + o->empty);
+    fr_stats_add(run->stats, FR_STATS_INGEST_EVENTS, 0,
+                 (n->lines - n->empty - n->framing) - (o->lines - o->empty - o->framing));
     fr_stats_add(run->stats, FR_STATS_INGEST_CANARIES, 0, n->canaries - o->canaries);
     fr_stats_add(run->stats, FR_STATS_INGEST_OVERSIZE, 0, n->oversize - o->oversize);
     fr_stats_add(run->stats, FR_STATS_INGEST_LOG_RECORDS, 0, n->appended - o->appended);
@@ -185,7 +189,9 @@ static int file_line(struct file_run *run, int file, const struct fr_ingest_line
 {
     run->n.lines++;
     if (line->oversize) {
-        run->n.oversize++;
+        if (run->n.oversize++ >= 10) {
+            return FR_OK; /* counted; the first ten are named */
+        }
         fr_warn("ingest", "%s: line at byte %llu has %zu bytes, more than ingest.max_event_bytes "
                           "(%lld): refused", run->in[file].path, (unsigned long long)line->offset,
                 line->len, (long long)run->conf->ingest_max_event_bytes);
@@ -199,8 +205,27 @@ static int file_line(struct file_run *run, int file, const struct fr_ingest_line
         run->n.empty++;
         return FR_OK;
     }
+    /* A raw EventStreams capture (curl of the SSE stream): its events are
+     * the `data:` lines; `event:`, `id:`, `retry:` and comments frame them. */
+    const uint8_t *data = line->data;
+    size_t len = line->len;
+    if (len >= 5 && memcmp(data, "data:", 5) == 0) {
+        data += 5, len -= 5;
+        if (len > 0 && *data == ' ') {
+            data++, len--;
+        }
+        if (len == 0) {
+            run->n.empty++;
+            return FR_OK;
+        }
+    } else if (data[0] == ':' || (len >= 6 && memcmp(data, "event:", 6) == 0) ||
+               (len >= 3 && memcmp(data, "id:", 3) == 0) ||
+               (len >= 6 && memcmp(data, "retry:", 6) == 0)) {
+        run->n.framing++;
+        return FR_OK;
+    }
     struct fr_ingest_meta meta;
-    fr_ingest_extract((const char *)line->data, line->len, &meta);
+    fr_ingest_extract((const char *)data, len, &meta);
     if (meta.canary) {
         run->n.canaries++;
         return FR_OK;
@@ -234,8 +259,8 @@ static int file_line(struct file_run *run, int file, const struct fr_ingest_line
         .key_len = meta.key_len,
         .headers = &hdr,
         .header_count = 1,
-        .payload = line->data,
-        .payload_len = line->len,
+        .payload = data,
+        .payload_len = len,
     };
     int rc = fr_log_append(run->log, partition, &rec, NULL);
     if (rc == FR_OK) {
@@ -247,7 +272,7 @@ static int file_line(struct file_run *run, int file, const struct fr_ingest_line
         return rc;
     }
     run->n.appended++;
-    run->n.bytes += line->len + meta.key_len + (size_t)vlen;
+    run->n.bytes += len + meta.key_len + (size_t)vlen;
     if (meta.event_ms >= 0) {
         run->last_event_ms = meta.event_ms;
     }
@@ -261,10 +286,11 @@ static void file_status(struct file_run *run, const char *what)
     }
     fr_info("ingest",
             "%s: %llu lines read, %llu appended, %llu already in the log, %llu canaries dropped, "
-            "%llu oversize refused, %llu empty",
+            "%llu oversize refused, %llu empty, %llu SSE framing",
             what, (unsigned long long)run->n.lines, (unsigned long long)run->n.appended,
             (unsigned long long)run->n.already, (unsigned long long)run->n.canaries,
-            (unsigned long long)run->n.oversize, (unsigned long long)run->n.empty);
+            (unsigned long long)run->n.oversize, (unsigned long long)run->n.empty,
+            (unsigned long long)run->n.framing);
 }
 
 /* Read input i from offset `from` (the start of a line) to its end. */

@@ -57,6 +57,7 @@ struct fr_ingest_lines {
     size_t max_line;
     int discarding;   /* inside an oversize line */
     uint64_t discard_off, discard_len;
+    int discard_cr;   /* the last byte dropped was '\r' */
 };
 struct fr_ingest_line {
     const uint8_t *data; /* NULL when oversize; valid until the next call */

@@ -130,11 +130,17 @@ int fr_ingest_lines_next(struct fr_ingest_lines *lines, int eof, struct fr_inges
         /* Drop everything up to the end of the oversize line. */
         size_t upto = nl ? (size_t)(nl - lines->buf) : lines->len;
         lines->discard_len += upto - lines->start;
+        if (upto > lines->start) {
+            lines->discard_cr = lines->buf[upto - 1] == '\r';
+        }
         lines->start = lines->scan = nl ? upto + 1 : lines->len;
         if (!nl && !eof) {
             return 0;
         }
         lines->discarding = 0;
+        if (lines->discard_cr) {
+            lines->discard_len--; /* its CRLF's '\r' is not part of it */
+        }
         line->oversize = 1;
         line->offset = lines->discard_off;
         line->len = (size_t)lines->discard_len;
@@ -152,6 +158,7 @@ int fr_ingest_lines_next(struct fr_ingest_lines *lines, int eof, struct fr_inges
             lines->discarding = 1;
             lines->discard_off = lines->base + lines->start;
             lines->discard_len = lines->len - lines->start;
+            lines->discard_cr = lines->buf[lines->len - 1] == '\r';
             lines->start = lines->scan = lines->len;
         }
         return 0;
