@@ -29,8 +29,9 @@
  * sequence of kills. Inputs are checked again when they are opened for
  * reading: one that changed since the start is refused too.
  *
- * Durability: the log's group commit (log.fsync_interval_ms,
- * log.fsync_bytes), and a flush at the end; exit 0 only after it. SIGINT /
+ * Durability: the log's group commit with its own policy
+ * (ingest.file_fsync_bytes, ingest.file_fsync_interval_ms: coarser than a
+ * live stream's), and a flush at the end; exit 0 only after it. SIGINT /
  * SIGTERM: flush what was appended and exit 1 (the next run continues).
  */
 #include "ingest/file.h"
@@ -408,12 +409,18 @@ int fr_ingest_file_run(struct fr_conf *conf, char *const *paths, int npaths, int
     fr_log_opts_init(&lopts);
     lopts.partitions = (int32_t)conf->log_partitions;
     lopts.segment_bytes = conf->log_segment_bytes;
-    lopts.fsync_interval_ms = conf->log_fsync_interval_ms;
-    lopts.fsync_bytes = conf->log_fsync_bytes;
+    /* Its own group commit (ingest.file_fsync_*): the unflushed bytes stay
+     * in each partition's buffer until the fsync, so the buffer must hold a
+     * whole commit; over all partitions, at most fsync_bytes are pending. */
+    lopts.fsync_interval_ms = conf->ingest_file_fsync_interval_ms;
+    lopts.fsync_bytes = conf->ingest_file_fsync_bytes;
     lopts.retention_ms = conf->log_retention_hours * 3600 * 1000;
     lopts.retention_bytes = conf->log_retention_bytes;
     if (lopts.max_record_bytes < conf->ingest_max_event_bytes + 64 * 1024) {
         lopts.max_record_bytes = conf->ingest_max_event_bytes + 64 * 1024;
+    }
+    if (lopts.write_buffer_bytes < lopts.fsync_bytes + lopts.max_record_bytes) {
+        lopts.write_buffer_bytes = lopts.fsync_bytes + lopts.max_record_bytes;
     }
     if (fr_kafka_backend_from_conf(conf, &lopts, &kafka) < 0) {
         goto cleanup;

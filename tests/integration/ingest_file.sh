@@ -160,17 +160,17 @@ big=6000
 zstd -q --rm big2.ndjson
 check expect big1.ndjson big2.ndjson.zst
 data=$work/kill
-# Small group commits (a flush every ~3 records, log.fsync_bytes' least):
+# Small group commits (a flush every ~3 records, ingest.file_fsync_bytes' least):
 # many flush boundaries for the kills to land between, and an import slow
 # enough (seconds) that the kills land inside it.
-kill_cmd=(--set log.partitions=3 --set log.fsync_bytes=4096 --set log.fsync_interval_ms=1000
+kill_cmd=(--set log.partitions=3 --set ingest.file_fsync_bytes=4096
           ingest --file big1.ndjson big2.ndjson.zst)
 if [ "$mode" = kafka ]; then
     # Kafka's group commit is by time only: flush at every record, each
     # Produce answered 2 ms late by the mock, for the same effect.
     mock topic tkill 3 1
     mock rtt 1 2
-    kill_cmd=(--set log.partitions=3 --set log.fsync_interval_ms=0
+    kill_cmd=(--set log.partitions=3 --set ingest.file_fsync_interval_ms=0
               ingest --file big1.ndjson big2.ndjson.zst)
 fi
 total=$(python3 -c 'import json; print(len(json.load(open("expect.json"))["records"]))')
