@@ -362,7 +362,8 @@ cleanup:
     return rc;
 }
 
-int fr_ingest_file_run(struct fr_conf *conf, char *const *paths, int npaths, int quiet)
+int fr_ingest_file_run(struct fr_conf *conf, char *const *paths, int npaths, int quiet,
+                       void (*on_open)(void *arg), void *arg)
 {
     struct file_run run;
     memset(&run, 0, sizeof run);
@@ -451,6 +452,9 @@ int fr_ingest_file_run(struct fr_conf *conf, char *const *paths, int npaths, int
     }
     if (fr_ingest_lines_init(&lines, (size_t)conf->ingest_max_event_bytes, FILE_CHUNK) < 0) {
         goto cleanup;
+    }
+    if (on_open) {
+        on_open(arg);
     }
     for (int i = start.file; i < run.nin; i++) {
         rc = file_read_one(&run, i, i == start.file ? start.offset : 0, &lines);
@@ -547,7 +551,7 @@ int fr_cmd_ingest_file(struct fr_conf *conf, int argc, char **argv)
         file_usage(stderr);
         goto cleanup;
     }
-    status = fr_ingest_file_run(conf, paths, npaths, quiet);
+    status = fr_ingest_file_run(conf, paths, npaths, quiet, NULL, NULL);
 
 cleanup:
     free(paths);

@@ -84,8 +84,11 @@ int fr_ingest_file_wanted(int argc, char **argv);
 int fr_cmd_ingest_file(struct fr_conf *conf, int argc, char **argv);
 
 /* The import itself, for `freshet backfill`: paths as given; quiet drops the
- * progress lines. Returns 0 when every line was read, 1 on a failure or a
- * refusal (with a message), as the command's status. */
-int fr_ingest_file_run(struct fr_conf *conf, char *const *paths, int npaths, int quiet);
+ * progress lines. on_open (may be NULL) is called once the log is open and
+ * the resume positions are read, before the first append (backfill starts
+ * its processor then). Returns 0 when every line was read, 1 on a failure
+ * or a refusal (with a message), as the command's status. */
+int fr_ingest_file_run(struct fr_conf *conf, char *const *paths, int npaths, int quiet,
+                       void (*on_open)(void *arg), void *arg);
 
 #endif
