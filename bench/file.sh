@@ -10,7 +10,8 @@
 #              (lib.sh's fr_ingest_file), for comparison
 #   process:   freshet process --once over the imported log
 #   backfill:  freshet backfill FILE on an empty data directory: file -> all
-#              six tables (target: >= 4x faster than DuckDB)
+#              six tables (target: >= 4x faster than DuckDB); pipelined (the
+#              default) and --sequential (backfill_seq)
 #   duckdb:    bench/peers/job_duckdb.mjs on the same file
 # Every step: wall, CPU and peak RSS from GNU time (target RSS <= 128 MB
 # for freshet's steps). The page cache is warmed before each step that
@@ -70,6 +71,9 @@ for r in $(seq "$ROUNDS"); do
     rm -rf fr
     warm "$IN"
     timed "$r" backfill "$BIN" --data bf backfill "$IN"
+    rm -rf bf
+    warm "$IN"
+    timed "$r" backfill_seq "$BIN" --data bf backfill --sequential "$IN"
     warm "$IN"
     timed "$r" duckdb node "$here/peers/job_duckdb.mjs" "$IN" out-duckdb
     rm -rf out-duckdb bf
@@ -96,7 +100,7 @@ def peak(step):
 lb = rows["log_bytes"][0][0]
 print(f"| step | best wall (s) | all rounds (s) | CPU (s) | peak RSS (MB) |")
 print(f"|---|---|---|---|---|")
-for s in ["import", "process", "backfill", "duckdb", "sse", "dd"]:
+for s in ["import", "process", "backfill", "backfill_seq", "duckdb", "sse", "dd"]:
     if rows.get(s):
         b = best(s)
         print(f"| {s} | {b[0]:.2f} | {' / '.join(f'{x[0]:.2f}' for x in rows[s])} | {b[1]:.2f} | {peak(s):.0f} |")
