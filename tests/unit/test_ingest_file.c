@@ -3,10 +3,12 @@
  * header value, the identity hash (FNV-1a 64 reference vectors), the line
  * splitter against a one-pass oracle over random streams and random read
  * sizes, and the decompressing sources on files written by the gzip and
- * zstd command-line tools (truncated, corrupt and concatenated inputs too).
+ * zstd command-line tools (truncated, corrupt and concatenated inputs too),
+ * and zlib opened only once a .gz is read.
  */
 #include "check.h"
 
+#include "core/dynlib.h"
 #include "core/err.h"
 #include "ingest/decomp.h"
 #include "ingest/file.h"
@@ -241,11 +243,18 @@ static void test_sources(void)
     free(back);
 }
 
+/* zlib is opened on first use (src/lazy/zlib.c, ADR 0027): not mapped
+ * before a .gz is read, mapped after. */
+static void test_zlib_not_mapped_yet(void) { CHECK(!fr_dl_mapped("libz.so.1")); }
+static void test_zlib_mapped_after_gz(void) { CHECK(fr_dl_mapped("libz.so.1")); }
+
 int main(void)
 {
+    RUN(test_zlib_not_mapped_yet);
     RUN(test_fpos);
     RUN(test_hash);
     RUN(test_lines_model);
     RUN(test_sources);
+    RUN(test_zlib_mapped_after_gz);
     return check_report();
 }
