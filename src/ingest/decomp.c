@@ -173,7 +173,10 @@ const struct fr_ingest_ident *fr_ingest_src_ident(const struct fr_ingest_src *sr
     return &src->ident;
 }
 
-enum fr_ingest_codec fr_ingest_src_codec(const struct fr_ingest_src *src) { return src->codec; }
+enum fr_ingest_codec fr_ingest_src_codec(const struct fr_ingest_src *src)
+{
+    return src->codec;
+}
 
 static int src_read_plain(struct fr_ingest_src *src, uint8_t *buf, size_t cap, size_t *n)
 {
@@ -275,9 +278,12 @@ static int src_read_zstd(struct fr_ingest_src *src, uint8_t *buf, size_t cap, si
 int fr_ingest_src_read(struct fr_ingest_src *src, void *buf, size_t cap, size_t *n)
 {
     switch (src->codec) {
-    case FR_INGEST_GZIP: return src_read_gzip(src, buf, cap, n);
-    case FR_INGEST_ZSTD: return src_read_zstd(src, buf, cap, n);
-    default: return src_read_plain(src, buf, cap, n);
+    case FR_INGEST_GZIP:
+        return src_read_gzip(src, buf, cap, n);
+    case FR_INGEST_ZSTD:
+        return src_read_zstd(src, buf, cap, n);
+    default:
+        return src_read_plain(src, buf, cap, n);
     }
 }
 
@@ -302,8 +308,8 @@ int fr_ingest_src_skip(struct fr_ingest_src *src, uint64_t n)
     uint8_t scratch[64 * 1024];
     while (n > 0) {
         size_t got;
-        int rc = fr_ingest_src_read(src, scratch, n < sizeof scratch ? (size_t)n : sizeof scratch,
-                                    &got);
+        int rc =
+            fr_ingest_src_read(src, scratch, n < sizeof scratch ? (size_t)n : sizeof scratch, &got);
         if (rc < 0) {
             return rc;
         }

@@ -127,8 +127,10 @@ static int file_load_positions(struct file_run *run)
         }
         struct fr_ingest_fpos fp;
         if (fr_ingest_fpos_parse(v, vlen, &fp) < 0) {
-            fr_error("ingest", "partition %d: the last record's %s header is not one we wrote: "
-                               "%.*s", (int)p, FR_INGEST_FPOS_HEADER, (int)(vlen < 200 ? vlen : 200),
+            fr_error("ingest",
+                     "partition %d: the last record's %s header is not one we wrote: "
+                     "%.*s",
+                     (int)p, FR_INGEST_FPOS_HEADER, (int)(vlen < 200 ? vlen : 200),
                      (const char *)v);
             return FR_ECORRUPT;
         }
@@ -151,8 +153,9 @@ static int file_load_positions(struct file_run *run)
                          "start from an empty log.",
                          run->in[i].path, fp.name, (long long)fp.offset, (long long)fp.size,
                          (unsigned long long)fp.head, run->in[i].path,
-                         (long long)run->in[i].ident.size, (unsigned long long)run->in[i].ident.head);
-            return FR_ECONFLICT;
+                         (long long)run->in[i].ident.size,
+                         (unsigned long long)run->in[i].ident.head);
+                return FR_ECONFLICT;
             }
         }
     }
@@ -193,9 +196,11 @@ static int file_line(struct file_run *run, int file, const struct fr_ingest_line
         if (run->n.oversize++ >= 10) {
             return FR_OK; /* counted; the first ten are named */
         }
-        fr_warn("ingest", "%s: line at byte %llu has %zu bytes, more than ingest.max_event_bytes "
-                          "(%lld): refused", run->in[file].path, (unsigned long long)line->offset,
-                line->len, (long long)run->conf->ingest_max_event_bytes);
+        fr_warn("ingest",
+                "%s: line at byte %llu has %zu bytes, more than ingest.max_event_bytes "
+                "(%lld): refused",
+                run->in[file].path, (unsigned long long)line->offset, line->len,
+                (long long)run->conf->ingest_max_event_bytes);
         return FR_OK;
     }
     size_t i = 0;
@@ -233,8 +238,8 @@ static int file_line(struct file_run *run, int file, const struct fr_ingest_line
     }
     int32_t partition = 0;
     if (run->conf->log_partitions > 1 && meta.key_len) {
-        partition = (int32_t)(fr_crc32c(0, meta.key, meta.key_len) %
-                              (uint32_t)run->conf->log_partitions);
+        partition =
+            (int32_t)(fr_crc32c(0, meta.key, meta.key_len) % (uint32_t)run->conf->log_partitions);
     }
     struct file_at at = {file, (int64_t)line->offset};
     if (partition < run->npos && file_at_le(at, run->pos[partition])) {
@@ -295,8 +300,7 @@ static void file_status(struct file_run *run, const char *what)
 }
 
 /* Read input i from offset `from` (the start of a line) to its end. */
-static int file_read_one(struct file_run *run, int i, int64_t from,
-                         struct fr_ingest_lines *lines)
+static int file_read_one(struct file_run *run, int i, int64_t from, struct fr_ingest_lines *lines)
 {
     struct file_in *in = &run->in[i];
     struct fr_ingest_src *src = in->src;
@@ -534,14 +538,23 @@ int fr_cmd_ingest_file(struct fr_conf *conf, int argc, char **argv)
     if (!paths) {
         return 1;
     }
-    optind = 1;
+    optind = 0;
     /* "-" is an operand for getopt, so `--file - more.gz` lists both. */
     while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
         switch (c) {
-        case 'f': paths[npaths++] = optarg; break;
-        case 'q': quiet = 1; break;
-        case 'h': file_usage(stdout); status = 0; goto cleanup;
-        default: file_usage(stderr); goto cleanup;
+        case 'f':
+            paths[npaths++] = optarg;
+            break;
+        case 'q':
+            quiet = 1;
+            break;
+        case 'h':
+            file_usage(stdout);
+            status = 0;
+            goto cleanup;
+        default:
+            file_usage(stderr);
+            goto cleanup;
         }
     }
     while (optind < argc) {

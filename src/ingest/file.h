@@ -51,13 +51,13 @@ int fr_ingest_fpos_parse(const void *value, size_t len, struct fr_ingest_fpos *p
 struct fr_ingest_lines {
     uint8_t *buf;
     size_t cap, len;
-    size_t start;     /* first byte of the current line */
-    size_t scan;      /* where the search for '\n' continues */
-    uint64_t base;    /* stream offset of buf[0] */
+    size_t start;  /* first byte of the current line */
+    size_t scan;   /* where the search for '\n' continues */
+    uint64_t base; /* stream offset of buf[0] */
     size_t max_line;
-    int discarding;   /* inside an oversize line */
+    int discarding; /* inside an oversize line */
     uint64_t discard_off, discard_len;
-    int discard_cr;   /* the last byte dropped was '\r' */
+    int discard_cr; /* the last byte dropped was '\r' */
 };
 struct fr_ingest_line {
     const uint8_t *data; /* NULL when oversize; valid until the next call */

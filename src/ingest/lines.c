@@ -118,7 +118,10 @@ void fr_ingest_lines_space(struct fr_ingest_lines *lines, uint8_t **at, size_t *
     *room = lines->cap - lines->len;
 }
 
-void fr_ingest_lines_added(struct fr_ingest_lines *lines, size_t n) { lines->len += n; }
+void fr_ingest_lines_added(struct fr_ingest_lines *lines, size_t n)
+{
+    lines->len += n;
+}
 
 int fr_ingest_lines_next(struct fr_ingest_lines *lines, int eof, struct fr_ingest_line *line)
 {

@@ -8,11 +8,11 @@
 
 #include "lazy/lazy.h"
 
-#define ZLIB_FUNCS(X)                                                                      \
-    X(int, inflateInit2_, (z_streamp strm, int windowBits, const char *version, int size), \
-      (strm, windowBits, version, size), Z_VERSION_ERROR)                                  \
-    X(int, inflate, (z_streamp strm, int flush), (strm, flush), Z_STREAM_ERROR)            \
-    X(int, inflateReset, (z_streamp strm), (strm), Z_STREAM_ERROR)                         \
+#define ZLIB_FUNCS(X)                                                                              \
+    X(int, inflateInit2_, (z_streamp strm, int windowBits, const char *version, int size),         \
+      (strm, windowBits, version, size), Z_VERSION_ERROR)                                          \
+    X(int, inflate, (z_streamp strm, int flush), (strm, flush), Z_STREAM_ERROR)                    \
+    X(int, inflateReset, (z_streamp strm), (strm), Z_STREAM_ERROR)                                 \
     X(int, inflateEnd, (z_streamp strm), (strm), Z_STREAM_ERROR)
 
 LAZY_LIBRARY(zlib_dl, "libz.so.1", "zlib1g", ZLIB_FUNCS, LAZY_NONE, LAZY_NONE);

@@ -82,8 +82,10 @@ static void backfill_spawn(void *arg)
         _exit(127);
     }
     if (pid < 0) {
-        fr_warn("backfill", "cannot start the processor alongside the import (%s); it will run "
-                            "after it", strerror(errno));
+        fr_warn("backfill",
+                "cannot start the processor alongside the import (%s); it will run "
+                "after it",
+                strerror(errno));
     }
     child->pid = pid > 0 ? pid : 0;
     free(argv);
@@ -110,9 +112,11 @@ static void backfill_reap(struct backfill_child *child)
         }
     }
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-        fr_warn("backfill", "the processor beside the import ended with %s %d; process --once "
-                            "continues from its last committed epoch",
-                WIFEXITED(st) ? "status" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+        fr_warn("backfill",
+                "the processor beside the import ended with %s %d; process --once "
+                "continues from its last committed epoch",
+                WIFEXITED(st) ? "status" : "signal",
+                WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
     }
     child->pid = 0;
 }
@@ -190,13 +194,21 @@ int fr_cmd_backfill(struct fr_conf *conf, int argc, char **argv)
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     int quiet = 0, sequential = 0, c;
-    optind = 1;
+    optind = 0;
     while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
         switch (c) {
-        case 'q': quiet = 1; break;
-        case 's': sequential = 1; break;
-        case 'h': backfill_usage(stdout); return 0;
-        default: backfill_usage(stderr); return 2;
+        case 'q':
+            quiet = 1;
+            break;
+        case 's':
+            sequential = 1;
+            break;
+        case 'h':
+            backfill_usage(stdout);
+            return 0;
+        default:
+            backfill_usage(stderr);
+            return 2;
         }
     }
     if (optind >= argc) {
@@ -214,7 +226,7 @@ int fr_cmd_backfill(struct fr_conf *conf, int argc, char **argv)
     }
     int64_t t1 = fr_mono_ms();
     char *pargv[] = {"process", "--once", NULL};
-    optind = 1;
+    optind = 0;
     status = fr_cmd_process_main(conf, 2, pargv);
     if (status != 0) {
         fr_error("backfill", "processing stopped; run the same command again to continue");

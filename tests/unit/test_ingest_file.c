@@ -31,9 +31,14 @@ static void test_fpos(void)
     CHECK_EQ_INT(fr_ingest_fpos_parse(pipe, strlen(pipe), &back), FR_OK);
     CHECK(back.size == -1 && back.head == UINT64_MAX && back.offset == 0);
     CHECK_EQ_STR(back.name, "-");
-    const char *bad[] = {"", "1 0123456789abcdef 2", "1 0123456789abcdef 2 ",
-                         "1 0123456789ABCDEF 2 x", "1 0123456789abcde 2 x", "x 0123456789abcdef 2 x",
-                         "-2 0123456789abcdef 2 x", "1 0123456789abcdef -2 x",
+    const char *bad[] = {"",
+                         "1 0123456789abcdef 2",
+                         "1 0123456789abcdef 2 ",
+                         "1 0123456789ABCDEF 2 x",
+                         "1 0123456789abcde 2 x",
+                         "x 0123456789abcdef 2 x",
+                         "-2 0123456789abcdef 2 x",
+                         "1 0123456789abcdef -2 x",
                          "99999999999999999999 0123456789abcdef 2 x"};
     for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         CHECK_EQ_INT(fr_ingest_fpos_parse(bad[i], strlen(bad[i]), &back), FR_ECORRUPT);
@@ -80,8 +85,9 @@ static void test_lines_model(void)
         size_t n = 0;
         while (n < STREAM - 400) {
             int kind = rand() % 10;
-            size_t len = kind == 0 ? 0 : kind == 1 ? MAX + 1 + (size_t)(rand() % 300)
-                                                   : (size_t)(rand() % (MAX + 1));
+            size_t len = kind == 0   ? 0
+                         : kind == 1 ? MAX + 1 + (size_t)(rand() % 300)
+                                     : (size_t)(rand() % (MAX + 1));
             if (kind == 2) {
                 len = MAX; /* exactly at the limit, then with a CR */
             }
@@ -109,7 +115,9 @@ static void test_lines_model(void)
                     (!line.oversize && memcmp(line.data, s + line.offset, line.len) != 0)) {
                     bad = 1;
                     if (got < nwant) {
-                        fprintf(stderr, "line %zu: got off %llu len %zu over %d, want off %zu len %zu over %d\n",
+                        fprintf(stderr,
+                                "line %zu: got off %llu len %zu over %d, want off %zu len %zu over "
+                                "%d\n",
                                 got, (unsigned long long)line.offset, line.len, line.oversize,
                                 want[got].off, want[got].len, want[got].oversize);
                     }
@@ -245,8 +253,14 @@ static void test_sources(void)
 
 /* zlib is opened on first use (src/lazy/zlib.c, ADR 0027): not mapped
  * before a .gz is read, mapped after. */
-static void test_zlib_not_mapped_yet(void) { CHECK(!fr_dl_mapped("libz.so.1")); }
-static void test_zlib_mapped_after_gz(void) { CHECK(fr_dl_mapped("libz.so.1")); }
+static void test_zlib_not_mapped_yet(void)
+{
+    CHECK(!fr_dl_mapped("libz.so.1"));
+}
+static void test_zlib_mapped_after_gz(void)
+{
+    CHECK(fr_dl_mapped("libz.so.1"));
+}
 
 int main(void)
 {
