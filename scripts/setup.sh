@@ -16,7 +16,7 @@ SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 build_pkgs=(build-essential cmake ninja-build pkg-config clang
-    libcurl4-openssl-dev libssl-dev libmicrohttpd-dev libinih-dev libzstd-dev libsnappy-dev
+    libcurl4-openssl-dev libssl-dev libmicrohttpd-dev libinih-dev libzstd-dev zlib1g-dev libsnappy-dev
     libsqlite3-dev librdkafka-dev zstd curl ca-certificates)
 test_pkgs=(nodejs npm python3 chromium prometheus tmux)
 

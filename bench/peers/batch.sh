@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # batch.sh — the same job three ways (issue 7), timed side by side with the
 # physical limits of the input, ROUNDS rounds (engines alternating):
-#   freshet: ingest the NDJSON into the log (feed --file + ingest over
-#            loopback, timed on its own), then `freshet process --once`
+#   freshet: import the NDJSON into the log with `ingest --file` (timed on
+#            its own; the old path, feed --file + ingest over loopback SSE,
+#            timed beside it as ingest_sse), then `freshet process --once`
 #            (the processing figure) into all six tables;
 #   duckdb:  bench/peers/job_duckdb.mjs;   polars: bench/peers/job_polars.mjs;
 #   limits:  `cat FILE > /dev/null` (page-cached: the file was just read, so
@@ -76,9 +77,15 @@ for r in $(seq "$ROUNDS"); do
     # and issue 7's session-19 runs).
     warm "$IN"
     timed "$r" limit zstd1T1 sh -c "zstd -q -1 -T1 -c $IN > /dev/null"
+    # The import: `ingest --file` (issue 32); the old SSE path beside it.
     rm -rf fr
     warm "$IN"
-    read -r w c m _ < <(fr_ingest_file "$IN" fr ingest)
+    read -r w c m _ < <(fr_ingest_file "$IN" fr ingest-sse)
+    row "$r" freshet ingest_sse "$w $c $m"
+    rm -rf fr
+    warm "$IN"
+    sync
+    read -r w c m _ < <(fr_import_file "$IN" fr ingest)
     row "$r" freshet ingest "$w $c $m"
     echo "freshet round $r:" >>"$OUT/batch-steps.txt"
     warm fr/log
@@ -94,7 +101,7 @@ node "$here/check.mjs" tables-realistic.json duckdb=out-duckdb polars=out-polars
 
 # The equality check on the clean dataset.
 rm -rf frc
-fr_ingest_file clean.ndjson frc ingest-clean >/dev/null
+fr_import_file clean.ndjson frc ingest-clean >/dev/null
 "$BIN" --data frc process --once 2>process-clean.log
 "$BIN" --data frc tables --json --files >tables-clean.json
 node "$here/job_duckdb.mjs" clean.ndjson out-duckdb-clean >/dev/null

@@ -5,8 +5,11 @@
 #
 #   fr_gen OUT SEED COUNT KIND    the generator: `freshet feed --dump` with
 #                                 the rates of a realistic or a clean stream
-#   fr_ingest_file NDJSON DATA    feed --file --close-at-end + ingest into
-#                                 DATA's log; prints "wall_s cpu_s rss_kb records"
+#   fr_import_file NDJSON DATA    `ingest --file` into DATA's log (the way to
+#                                 load a file, issue 32); prints "wall_s cpu_s rss_kb records"
+#   fr_ingest_file NDJSON DATA    the old path: feed --file --close-at-end +
+#                                 ingest over loopback SSE into DATA's log;
+#                                 prints "wall_s cpu_s rss_kb records"
 #   fr_timev LOG                  "wall_s cpu_s rss_kb" from a `time -v` log
 #   fr_log_end DATA               records in DATA's log (all partitions)
 
@@ -57,7 +60,17 @@ fr_timev() {
         END { printf "%.2f %.2f %d\n", w, u + s, r }' "$1"
 }
 
-# Ingest NDJSON into DATA's log through the real path (SSE over loopback).
+# Import NDJSON into DATA's log with `freshet ingest --file`: wall, CPU and
+# peak RSS of the whole command (it exits once every record is durable).
+fr_import_file() {
+    local file=$1 data=$2 tag=${3:-import}
+    /usr/bin/time -v -o "$tag.time" "$BIN" --data "$data" ingest --file "$file" 2>"$tag.log" ||
+        { echo "fr_import_file: $(tail -3 "$tag.log")" >&2; return 1; }
+    read -r w cpu rss < <(fr_timev "$tag.time")
+    echo "$w $cpu $rss $(fr_log_end "$data")"
+}
+
+# Ingest NDJSON into DATA's log through the SSE path (feed over loopback).
 # Wall time runs from ingest's start until it has the stream's last event;
 # CPU and peak RSS are ingest's own (GNU time), the feed excluded.
 fr_ingest_file() {

@@ -44,7 +44,8 @@ def m3(e, p):
 print(f"### The job three ways, and the limits ({N:,} events, {size / 1e6:,.0f} MB, median of {rounds} rounds)\n")
 print("| engine / step | wall s | events/s | input MB/s | CPU s (user+sys) | peak RSS MB | wall s per round |")
 print("|---|---:|---:|---:|---:|---:|---|")
-rows = [("freshet: ingest (feed --file → SSE → log)", "freshet", "ingest"),
+rows = [("freshet: ingest --file (file → log)", "freshet", "ingest"),
+        ("freshet: old path, feed --file → SSE → ingest → log", "freshet", "ingest_sse"),
         ("**freshet: process --once (log → 6 tables)**", "freshet", "process"),
         ("DuckDB (`job_duckdb.mjs`)", "duckdb", "job"),
         ("Polars (`job_polars.mjs`)", "polars", "job"),

@@ -87,6 +87,10 @@
       "Upper bound of the reconnect delay.")                                              \
     X(ingest, max_event_bytes, INT, "1048576", 1 * FR_KiB, 64 * FR_MiB, 0,                \
       "Events larger than this are discarded and counted, never buffered.")               \
+    X(ingest, file_fsync_bytes, INT, "33554432", 4 * FR_KiB, 1 * FR_GiB, 0,               \
+      "`ingest --file`: group-commit the log once this many bytes are pending over all partitions (log.fsync_bytes is for live streams; a file import wants throughput, and a kill loses nothing: the re-run reads it again).") \
+    X(ingest, file_fsync_interval_ms, INT, "1000", 0, 60000, 0,                           \
+      "`ingest --file`: group-commit the log at least this often (0 = every line).")      \
     X(ingest, resume_rewind_ms, INT, "1", 0, 60000, 0,                                    \
       "Subtract this from each timestamp of the stored id before resuming (PROTOCOL.md §4): re-delivers events sharing the last millisecond; downstream dedup removes them.") \
     X(ingest, status_interval_s, INT, "10", 1, 3600, 0,                                   \

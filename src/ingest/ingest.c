@@ -48,6 +48,7 @@
 #include "core/crc32c.h"
 #include "core/diag.h"
 #include "core/err.h"
+#include "ingest/file.h"
 #include "log/log.h"
 #include "sse/sse.h"
 #include "kafka/kafka.h"
@@ -463,7 +464,8 @@ static int ingest_since_begin(struct ingest *in, const char *source, const char 
 static void ingest_usage(FILE *out)
 {
     fprintf(out,
-            "usage: freshet ingest [--source URL] [--since TIME]\n\n"
+            "usage: freshet ingest [--source URL] [--since TIME]\n"
+            "       freshet ingest --file PATH... (recorded NDJSON; freshet ingest --file x --help)\n\n"
             "Read the SSE stream at URL (default ingest.source_url: the live Wikimedia\n"
             "recentchange stream) into the log topic `recentchange`. Each record keeps the\n"
             "event's SSE id in its `sse_id` header; on start, ingest resumes from the last\n"
@@ -479,6 +481,9 @@ static void ingest_usage(FILE *out)
 
 int fr_cmd_ingest(struct fr_conf *conf, int argc, char **argv)
 {
+    if (fr_ingest_file_wanted(argc, argv)) { /* recorded files: file.c */
+        return fr_cmd_ingest_file(conf, argc, argv);
+    }
     static const struct option opts[] = {{"source", required_argument, 0, 's'},
                                          {"since", required_argument, 0, 'S'},
                                          {"help", no_argument, 0, 'h'},

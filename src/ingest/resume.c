@@ -65,12 +65,44 @@ void fr_ingest_extract(const char *json, size_t len, struct fr_ingest_meta *meta
 {
     memset(meta, 0, sizeof *meta);
     meta->event_ms = -1;
-    struct fr_json_val root, m, v;
+    /* One pass over the top-level members (the first of each name wins, as
+     * fr_json_member's would): the event is scanned once, not once per
+     * field looked up. Anything that is not a valid object gives nothing. */
+    struct fr_json_val m = {0}, wiki = {0}, title = {0}, v;
     const char *end = json + len;
-    if (!fr_json_value(json, end, &root) || root.type != FR_JSON_OBJECT) {
+    const char *p = fr_json_ws(json, end);
+    if (p >= end || *p != '{') {
         return;
     }
-    if (fr_json_member(&root, "meta", &m) == 1 && m.type == FR_JSON_OBJECT) {
+    p = fr_json_ws(p + 1, end);
+    while (p < end && *p != '}') {
+        struct fr_json_val key, val;
+        if (*p != '"' || !(p = fr_json_value(p, end, &key)) ||
+            (p = fr_json_ws(p, end)) >= end || *p != ':' ||
+            !(p = fr_json_value(fr_json_ws(p + 1, end), end, &val))) {
+            return;
+        }
+        if (!m.type && fr_json_str_eq(&key, "meta")) {
+            m = val;
+        } else if (!wiki.type && fr_json_str_eq(&key, "wiki")) {
+            wiki = val;
+        } else if (!title.type && fr_json_str_eq(&key, "title")) {
+            title = val;
+        }
+        p = fr_json_ws(p, end);
+        if (p < end && *p == ',') {
+            p = fr_json_ws(p + 1, end);
+            if (p < end && *p == '}') {
+                return; /* a trailing comma */
+            }
+        } else if (p >= end || *p != '}') {
+            return;
+        }
+    }
+    if (p >= end) {
+        return;
+    }
+    if (m.type == FR_JSON_OBJECT) {
         if (fr_json_member(&m, "domain", &v) == 1 && fr_json_str_eq(&v, "canary")) {
             meta->canary = 1;
         }
@@ -84,9 +116,7 @@ void fr_ingest_extract(const char *json, size_t len, struct fr_ingest_meta *meta
             fr_json_cstr(&v, meta->meta_id, sizeof meta->meta_id);
         }
     }
-    struct fr_json_val wiki, title;
-    if (fr_json_member(&root, "wiki", &wiki) == 1 && wiki.type == FR_JSON_STRING &&
-        fr_json_member(&root, "title", &title) == 1 && title.type == FR_JSON_STRING) {
+    if (wiki.type == FR_JSON_STRING && title.type == FR_JSON_STRING) {
         size_t wl = (size_t)(wiki.end - wiki.start), tl = (size_t)(title.end - title.start);
         if (wl + 1 < sizeof meta->key) {
             memcpy(meta->key, wiki.start, wl);

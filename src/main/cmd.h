@@ -22,6 +22,8 @@ int fr_cmd_status(struct fr_conf *conf, int argc, char **argv);
  * fr_cmd_process. */
 int fr_cmd_process_main(struct fr_conf *conf, int argc, char **argv);
 int fr_cmd_process_group(struct fr_conf *conf);
+/* `freshet backfill FILE...`: import, process to the end, summary (backfill.c). */
+int fr_cmd_backfill(struct fr_conf *conf, int argc, char **argv);
 
 /* Path of the running executable, for re-executing stages as children. */
 const char *fr_main_self(void);

@@ -37,6 +37,7 @@ static const struct main_cmd main_cmds[] = {
     {"demo", fr_cmd_demo, "run the pipeline against a built-in synthetic feed (offline)"},
     {"feed", fr_cmd_feed_main, "serve recorded or synthetic events as an SSE stream, with faults"},
     {"ingest", fr_cmd_ingest, "read an SSE stream into the log, resuming where it stopped"},
+    {"backfill", fr_cmd_backfill, "load recorded NDJSON files into the lake: import, process, summary"},
     {"process", fr_cmd_process_main, "the log to the lake, one exactly-once epoch at a time"},
     {"serve", fr_cmd_serve_main, "metrics, JSON API, live dashboard and SQL explorer over HTTP"},
     {"log", fr_cmd_log_main, "list | dump: what the log holds (records as NDJSON)"},

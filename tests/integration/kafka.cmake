@@ -43,3 +43,10 @@ if(FR_KAFKA)
     # shards' commits out of retries).
     set_tests_properties(integration_scaleout_reference PROPERTIES RUN_SERIAL TRUE)
 endif()
+if(FR_KAFKA)
+    # ingest --file on log.backend=kafka (mock cluster): a plain import
+    # against the oracle, then SIGKILLs: every line exactly once.
+    fr_add_script_test(NAME integration_ingest_file_kafka LABELS "integration;chaos" TIMEOUT 600
+        COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/ingest_file.sh kafka
+                $<TARGET_FILE:kafka_mock> 5 8)
+endif()
