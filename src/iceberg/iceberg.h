@@ -428,6 +428,15 @@ struct fr_ice_file_list {
  * table and the file. An empty table gives an empty list. */
 int fr_ice_files(struct fr_ice_catalog *cat, const struct fr_ice_table *table, int64_t snapshot_id,
                  bool check_files, struct fr_ice_file_list *list);
+/* The same, but only the manifests added at or after sequence number
+ * min_sequence are read: every live file added by a snapshot of that
+ * sequence number or later is listed (an entry's sequence number is at most
+ * its manifest's), older files may be missing, and the totals count what
+ * was listed. For a reader that wants the files of its recent snapshots
+ * only (the scale-out finalizer), without reading every manifest. */
+int fr_ice_files_since(struct fr_ice_catalog *cat, const struct fr_ice_table *table,
+                       int64_t snapshot_id, bool check_files, int64_t min_sequence,
+                       struct fr_ice_file_list *list);
 void fr_ice_file_list_free(struct fr_ice_file_list *list);
 
 /* ------------------------------------------------------------- commits -- */

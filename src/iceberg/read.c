@@ -107,6 +107,13 @@ static int file_keep(struct fr_ice_arena *a, struct fr_ice_file *f)
 int fr_ice_files(struct fr_ice_catalog *cat, const struct fr_ice_table *table, int64_t snapshot_id,
                  bool check_files, struct fr_ice_file_list *list)
 {
+    return fr_ice_files_since(cat, table, snapshot_id, check_files, INT64_MIN, list);
+}
+
+int fr_ice_files_since(struct fr_ice_catalog *cat, const struct fr_ice_table *table,
+                       int64_t snapshot_id, bool check_files, int64_t min_sequence,
+                       struct fr_ice_file_list *list)
+{
     (void)cat;
     ice_err_clear();
     memset(list, 0, sizeof *list);
@@ -143,7 +150,9 @@ int fr_ice_files(struct fr_ice_catalog *cat, const struct fr_ice_table *table, i
     ice_strset_init(&seen);
     int rc = ice_read_mlist(table, snap, list->arena, &mfs, &nmf);
     for (uint32_t i = 0; rc == FR_OK && i < nmf; i++) {
-        if (mfs[i].content != 0) {
+        /* a manifest added before min_sequence holds no file added since:
+         * an entry's sequence number is at most its manifest's */
+        if (mfs[i].content != 0 || mfs[i].sequence_number < min_sequence) {
             continue;
         }
         struct ice_entry *e;

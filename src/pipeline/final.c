@@ -554,7 +554,7 @@ static int read_silver(struct fin *f, const struct fr_ck_range *r, int topics)
             continue;
         }
         struct fr_ice_file_list list;
-        rc = fr_ice_files(f->lake.cat, silver, at, false, &list);
+        rc = fr_ice_files_since(f->lake.cat, silver, at, false, oldest, &list);
         if (rc < 0) {
             fr_error("finalize", "%s files: %s %s", name, fr_strerror(rc), fr_ice_errmsg());
             break;
