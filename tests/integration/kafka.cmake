@@ -35,7 +35,7 @@ if(FR_KAFKA)
     # partitions, moto's S3 as the warehouse, freshet serve as the REST
     # catalog, three --group instances with enrichment, 20 SIGKILLs and a
     # SIGSTOPped instance; verify, the control row for row, live files bounded.
-    fr_add_script_test(NAME integration_scaleout_reference LABELS "integration;chaos" TIMEOUT 1800
+    fr_add_script_test(NAME integration_scaleout_reference LABELS "integration;chaos" TIMEOUT 2700
         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/scaleout_reference.sh
                 $<TARGET_FILE:kafka_mock> $<TARGET_FILE:s3_tool>)
     # Ten processes racing for two vCPUs: alone, so that neither it nor the

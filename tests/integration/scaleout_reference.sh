@@ -16,7 +16,11 @@
 # longer than the group's session timeout (a zombie: the group moves its
 # partitions; after SIGCONT it must not land anything twice). Then drain,
 # and:
-#   - at least 1,000 epochs were committed (shards' and the finalizer's);
+#   - at least 1,000 epochs were committed (shards' and the finalizer's;
+#     the group runs on, committing idle epochs, until it has);
+#   - while it runs, the dashboard of a serve on the group's data directory,
+#     in Chromium, shows every shard and the finalizer up with epochs, and
+#     the group's figures (tests/browser/group_look.mjs);
 #   - `freshet verify` passes (over the bucket, through serve's catalog);
 #   - every table, downloaded from the bucket, equals row for row (DuckDB) a
 #     control built from the same topic on the embedded catalog and a local
@@ -33,9 +37,9 @@ BIN=${FR_BINARY:?FR_BINARY must point at the freshet binary}
 MOCK=${1:?usage: scaleout_reference.sh KAFKA_MOCK S3_TOOL [SEED] [COUNT]}
 TOOL=${2:?usage: scaleout_reference.sh KAFKA_MOCK S3_TOOL [SEED] [COUNT]}
 SEED=${3:-31}
-COUNT=${4:-3000}
+COUNT=${4:-5000}
 KILLS=${KILLS:-20}
-EPOCHS_MIN=${EPOCHS_MIN:-250}
+EPOCHS_MIN=${EPOCHS_MIN:-1000}
 LIVE_BOUND=${LIVE_BOUND:-20}
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 [ -x "$MOCK" ] || { echo "skip: $MOCK is not built"; exit 77; }
@@ -175,12 +179,27 @@ echo "SIGKILLs: $kills ($(echo "$kinds" | tr ' ' '\n' | sort | uniq -c | awk '{p
 [ "$stopped" = 1 ] || fail "the zombie phase did not run"
 alive
 while [ "${#members[@]}" -lt 3 ]; do member; alive; done
+
+# ---- the group's dashboard in Chromium, while it runs -----------------------
+"$BIN" "${group[@]}" serve --listen 127.0.0.1:0 >dash.out 2>dash.log & dash=$!; pids+=($dash)
+dash_url=$(url_of dash.out)
+[ -n "$dash_url" ] || fail "the dashboard's serve did not start"
+look_rc=0
+node "$SRC/tests/browser/group_look.mjs" --url "${dash_url%/}/" --partitions 6 --wait-s 120 \
+    --out "${FR_BUILD_DIR:-$work}/browser-artifacts-reference" || look_rc=$?
+[ "$look_rc" = 0 ] || [ "$look_rc" = 77 ] || fail "the group's dashboard in Chromium"
+kill -TERM "$dash"; wait "$dash" || fail "the dashboard's serve did not exit cleanly"
+
+# ---- drain: the whole log consumed, and at least EPOCHS_MIN epochs ----------
+# (an idle shard commits an empty epoch every trigger: the lake's snapshots
+# and maintenance go on after the log is consumed)
+member_epochs() { cat member*.log | grep -Ec '(process|finalize): info: epoch [0-9]+: ' || true; }
 done_=0
-for _ in $(seq 600); do
-    sleep 1
-    if [ "$(consumed)" = "$total" ]; then done_=1; break; fi
+for _ in $(seq 600); do # verify reads the whole bucket: not every second
+    sleep 3
+    if [ "$(member_epochs)" -ge "$EPOCHS_MIN" ] && [ "$(consumed)" = "$total" ]; then done_=1; break; fi
 done
-[ "$done_" = 1 ] || fail "the group did not consume the log (consumed $(consumed) of $total)"
+[ "$done_" = 1 ] || fail "the group did not consume the log with $EPOCHS_MIN epochs (consumed $(consumed) of $total, $(member_epochs) epochs)"
 sleep 3
 for p in "${members[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
 for p in "${members[@]}"; do wait "$p" || fail "an instance did not exit cleanly on SIGTERM"; done

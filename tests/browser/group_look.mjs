@@ -1,0 +1,145 @@
+// group_look.mjs — the dashboard of a running consumer group, seen in
+// Debian's headless Chromium (issue 31: "the dashboard in Chromium shows
+// the group's figures"). Used by tests/integration/scaleout_reference.sh
+// while its group drains the log; browser_pages tests the same page on a
+// small group of its own (ADR 0042).
+//
+// Opens BASE (a `freshet serve` on the group's data directory), offline
+// (every request not to 127.0.0.1 is aborted and fails the check), and
+// waits up to --wait-s for:
+//   - the members card shown with one row per shard p0..p<N-1> and the
+//     finalizer, every one "up" with epochs > 0;
+//   - the process stage "up" and the note "<N+1> of <N+1> up";
+//   - the throughput and freshness charts fed (a point with a value);
+//   - the page's silver total equal to the sum over /api/v1/status's
+//     members at the same moment (read right after the page's figures).
+// Screenshot: OUT/dashboard-reference-group.png; the last look:
+// OUT/group-look.json.
+//
+// usage: node group_look.mjs --url BASE --partitions N --out DIR [--wait-s S]
+// Exit 0 pass, 1 fail, 77 skip (no chromium or no node_modules).
+import fs from 'node:fs';
+import path from 'node:path';
+import {fileURLToPath} from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const arg = name => {
+    const i = process.argv.indexOf(`--${name}`);
+    return i > 0 ? process.argv[i + 1] : undefined;
+};
+const base = arg('url');
+const parts = Number(arg('partitions') || 0);
+const out = arg('out');
+const waitS = Number(arg('wait-s') || 90);
+if (!base || !parts || !out) {
+    console.error('usage: node group_look.mjs --url BASE --partitions N --out DIR [--wait-s S]');
+    process.exit(2);
+}
+const CHROMIUM = '/usr/bin/chromium';
+if (!fs.existsSync(CHROMIUM)) {
+    console.log(`skip: ${CHROMIUM} is missing (scripts/setup.sh --test installs it)`);
+    process.exit(77);
+}
+if (!fs.existsSync(path.join(here, 'node_modules/playwright-core'))) {
+    console.log('skip: tests/browser/node_modules is missing (scripts/setup.sh --test)');
+    process.exit(77);
+}
+const {chromium} = await import('playwright-core');
+fs.mkdirSync(out, {recursive: true});
+
+const offsite = [];
+const profile = fs.mkdtempSync(path.join(out, 'profile-'));
+const ctx = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM, headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+           '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    viewport: {width: 1440, height: 1100}, timezoneId: 'UTC',
+});
+let code = 1;
+try {
+    await ctx.route('**/*', route => {
+        const u = new URL(route.request().url());
+        if (u.hostname !== '127.0.0.1') {
+            offsite.push(u.href);
+            return route.abort();
+        }
+        return route.continue();
+    });
+    const page = ctx.pages()[0] || await ctx.newPage();
+    await page.goto(base, {waitUntil: 'load'});
+    const look = () => page.evaluate(() => {
+        const d = window.freshetDashboard;
+        const card = document.querySelector('#members-card');
+        const rows = [...document.querySelectorAll('#members tbody tr')].map(tr => {
+            const td = [...tr.querySelectorAll('td')].map(c => c.textContent.trim());
+            return {member: tr.dataset.member, role: td[1], state: td[3], epochs: td[4]};
+        });
+        const last = name => {
+            const u = d.charts[name];
+            return {points: u.data[0].length, last: u.data.slice(1).map(s => s[s.length - 1] ?? null)};
+        };
+        return {
+            shown: !!card && !card.hidden && card.getBoundingClientRect().height > 0,
+            note: document.querySelector('#members-note').textContent.trim(),
+            rows,
+            processUp: document.querySelector('[data-figure="process-up"]').textContent.trim(),
+            silver: document.querySelector('[data-figure="silver"]').textContent.trim(),
+            throughput: last('throughput'),
+            freshness: last('freshness'),
+        };
+    });
+    const n = s => Number(String(s).replace(/[^0-9.]/g, ''));
+    const want = [...Array(parts).keys()].map(p => `p${p}`).concat(['finalizer']);
+    const all = `${want.length} of ${want.length} up`;
+    let l = null;
+    const end = Date.now() + waitS * 1000;
+    while (Date.now() < end) {
+        l = await look().catch(err => ({error: String(err)}));
+        const ok = l && l.shown && want.every(m => l.rows.some(r => r.member === m && r.state === 'up' &&
+                                                                       n(r.epochs) > 0)) &&
+            l.rows.length === want.length && l.processUp === 'up' && l.note.startsWith(all) &&
+            l.throughput.points > 0 && l.throughput.last.some(v => v > 0) &&
+            l.freshness.last.some(v => v !== null);
+        if (ok) {
+            break;
+        }
+        await new Promise(r => setTimeout(r, 500));
+    }
+    await page.screenshot({path: path.join(out, 'dashboard-reference-group.png'), fullPage: true});
+    fs.writeFileSync(path.join(out, 'group-look.json'), JSON.stringify(l, null, 2));
+    const fails = [];
+    if (!l || !l.shown) fails.push('the members card is not shown');
+    for (const m of want) {
+        const r = l && l.rows ? l.rows.find(x => x.member === m) : null;
+        if (!r) fails.push(`no row for ${m}`);
+        else if (r.state !== 'up' || !(n(r.epochs) > 0)) fails.push(`${m}: ${r.state}, epochs ${r.epochs}`);
+    }
+    if (l && l.rows && l.rows.length !== want.length) fails.push(`${l.rows.length} rows, want ${want.length}`);
+    if (l && l.processUp !== 'up') fails.push(`process stage "${l.processUp}"`);
+    if (l && l.note && !l.note.startsWith(all)) fails.push(`note "${l.note}", want "${all} ..."`);
+    if (l && l.throughput && !(l.throughput.points > 0 && l.throughput.last.some(v => v > 0)))
+        fails.push('the throughput chart has no value');
+    if (l && l.freshness && !l.freshness.last.some(v => v !== null)) fails.push('the freshness chart has no value');
+    // the page's silver total is the group's: the members' sum in the API
+    const s = await (await fetch(new URL('api/v1/status', base))).json();
+    const ms = s.stages.process.members || [];
+    const sum = ms.reduce((t, m) => t + (m.metrics.process_records_total?.silver ?? 0), 0);
+    const pageSilver = l && l.silver ? n(l.silver) : NaN;
+    if (!(s.stages.process.group === true && sum === s.stages.process.metrics.process_records_total.silver))
+        fails.push(`the API's silver total ${s.stages.process.metrics.process_records_total.silver} is not its members' sum ${sum}`);
+    if (!(pageSilver > 0)) fails.push(`the page shows silver "${l && l.silver}"`);
+    if (offsite.length) fails.push(`requests off loopback: ${offsite.slice(0, 3).join(', ')}`);
+    if (fails.length) {
+        console.log(`FAIL: the group's dashboard: ${fails.join('; ')}`);
+    } else {
+        console.log(`the group's dashboard: ${l.note}; ${want.length} members up with epochs; ` +
+                    `silver ${l.silver}; throughput and freshness charted`);
+        code = 0;
+    }
+} catch (err) {
+    console.log(`FAIL: ${err.stack || err}`);
+} finally {
+    await ctx.close().catch(() => {});
+    fs.rmSync(profile, {recursive: true, force: true});
+}
+process.exit(code);
