@@ -763,29 +763,22 @@ int64_t fr_estage_frontier(const struct fr_estage *es)
     return es->frontier;
 }
 
-static int topics_json(struct fr_estage *es, int64_t epoch, const struct fr_enrich_stats *cs,
-                       struct fr_buf *out)
+int fr_topics_json(struct fr_topics *topics, int64_t epoch, int64_t frontier_us,
+                   const char *counts, struct fr_buf *out)
 {
     int rc = fr_buf_printf(out, "{\"updated_ms\":%lld,\"epoch\":%lld,\"frontier_ms\":",
                            (long long)fr_wall_ms(), (long long)epoch);
     if (rc == FR_OK) {
-        rc = es->frontier == FR_PROC_WM_NONE
+        rc = frontier_us == FR_PROC_WM_NONE
                  ? fr_buf_puts(out, "null")
-                 : fr_buf_printf(out, "%lld", (long long)(es->frontier / 1000));
+                 : fr_buf_printf(out, "%lld", (long long)(frontier_us / 1000));
     }
     if (rc == FR_OK) {
-        rc = fr_buf_printf(out,
-                           ",\"counts\":{\"submitted\":%llu,\"resolved\":%llu,\"no_item\":%llu,"
-                           "\"failed\":%llu,\"backlog\":%llu,\"pending\":%u,\"cache_hits\":%lld,"
-                           "\"cache_misses\":%lld,\"requests\":%lld},\"top\":",
-                           (unsigned long long)es->c.submitted, (unsigned long long)es->c.resolved,
-                           (unsigned long long)es->c.no_item, (unsigned long long)es->c.failed,
-                           (unsigned long long)es->c.backlog, es->used, (long long)cs->cache_hits,
-                           (long long)cs->cache_misses, (long long)cs->requests);
+        rc = fr_buf_printf(out, ",\"counts\":%s,\"top\":", counts ? counts : "null");
     }
     struct fr_topic_row rows[FR_TOP_N];
     uint32_t n = 0;
-    if (rc == FR_OK && fr_topics_view(es->topics, rows, &n) < 0) {
+    if (rc == FR_OK && fr_topics_view(topics, rows, &n) < 0) {
         n = 0;
     }
     if (rc == FR_OK && n == 0) {
@@ -826,6 +819,16 @@ static int topics_json(struct fr_estage *es, int64_t epoch, const struct fr_enri
     return rc == FR_OK ? fr_buf_puts(out, "}\n") : rc;
 }
 
+void fr_topics_json_write(const char *data_dir, const struct fr_buf *doc, const char *who)
+{
+    char path[4300];
+    snprintf(path, sizeof path, "%s/stats/topics.json", data_dir);
+    int rc = fr_fs_write_replace(path, doc->data, doc->len); /* a view: no fsync */
+    if (rc < 0) {
+        fr_warn(who, "cannot write the topics view %s: %s", path, fr_strerror(rc));
+    }
+}
+
 void fr_estage_publish(struct fr_estage *es, struct fr_stats *st, const char *data_dir,
                        int64_t epoch)
 {
@@ -842,15 +845,21 @@ void fr_estage_publish(struct fr_estage *es, struct fr_stats *st, const char *da
     if (es->frontier != FR_PROC_WM_NONE) {
         fr_stats_set(st, FR_STATS_PROC_ENRICH_FRONTIER, 0, (double)es->frontier / 1e6);
     }
+    char counts[512];
+    snprintf(counts, sizeof counts,
+             "{\"submitted\":%llu,\"resolved\":%llu,\"no_item\":%llu,\"failed\":%llu,"
+             "\"backlog\":%llu,\"pending\":%u,\"cache_hits\":%lld,\"cache_misses\":%lld,"
+             "\"requests\":%lld}",
+             (unsigned long long)es->c.submitted, (unsigned long long)es->c.resolved,
+             (unsigned long long)es->c.no_item, (unsigned long long)es->c.failed,
+             (unsigned long long)es->c.backlog, es->used, (long long)cs.cache_hits,
+             (long long)cs.cache_misses, (long long)cs.requests);
     struct fr_buf buf;
     fr_buf_init(&buf, ES_JSON_CAP);
-    int rc = topics_json(es, epoch, &cs, &buf);
+    int rc = fr_topics_json(es->topics, epoch, es->frontier, counts, &buf);
     if (rc == FR_OK) {
-        char path[4300];
-        snprintf(path, sizeof path, "%s/stats/topics.json", data_dir);
-        rc = fr_fs_write_replace(path, buf.data, buf.len); /* a view: no fsync */
-    }
-    if (rc < 0) {
+        fr_topics_json_write(data_dir, &buf, "process");
+    } else {
         fr_warn("process", "cannot write the topics view: %s", fr_strerror(rc));
     }
     fr_buf_free(&buf);

@@ -134,5 +134,17 @@ int64_t fr_estage_frontier(const struct fr_estage *es);
  * newest open window. Errors are logged, never fatal. */
 void fr_estage_publish(struct fr_estage *es, struct fr_stats *st, const char *data_dir,
                        int64_t epoch);
+/* The topics view document (docs/ENRICH.md "topics.json") of a topics
+ * operator: the provisional top topics of its newest open window, the
+ * frontier (FR_PROC_WM_NONE: null), and counts (a JSON object, or NULL:
+ * null, as the scale-out finalizer writes it: the lookups' counts are the
+ * shards'). Appended to out. */
+struct fr_buf;
+struct fr_topics;
+int fr_topics_json(struct fr_topics *topics, int64_t epoch, int64_t frontier_us,
+                   const char *counts, struct fr_buf *out);
+/* Write doc to <data_dir>/stats/topics.json (replaced whole; a view, no
+ * fsync); a failure is logged as who's warning. */
+void fr_topics_json_write(const char *data_dir, const struct fr_buf *doc, const char *who);
 
 #endif

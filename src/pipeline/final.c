@@ -851,6 +851,7 @@ static int run_epoch(struct fin *f, const struct fr_ck_range *r, int committed, 
                 "epoch %" PRId64 " topics: %" PRIu64 " resolved silver_topics rows; %" PRIu64
                 " gold_top_topics rows; topics frontier %s",
                 r->epoch, f->topic_rows, f->rows_topics, tw);
+        fr_ftopics_publish(f->ft, f->conf->general_data_dir, r->epoch);
     }
     int64_t every = f->conf->process_maintain_every_epochs;
     if (!committed && every > 0 && (r->epoch + 1) % every == 0) {

@@ -9,7 +9,10 @@
  */
 #include "pipeline/final_topics.h"
 
+#include "core/buf.h"
+#include "core/diag.h"
 #include "core/err.h"
+#include "pipeline/estage.h"
 #include "process/process.h"
 
 #include <stdlib.h>
@@ -256,4 +259,17 @@ int fr_ftopics_load(struct fr_ftopics *ft, const uint8_t *b, size_t len, size_t 
     memcpy(ft->shard, shard, sizeof shard);
     *used = at + (size_t)l;
     return FR_OK;
+}
+
+void fr_ftopics_publish(struct fr_ftopics *ft, const char *data_dir, int64_t epoch)
+{
+    struct fr_buf b;
+    fr_buf_init(&b, (size_t)64 << 10);
+    int rc = fr_topics_json(ft->op, epoch, ft->frontier, NULL, &b);
+    if (rc == FR_OK) {
+        fr_topics_json_write(data_dir, &b, "finalize");
+    } else {
+        fr_warn("finalize", "cannot write the topics view: %s", fr_strerror(rc));
+    }
+    fr_buf_free(&b);
 }

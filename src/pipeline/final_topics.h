@@ -64,6 +64,11 @@ int fr_ftopics_advance(struct fr_ftopics *ft, int64_t frontier, struct fr_tw *tw
 int64_t fr_ftopics_frontier(const struct fr_ftopics *ft);
 /* Resolved rows counted since the last call (then zeroed). */
 uint64_t fr_ftopics_take_rows(struct fr_ftopics *ft);
+/* <data_dir>/stats/topics.json for the dashboard: the group's provisional
+ * top topics of the newest open window and the topics frontier; counts
+ * null (each shard publishes its lookups' counts in its own stats file,
+ * and serve sums them). In a group only the finalizer writes it. */
+void fr_ftopics_publish(struct fr_ftopics *ft, const char *data_dir, int64_t epoch);
 
 /*
  * State, inside the finalizer's checkpoint (final.c, state version 2),

@@ -12,11 +12,13 @@
 //   - the process stage "up" and the note "<N+1> of <N+1> up";
 //   - the throughput and freshness charts fed (a point with a value);
 //   - the page's silver total equal to the sum over /api/v1/status's
-//     members at the same moment (read right after the page's figures).
+//     members at the same moment (read right after the page's figures);
+//   - with --topics: the trending topics pane lists at least one ranked
+//     item (the finalizer's view of the group's open window, ADR 0046).
 // Screenshot: OUT/dashboard-reference-group.png; the last look:
 // OUT/group-look.json.
 //
-// usage: node group_look.mjs --url BASE --partitions N --out DIR [--wait-s S]
+// usage: node group_look.mjs --url BASE --partitions N --out DIR [--wait-s S] [--topics]
 // Exit 0 pass, 1 fail, 77 skip (no chromium or no node_modules).
 import fs from 'node:fs';
 import path from 'node:path';
@@ -31,6 +33,7 @@ const base = arg('url');
 const parts = Number(arg('partitions') || 0);
 const out = arg('out');
 const waitS = Number(arg('wait-s') || 90);
+const wantTopics = process.argv.includes('--topics');
 if (!base || !parts || !out) {
     console.error('usage: node group_look.mjs --url BASE --partitions N --out DIR [--wait-s S]');
     process.exit(2);
@@ -86,6 +89,7 @@ try {
             silver: document.querySelector('[data-figure="silver"]').textContent.trim(),
             throughput: last('throughput'),
             freshness: last('freshness'),
+            topics: [...document.querySelectorAll('#topics li[data-rank]')].map(li => li.dataset.item),
         };
     });
     const n = s => Number(String(s).replace(/[^0-9.]/g, ''));
@@ -99,7 +103,7 @@ try {
                                                                        n(r.epochs) > 0)) &&
             l.rows.length === want.length && l.processUp === 'up' && l.note.startsWith(all) &&
             l.throughput.points > 0 && l.throughput.last.some(v => v > 0) &&
-            l.freshness.last.some(v => v !== null);
+            l.freshness.last.some(v => v !== null) && (!wantTopics || l.topics.length > 0);
         if (ok) {
             break;
         }
@@ -120,6 +124,7 @@ try {
     if (l && l.throughput && !(l.throughput.points > 0 && l.throughput.last.some(v => v > 0)))
         fails.push('the throughput chart has no value');
     if (l && l.freshness && !l.freshness.last.some(v => v !== null)) fails.push('the freshness chart has no value');
+    if (wantTopics && !(l && l.topics && l.topics.length > 0)) fails.push('the trending topics pane lists no item');
     // the page's silver total is the group's: the members' sum in the API
     const s = await (await fetch(new URL('api/v1/status', base))).json();
     const ms = s.stages.process.members || [];
@@ -133,7 +138,8 @@ try {
         console.log(`FAIL: the group's dashboard: ${fails.join('; ')}`);
     } else {
         console.log(`the group's dashboard: ${l.note}; ${want.length} members up with epochs; ` +
-                    `silver ${l.silver}; throughput and freshness charted`);
+                    `silver ${l.silver}; throughput and freshness charted` +
+                    (wantTopics ? `; ${l.topics.length} trending topics` : ''));
         code = 0;
     }
 } catch (err) {
