@@ -12,10 +12,10 @@ if(FR_FUZZ)
     find_program(FR_PARSERS_CLANG NAMES clang clang-14)
     if(FR_PARSERS_CLANG)
         set(FR_PARSERS_FUZZ_DIR ${CMAKE_BINARY_DIR}/fuzz)
-        # fr_fuzz_parser(NAME SECONDS SOURCES src... [LIBS lib...]): sources
+        # fr_fuzz_parser(NAME SECONDS SOURCES src... [LIBS lib...] [FLAGS flag...]): sources
         # are relative to the source tree; every src/ header is a dependency.
         function(fr_fuzz_parser name seconds)
-            cmake_parse_arguments(FZ "" "" "SOURCES;LIBS" ${ARGN})
+            cmake_parse_arguments(FZ "" "" "SOURCES;LIBS;FLAGS" ${ARGN})
             set(bin ${FR_PARSERS_FUZZ_DIR}/fuzz_${name})
             set(srcs ${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz_${name}.c)
             foreach(s IN LISTS FZ_SOURCES)
@@ -28,7 +28,7 @@ if(FR_FUZZ)
                 COMMAND ${FR_PARSERS_CLANG} -std=c17 -g -O1 -D_GNU_SOURCE
                         -Wall -Wextra -Werror
                         -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-                        -I${CMAKE_SOURCE_DIR}/src ${srcs} ${FZ_LIBS} -o ${bin}
+                        ${FZ_FLAGS} -I${CMAKE_SOURCE_DIR}/src ${srcs} ${FZ_LIBS} -o ${bin}
                 DEPENDS ${srcs} ${hdrs}
                 COMMENT "Building fuzz_${name} with clang and libFuzzer"
                 VERBATIM)
@@ -50,6 +50,8 @@ if(FR_FUZZ)
         fr_fuzz_parser(log 10 SOURCES
             src/log/segment.c src/log/reader.c src/log/writer.c src/log/log.c src/log/list.c
             src/core/crc32c.c src/core/diag.c src/core/clock.c ${FR_FUZZ_CORE})
+        fr_fuzz_parser(conf 10 SOURCES src/conf/conf.c src/core/err.c LIBS -linih
+            FLAGS "-DFR_VERSION=\"fuzz\"")
     else()
         message(WARNING "FR_FUZZ is ON but clang was not found: the parser fuzz targets are not built")
     endif()
