@@ -50,6 +50,18 @@ if(FR_FUZZ)
         fr_fuzz_parser(log 10 SOURCES
             src/log/segment.c src/log/reader.c src/log/writer.c src/log/log.c src/log/list.c
             src/core/crc32c.c src/core/diag.c src/core/clock.c ${FR_FUZZ_CORE})
+        file(GLOB FR_FUZZ_PROCESS_SRC RELATIVE ${CMAKE_SOURCE_DIR} CONFIGURE_DEPENDS
+             ${CMAKE_SOURCE_DIR}/src/process/*.c)
+        file(GLOB FR_FUZZ_ENRICH_SRC RELATIVE ${CMAKE_SOURCE_DIR} CONFIGURE_DEPENDS
+             ${CMAKE_SOURCE_DIR}/src/enrich/*.c)
+        file(GLOB FR_FUZZ_STATS_SRC RELATIVE ${CMAKE_SOURCE_DIR} CONFIGURE_DEPENDS
+             ${CMAKE_SOURCE_DIR}/src/stats/*.c)
+        fr_fuzz_parser(state 10 SOURCES
+            src/pipeline/checkpoint.c src/pipeline/estage.c ${FR_FUZZ_PROCESS_SRC}
+            ${FR_FUZZ_ENRICH_SRC} ${FR_FUZZ_STATS_SRC} src/conf/conf.c src/lazy/curl.c
+            src/core/crc32c.c src/core/diag.c src/core/clock.c src/core/mem.c src/core/dynlib.c
+            ${FR_FUZZ_CORE}
+            LIBS -linih -lm FLAGS "-DFR_VERSION=\"fuzz\"")
         fr_fuzz_parser(conf 10 SOURCES src/conf/conf.c src/core/err.c LIBS -linih
             FLAGS "-DFR_VERSION=\"fuzz\"")
     else()
