@@ -31,8 +31,8 @@ static void check_meta(const uint8_t *data, size_t size)
 {
     struct ice_meta *meta = NULL, *again = NULL;
     struct fr_buf one, two;
-    fr_buf_init(&one, 0);
-    fr_buf_init(&two, 0);
+    fr_buf_init(&one, 64u << 20);
+    fr_buf_init(&two, 64u << 20);
     if (ice_meta_parse((const char *)data, size, &meta) < 0) {
         goto cleanup;
     }

@@ -62,6 +62,8 @@ if(FR_FUZZ)
             src/core/crc32c.c src/core/diag.c src/core/clock.c src/core/mem.c src/core/dynlib.c
             ${FR_FUZZ_CORE}
             LIBS -linih -lm FLAGS "-DFR_VERSION=\"fuzz\"")
+        fr_fuzz_parser(stats 10 SOURCES ${FR_FUZZ_STATS_SRC} ${FR_FUZZ_PROCESS_SRC}
+            src/core/clock.c src/core/diag.c src/core/crc32c.c ${FR_FUZZ_CORE} LIBS -lm)
         fr_fuzz_parser(conf 10 SOURCES src/conf/conf.c src/core/err.c LIBS -linih
             FLAGS "-DFR_VERSION=\"fuzz\"")
     else()
