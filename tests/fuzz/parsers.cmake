@@ -64,6 +64,14 @@ if(FR_FUZZ)
             LIBS -linih -lm FLAGS "-DFR_VERSION=\"fuzz\"")
         fr_fuzz_parser(stats 10 SOURCES ${FR_FUZZ_STATS_SRC} ${FR_FUZZ_PROCESS_SRC}
             src/core/clock.c src/core/diag.c src/core/crc32c.c ${FR_FUZZ_CORE} LIBS -lm)
+        file(GLOB FR_FUZZ_ICEBERG_SRC RELATIVE ${CMAKE_SOURCE_DIR} CONFIGURE_DEPENDS
+             ${CMAKE_SOURCE_DIR}/src/iceberg/*.c)
+        file(GLOB FR_FUZZ_PARQUET_SRC RELATIVE ${CMAKE_SOURCE_DIR} CONFIGURE_DEPENDS
+             ${CMAKE_SOURCE_DIR}/src/parquet/*.c)
+        fr_fuzz_parser(rest 10 SOURCES ${FR_FUZZ_ICEBERG_SRC} ${FR_FUZZ_PARQUET_SRC}
+            src/lazy/curl.c src/lazy/crypto.c src/lazy/snappy.c src/core/dynlib.c
+            src/core/crc32c.c src/core/diag.c src/core/clock.c src/core/mem.c ${FR_FUZZ_CORE}
+            LIBS -lsqlite3 -lzstd -lm FLAGS "-DFR_VERSION=\"fuzz\"")
         fr_fuzz_parser(conf 10 SOURCES src/conf/conf.c src/core/err.c LIBS -linih
             FLAGS "-DFR_VERSION=\"fuzz\"")
     else()
