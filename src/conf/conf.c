@@ -347,7 +347,7 @@ void fr_conf_print_markdown(FILE *out)
                  "freshet reads one INI file (`--config FILE`), then the environment for "
                  "secrets, then command-line overrides (`--set section.key=value` and the "
                  "commands' own flags), in that order. Unknown keys and out-of-range values are "
-                 "errors that name the key. Integers take an optional `k`, `m` or `g` suffix "
+                 "errors that name the key; so is a line of the file longer than 197 bytes. Integers take an optional `k`, `m` or `g` suffix "
                  "(powers of 1024). `freshet config` prints the effective configuration and "
                  "where each value came from.\n");
     const char *section = "";
