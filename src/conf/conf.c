@@ -181,24 +181,81 @@ static int conf_ini_handler(void *user, const char *section, const char *key, co
     return 1;
 }
 
+/* inih reads a line into a buffer of INI_MAX_LINE bytes and parses what
+ * did not fit as the next line, so the tail of a long value could set
+ * another key; it also stops a line at a NUL byte. The file is therefore
+ * read whole (bounded) and refused, naming the line, when a line would not
+ * fit or holds a NUL, before inih sees it. */
+#define CONF_FILE_MAX (1 << 20)
+#define CONF_LINE_MAX (INI_MAX_LINE - 3) /* inih: '\r', '\n' and '\0' */
+
+static int conf_check_lines(const char *text, size_t len, const char *path, char *err,
+                            size_t errlen)
+{
+    int line = 1;
+    size_t start = 0;
+    for (size_t i = 0; i <= len; i++) {
+        if (i < len && text[i] == 0) {
+            snprintf(err, errlen, "%s:%d: NUL byte in the file", path, line);
+            return FR_ECONFIG;
+        }
+        if (i == len || text[i] == '\n') {
+            size_t n = i - start;
+            if (n > 0 && text[i - 1] == '\r') {
+                n--;
+            }
+            if (n > CONF_LINE_MAX) {
+                snprintf(err, errlen, "%s:%d: line longer than %d bytes", path, line,
+                         CONF_LINE_MAX);
+                return FR_ECONFIG;
+            }
+            line++;
+            start = i + 1;
+        }
+    }
+    return FR_OK;
+}
+
 int fr_conf_load_file(struct fr_conf *conf, const char *path, char *err, size_t errlen)
 {
+    char *text = NULL;
+    size_t len = 0;
+    int rc = FR_OK;
     FILE *f = fopen(path, "r");
     if (!f) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         return FR_ECONFIG;
     }
+    text = malloc(CONF_FILE_MAX + 1);
+    if (!text) {
+        rc = FR_ENOMEM;
+        goto cleanup;
+    }
+    len = fread(text, 1, CONF_FILE_MAX + 1, f);
+    if (ferror(f) || len > CONF_FILE_MAX) {
+        snprintf(err, errlen, "%s: %s", path,
+                 ferror(f) ? "read error" : "larger than 1 MiB, not a configuration file");
+        rc = FR_ECONFIG;
+        goto cleanup;
+    }
+    text[len] = 0;
+    rc = conf_check_lines(text, len, path, err, errlen);
+    if (rc < 0) {
+        goto cleanup;
+    }
     struct conf_ini_ctx ctx = {conf, path, err, errlen, FR_OK};
-    int line = ini_parse_file(f, conf_ini_handler, &ctx);
-    fclose(f);
+    int line = ini_parse_string(text, conf_ini_handler, &ctx);
     if (ctx.rc < 0) {
-        return ctx.rc;
-    }
-    if (line != 0) {
+        rc = ctx.rc;
+    } else if (line != 0) {
         snprintf(err, errlen, "%s:%d: syntax error", path, line);
-        return FR_ECONFIG;
+        rc = FR_ECONFIG;
     }
-    return FR_OK;
+
+cleanup:
+    free(text);
+    fclose(f);
+    return rc;
 }
 
 int fr_conf_load_env(struct fr_conf *conf, char *err, size_t errlen)
@@ -290,7 +347,7 @@ void fr_conf_print_markdown(FILE *out)
                  "freshet reads one INI file (`--config FILE`), then the environment for "
                  "secrets, then command-line overrides (`--set section.key=value` and the "
                  "commands' own flags), in that order. Unknown keys and out-of-range values are "
-                 "errors that name the key. Integers take an optional `k`, `m` or `g` suffix "
+                 "errors that name the key; so is a line of the file longer than 197 bytes. Integers take an optional `k`, `m` or `g` suffix "
                  "(powers of 1024). `freshet config` prints the effective configuration and "
                  "where each value came from.\n");
     const char *section = "";

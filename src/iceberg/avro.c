@@ -421,6 +421,9 @@ static int avro_decode_blocks(struct avro_in *in, const struct ice_avro_schema *
         if (count == 0) {
             break;
         }
+        if (count == INT64_MIN) {
+            return FR_ECORRUPT; /* has no positive count */
+        }
         if (count < 0) {
             int64_t size;
             count = -count;
@@ -580,6 +583,10 @@ int ice_avro_read(const uint8_t *data, size_t len, struct ice_avro_file *file)
         }
         if (count == 0) {
             break;
+        }
+        if (count == INT64_MIN) {
+            rc = ice_err(FR_ECORRUPT, "avro metadata block count out of range");
+            goto cleanup;
         }
         if (count < 0) {
             int64_t size;

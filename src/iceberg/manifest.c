@@ -989,6 +989,12 @@ int ice_mlist_read(const uint8_t *data, size_t len, struct fr_ice_arena *arena,
                 const struct ice_avro_val *nan = ice_avro_field(ps, 518);
                 const struct ice_avro_val *lo = ice_avro_field(ps, 510);
                 const struct ice_avro_val *hi = ice_avro_field(ps, 511);
+                if ((cn && cn->kind != AV_BOOLEAN) || (nan && nan->kind != AV_BOOLEAN) ||
+                    (lo && lo->kind != AV_BYTES) || (hi && hi->kind != AV_BYTES)) {
+                    rc = ice_err(FR_ECORRUPT,
+                                 "manifest list row %u: partition summary of the wrong types", i);
+                    goto cleanup;
+                }
                 m->parts[p].contains_null = cn && cn->u.b;
                 m->parts[p].contains_nan = nan ? nan->u.b : -1;
                 if (lo) {

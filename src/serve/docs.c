@@ -95,7 +95,7 @@ int serve_read_snaps(struct fr_serve *srv, struct fr_stats_snap *snaps[FR_STATS_
         const struct fr_stats_snap *snap = snaps[s];
         fr_stats_set(srv->own, FR_STATS_STAGE_UP, (unsigned)s, fr_stats_snap_up(snap, now));
         fr_stats_set(srv->own, FR_STATS_STAGE_HEARTBEAT_AGE, (unsigned)s,
-                     snap->present ? (double)(now - snap->heartbeat_ms) / 1000.0 : NAN);
+                     snap->present ? ((double)now - (double)snap->heartbeat_ms) / 1000.0 : NAN);
         fr_stats_set(srv->own, FR_STATS_STAGE_START, (unsigned)s,
                      snap->present ? (double)snap->started_ms / 1000.0 : NAN);
     }
@@ -135,7 +135,7 @@ static int docs_stage(struct fr_serve *srv, const struct fr_stats_snap *snap,
     }
     if (rc == FR_OK) {
         rc = snap->present ? fr_buf_printf(out, ",\"heartbeat_age_seconds\":%.3f,",
-                                           (double)(now - snap->heartbeat_ms) / 1000.0)
+                                           ((double)now - (double)snap->heartbeat_ms) / 1000.0)
                            : fr_buf_puts(out, ",\"heartbeat_age_seconds\":null,");
     }
     if (rc == FR_OK) {

@@ -338,7 +338,7 @@ static int group_member_state(const struct fr_stats_group *g, int64_t now_ms, st
             }
             if (rc == FR_OK) {
                 double v = f == 0   ? (double)fr_stats_snap_up(s, now_ms)
-                           : f == 1 ? (double)(now_ms - s->heartbeat_ms) / 1000.0
+                           : f == 1 ? ((double)now_ms - (double)s->heartbeat_ms) / 1000.0
                                     : (double)s->started_ms / 1000.0;
                 rc = fr_stats_put_double(out, v, "NaN");
             }
@@ -440,7 +440,7 @@ int fr_stats_render_members_json(const struct fr_stats_group *g, int64_t now_ms,
                                (long long)s->pid, fr_stats_snap_up(s, now_ms) ? "true" : "false",
                                s->closed ? "true" : "false", (long long)s->started_ms,
                                (long long)s->heartbeat_ms,
-                               (double)(now_ms - s->heartbeat_ms) / 1000.0);
+                               ((double)now_ms - (double)s->heartbeat_ms) / 1000.0);
         }
         if (rc == FR_OK) {
             rc = fr_stats_render_json(s, out);

@@ -794,7 +794,8 @@ void fr_stats_snapshot(struct fr_stats *st, struct fr_stats_snap *snap)
 
 int fr_stats_snap_up(const struct fr_stats_snap *snap, int64_t now_ms)
 {
-    return snap->present && snap->alive && now_ms - snap->heartbeat_ms < FR_STATS_STALE_MS;
+    /* heartbeat_ms comes from a file: compared so that no value of it overflows */
+    return snap->present && snap->alive && snap->heartbeat_ms > now_ms - FR_STATS_STALE_MS;
 }
 
 uint64_t fr_stats_snap_counter(const struct fr_stats_snap *snap, enum fr_stats_id id,
