@@ -40,6 +40,7 @@
 #include "core/crc32c.h"
 #include "core/diag.h"
 #include "core/err.h"
+#include "core/progress.h"
 #include "ingest/decomp.h"
 #include "ingest/ingest.h"
 #include "kafka/kafka.h"
@@ -48,6 +49,7 @@
 
 #include <getopt.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -304,6 +306,8 @@ static int file_read_one(struct file_run *run, int i, int64_t from, struct fr_in
 {
     struct file_in *in = &run->in[i];
     struct fr_ingest_src *src = in->src;
+    struct fr_progress pg;
+    memset(&pg, 0, sizeof pg); /* ended at cleanup, started below */
     int rc;
     if (!src) {
         rc = fr_ingest_src_open(in->path, &src);
@@ -328,6 +332,13 @@ static int file_read_one(struct file_run *run, int i, int64_t from, struct fr_in
     lines->discarding = 0;
     lines->base = (uint64_t)from;
     int64_t next_status = fr_mono_ms() + run->conf->ingest_status_interval_s * 1000;
+    /* progress in bytes of the file: of its size for a plain file; a
+     * compressed file or a pipe shows the bytes read, without a total */
+    size_t pl = strlen(in->path);
+    bool plain = in->ident.size >= 0 && !(pl > 3 && strcmp(in->path + pl - 3, ".gz") == 0) &&
+                 !(pl > 4 && strcmp(in->path + pl - 4, ".zst") == 0);
+    fr_progress_start(&pg, "ingest", "bytes", plain ? (uint64_t)in->ident.size : 0);
+    uint64_t pos = (uint64_t)from;
     int eof = 0;
     while (!eof) {
         if (file_stop) {
@@ -343,6 +354,8 @@ static int file_read_one(struct file_run *run, int i, int64_t from, struct fr_in
         }
         fr_ingest_lines_added(lines, got);
         eof = got == 0;
+        pos += got;
+        fr_progress_tick(&pg, pos);
         struct fr_ingest_line line;
         while (fr_ingest_lines_next(lines, eof, &line) == 1) {
             rc = file_line(run, i, &line);
@@ -362,6 +375,7 @@ static int file_read_one(struct file_run *run, int i, int64_t from, struct fr_in
     rc = FR_OK;
 
 cleanup:
+    fr_progress_end(&pg);
     fr_ingest_src_close(src);
     return rc;
 }

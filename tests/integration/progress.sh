@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # progress.sh — progress of long work (issue 32 item 4, core/progress.h) on
 # real commands over a real lake: feed → ingest (20,000 events) on 127.0.0.1,
-# then `process --once`, `verify`, `rebuild` and `compact`.
+# then `process --once`, `verify`, `rebuild` and `compact`, and `ingest --file`
+# of a dumped feed.
 #   1. stderr not a terminal: progress lines "N of T UNIT (P%), R UNIT/s,
 #      ETA E" with N never going back, T for process = the records in the
 #      log, and a final "done, T UNIT in ..." line; `-q` prints none.
@@ -80,6 +81,13 @@ PY
 
 fr "${fast[@]}" process --once 2>process.log
 if check process.log process records "$total"; then ok "process --once: progress lines, total = the log's $total records"; else bad "process --once"; fi
+
+# ingest --file: bytes of a plain file, its size as the total
+"$BIN" feed --dump --synthetic --seed 9 --count 20000 >events.ndjson 2>dump.log
+size=$(stat -c %s events.ndjson)
+"$BIN" --data "$work/file-data" "${fast[@]}" ingest --file events.ndjson 2>file.log ||
+    { bad "ingest --file failed"; tail -3 file.log; }
+if check file.log ingest bytes "$size"; then ok "ingest --file: progress lines, total = the file's $size bytes"; else bad "ingest --file"; fi
 fr "${fast[@]}" verify >verify.out 2>verify.log || { bad "verify failed"; cat verify.out; }
 if check verify.log verify rows; then ok "verify: progress lines"; else bad "verify"; fi
 fr "${fast[@]}" rebuild >rebuild.out 2>rebuild.log
