@@ -18,9 +18,11 @@
 # and:
 #   - at least 1,000 epochs were committed (shards' and the finalizer's;
 #     the group runs on, committing idle epochs, until it has);
-#   - while it runs, the dashboard of a serve on the group's data directory,
-#     in Chromium, shows every shard and the finalizer up with epochs, and
-#     the group's figures (tests/browser/group_look.mjs);
+#   - before the instances stop, the dashboard of a serve on the group's
+#     data directory (up since the start), in Chromium, shows every shard and
+#     the finalizer up with epochs, the group's silver total, charts with the
+#     run's history and the group's trending topics
+#     (tests/browser/group_look.mjs);
 #   - `freshet verify` passes (over the bucket, through serve's catalog);
 #   - every table, downloaded from the bucket, equals row for row (DuckDB) a
 #     control built from the same topic on the embedded catalog and a local
@@ -133,6 +135,11 @@ consumed() {
         python3 -c 'import json,sys; d = json.load(sys.stdin); print(d.get("consumed", d["cut"].get("consumed")))' 2>/dev/null || echo -1
 }
 member; member; member
+# the dashboard: a serve on the group's data directory from the start, so
+# its chart history (ADR 0054) holds the run when Chromium opens it below
+"$BIN" "${group[@]}" serve --listen 127.0.0.1:0 >dash.out 2>dash.log & dash=$!; pids+=($dash)
+dash_url=$(url_of dash.out)
+[ -n "$dash_url" ] || fail "the dashboard's serve did not start"
 sleep 4
 kills=0; kinds=""
 stopped=0
@@ -180,16 +187,6 @@ echo "SIGKILLs: $kills ($(echo "$kinds" | tr ' ' '\n' | sort | uniq -c | awk '{p
 alive
 while [ "${#members[@]}" -lt 3 ]; do member; alive; done
 
-# ---- the group's dashboard in Chromium, while it runs -----------------------
-"$BIN" "${group[@]}" serve --listen 127.0.0.1:0 >dash.out 2>dash.log & dash=$!; pids+=($dash)
-dash_url=$(url_of dash.out)
-[ -n "$dash_url" ] || fail "the dashboard's serve did not start"
-look_rc=0
-node "$SRC/tests/browser/group_look.mjs" --url "${dash_url%/}/" --partitions 6 --wait-s 120 \
-    --out "${FR_BUILD_DIR:-$work}/browser-artifacts-reference" || look_rc=$?
-[ "$look_rc" = 0 ] || [ "$look_rc" = 77 ] || fail "the group's dashboard in Chromium"
-kill -TERM "$dash"; wait "$dash" || fail "the dashboard's serve did not exit cleanly"
-
 # ---- drain: the whole log consumed, and at least EPOCHS_MIN epochs ----------
 # (an idle shard commits an empty epoch every trigger: the lake's snapshots
 # and maintenance go on after the log is consumed)
@@ -200,6 +197,14 @@ for _ in $(seq 600); do # verify reads the whole bucket: not every second
     if [ "$(member_epochs)" -ge "$EPOCHS_MIN" ] && [ "$(consumed)" = "$total" ]; then done_=1; break; fi
 done
 [ "$done_" = 1 ] || fail "the group did not consume the log with $EPOCHS_MIN epochs (consumed $(consumed) of $total, $(member_epochs) epochs)"
+
+# ---- the group's dashboard in Chromium, while it still runs ------------------
+# (every member up, idle; the open topics window holds resolved edits)
+look_rc=0
+node "$SRC/tests/browser/group_look.mjs" --url "${dash_url%/}/" --partitions 6 --wait-s 180 --topics \
+    --out "${FR_BUILD_DIR:-$work}/browser-artifacts-reference" || look_rc=$?
+[ "$look_rc" = 0 ] || [ "$look_rc" = 77 ] || fail "the group's dashboard in Chromium"
+kill -TERM "$dash"; wait "$dash" || fail "the dashboard's serve did not exit cleanly"
 sleep 3
 for p in "${members[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
 for p in "${members[@]}"; do wait "$p" || fail "an instance did not exit cleanly on SIGTERM"; done
