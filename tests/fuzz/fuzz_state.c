@@ -46,9 +46,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* Never reached from a load or a save: link stubs for estage.c. */
 int fr_tw_topic(struct fr_tw *tw, const struct fr_topic_edit *e, const char *outcome,
-                const char *why, const char *item, const char *replay_id)
+                const char *why, const char *item, const struct fr_topic_label *label,
+                const char *replay_id)
 {
-    (void)tw, (void)e, (void)outcome, (void)why, (void)item, (void)replay_id;
+    (void)tw, (void)e, (void)outcome, (void)why, (void)item, (void)label, (void)replay_id;
     abort();
 }
 int fr_tw_gold_topics(struct fr_tw *tw, const struct fr_topic_row *row)
