@@ -1123,8 +1123,10 @@ static int run_epoch(struct proc_run *run, const struct fr_ck_range *range)
                 " gold_top_topics rows",
                 range->epoch, fr_estage_waiting(run->es), ec.resolved, ec.no_item, ec.failed,
                 ec.backlog, run->n.gold_topics);
-        if (run->shard < 0) { /* a shard's view would be partial (and shared) */
+        if (run->shard < 0) {
             fr_estage_publish(run->es, run->stats, run->conf->general_data_dir, range->epoch);
+        } else { /* its counters; the topics view would be partial (and shared) */
+            fr_estage_publish_stats(run->es, run->stats);
         }
     }
     stats_epoch(run, range->epoch, committed ? -1 : fr_mono_ms() - t0, t2 - t1);

@@ -829,8 +829,7 @@ void fr_topics_json_write(const char *data_dir, const struct fr_buf *doc, const 
     }
 }
 
-void fr_estage_publish(struct fr_estage *es, struct fr_stats *st, const char *data_dir,
-                       int64_t epoch)
+void fr_estage_publish_stats(struct fr_estage *es, struct fr_stats *st)
 {
     struct fr_enrich_stats cs;
     fr_enrich_stats_get(es->client, &cs);
@@ -842,9 +841,17 @@ void fr_estage_publish(struct fr_estage *es, struct fr_stats *st, const char *da
     fr_stats_set_counter(st, FR_STATS_PROC_ENRICH_CACHE_HITS, 0, (uint64_t)cs.cache_hits);
     fr_stats_set_counter(st, FR_STATS_PROC_ENRICH_CACHE_MISSES, 0, (uint64_t)cs.cache_misses);
     fr_stats_set_counter(st, FR_STATS_PROC_ENRICH_REQUESTS, 0, (uint64_t)cs.requests);
-    if (es->frontier != FR_PROC_WM_NONE) {
+    if (es->gold && es->frontier != FR_PROC_WM_NONE) { /* a shard settles no window */
         fr_stats_set(st, FR_STATS_PROC_ENRICH_FRONTIER, 0, (double)es->frontier / 1e6);
     }
+}
+
+void fr_estage_publish(struct fr_estage *es, struct fr_stats *st, const char *data_dir,
+                       int64_t epoch)
+{
+    fr_estage_publish_stats(es, st);
+    struct fr_enrich_stats cs;
+    fr_enrich_stats_get(es->client, &cs);
     char counts[512];
     snprintf(counts, sizeof counts,
              "{\"submitted\":%llu,\"resolved\":%llu,\"no_item\":%llu,\"failed\":%llu,"

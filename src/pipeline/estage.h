@@ -134,6 +134,10 @@ int64_t fr_estage_frontier(const struct fr_estage *es);
  * newest open window. Errors are logged, never fatal. */
 void fr_estage_publish(struct fr_estage *es, struct fr_stats *st, const char *data_dir,
                        int64_t epoch);
+/* The counters and gauges alone, into the caller's own stats file: what a
+ * scale-out shard publishes (serve sums the members'; the topics view is
+ * the finalizer's). */
+void fr_estage_publish_stats(struct fr_estage *es, struct fr_stats *st);
 /* The topics view document (docs/ENRICH.md "topics.json") of a topics
  * operator: the provisional top topics of its newest open window, the
  * frontier (FR_PROC_WM_NONE: null), and counts (a JSON object, or NULL:
