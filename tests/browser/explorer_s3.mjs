@@ -25,15 +25,9 @@ import fs from 'node:fs';
 import {createRequire} from 'node:module';
 import path from 'node:path';
 import {fileURLToPath, pathToFileURL} from 'node:url';
+import {CHROMIUM, launchOffline, log, waitFor} from './lib.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_FLAGS = [
-    '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync',
-    '--disable-default-apps', '--disable-extensions', '--metrics-recording-only',
-    '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost',
-];
 if (!fs.existsSync(CHROMIUM) || !fs.existsSync(path.join(here, 'node_modules/playwright-core'))) {
     console.log('skip: chromium or tests/browser/node_modules/playwright-core is missing');
     process.exit(77);
@@ -45,12 +39,9 @@ if (!base || !downloadedPath) {
 }
 const out = path.resolve(outArg || 'explorer-s3');
 fs.mkdirSync(out, {recursive: true});
-const {chromium} = await import('playwright-core');
 const interop = createRequire(path.join(here, '../interop/package.json'));
 const {DuckDBInstance} = await import(pathToFileURL(interop.resolve('@duckdb/node-api')).href);
 
-const t0 = Date.now();
-const log = msg => console.log(`[${((Date.now() - t0) / 1000).toFixed(1)}s] ${msg}`);
 let failures = 0;
 function check(ok, what, detail) {
     log(`${ok ? 'ok' : 'FAIL'}: ${what}${ok || detail === undefined ? '' : ` — ${JSON.stringify(detail)}`}`);
@@ -58,17 +49,6 @@ function check(ok, what, detail) {
         failures++;
     }
     return ok;
-}
-const sleep = ms => new Promise(r => setTimeout(r, ms));
-async function waitFor(what, fn, timeoutMs) {
-    const end = Date.now() + timeoutMs;
-    while (Date.now() < end) {
-        if (await fn()) {
-            return;
-        }
-        await sleep(200);
-    }
-    throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
 }
 
 // ---- the expected figures: DuckDB over the files downloaded from the bucket
@@ -94,23 +74,13 @@ const wantWiki = (await dc.runAndReadAll(PER_WIKI.replace('FROM silver_recentcha
 log(`DuckDB over the bucket's files: ${JSON.stringify(expected)}; ${wantWiki.length} (wiki, type) rows`);
 
 // ---- the browser, offline
-const offBox = [];
+let offBox = [];
 const lakeAnswers = {};
 let ctx = null;
 try {
-    const profile = fs.mkdtempSync(path.join(out, 'profile-'));
-    ctx = await chromium.launchPersistentContext(profile, {
-        executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS,
-        viewport: {width: 1440, height: 1000}, deviceScaleFactor: 1, timezoneId: 'UTC',
-    });
-    await ctx.route('**/*', route => {
-        const u = new URL(route.request().url());
-        if (u.protocol === 'data:' || u.protocol === 'blob:' || u.hostname === '127.0.0.1') {
-            return route.continue();
-        }
-        offBox.push(u.href);
-        return route.abort('blockedbyclient');
-    });
+    const browser = await launchOffline(out);
+    ctx = browser.ctx;
+    offBox = browser.offBox;
     const page = ctx.pages()[0] || (await ctx.newPage());
     const errors = [];
     page.on('pageerror', e => errors.push(`pageerror: ${e.message}`));
@@ -139,7 +109,7 @@ try {
         const n0 = await page.evaluate(() => window.freshetExplorer.state.queries);
         await action();
         await waitFor(what, () => page.evaluate(
-            n => window.freshetExplorer.state.queries > n || !document.querySelector('#error').hidden, n0), 60000);
+            n => window.freshetExplorer.state.queries > n || !document.querySelector('#error').hidden, n0), 60000, 200);
         const err = await page.evaluate(() => (document.querySelector('#error').hidden ? null
             : document.querySelector('#error').textContent));
         if (err) {
