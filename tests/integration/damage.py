@@ -32,6 +32,8 @@ import sys
 import tempfile
 import time
 
+from fr_testlib import exit_on_failures, remove_work, start_listening
+
 BIN = os.environ.get("FR_BINARY") or sys.exit("FR_BINARY must point at the freshet binary")
 TIMEOUT_S = 120
 RSS_BOUND_KIB = 256 * 1024
@@ -153,15 +155,9 @@ def build_lake(work):
 
 
 def ingest_file(work, data, path):
-    feed = subprocess.Popen([BIN, "feed", "--listen", "127.0.0.1:0", "--file", path, "--close-at-end"],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    feed, url = start_listening([BIN, "feed", "--listen", "127.0.0.1:0", "--file", path, "--close-at-end"],
+                                "feed", stderr=subprocess.DEVNULL)
     try:
-        url = None
-        for line in feed.stdout:
-            if line.startswith("listening"):
-                url = line.split()[1]
-                break
-        assert url, "feed did not start"
         log = os.path.join(work, "ingest.log")
         with open(log, "w") as lf:
             ing = subprocess.Popen([BIN, "--data", data, "--set", "ingest.stall_timeout_s=5",
@@ -320,15 +316,8 @@ def main():
                 os.unlink(pristine)
                 os.rename(pristine + ".keep", pristine)
     finally:
-        if os.environ.get("KEEP") == "1":
-            print("kept", work)
-        else:
-            shutil.rmtree(work, ignore_errors=True)
-    if failures:
-        print(f"{len(failures)} damage checks failed:")
-        for f in failures:
-            print("  " + f)
-        sys.exit(1)
+        remove_work(work)
+    exit_on_failures(failures, "damage checks")
     print("every damage case: the documented exit code, the file named, no crash, hang or RSS past the bound")
 
 
