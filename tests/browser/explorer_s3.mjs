@@ -25,13 +25,10 @@ import fs from 'node:fs';
 import {createRequire} from 'node:module';
 import path from 'node:path';
 import {fileURLToPath, pathToFileURL} from 'node:url';
-import {CHROMIUM, launchOffline, log, waitFor} from './lib.mjs';
+import {launchOffline, log, skipUnlessReady, waitFor} from './lib.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-if (!fs.existsSync(CHROMIUM) || !fs.existsSync(path.join(here, 'node_modules/playwright-core'))) {
-    console.log('skip: chromium or tests/browser/node_modules/playwright-core is missing');
-    process.exit(77);
-}
+skipUnlessReady(here);
 const [base, downloadedPath, outArg] = process.argv.slice(2);
 if (!base || !downloadedPath) {
     console.log('usage: node explorer_s3.mjs BASE DOWNLOADED_JSON [OUT_DIR]');
@@ -79,11 +76,8 @@ const lakeAnswers = {};
 let ctx = null;
 try {
     const browser = await launchOffline(out);
-    ctx = browser.ctx;
-    offBox = browser.offBox;
-    const page = ctx.pages()[0] || (await ctx.newPage());
-    const errors = [];
-    page.on('pageerror', e => errors.push(`pageerror: ${e.message}`));
+    ({ctx, offBox} = browser);
+    const {page, errors} = browser;
     // The worker's requests show on the context, not only on the page.
     ctx.on('response', r => {
         const u = new URL(r.url());

@@ -21,7 +21,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import {fileURLToPath} from 'node:url';
-import {CHROMIUM, launchOffline} from './lib.mjs';
+import {launchOffline, skipUnlessReady} from './lib.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const arg = name => {
@@ -36,20 +36,12 @@ if (!base || !parts || !out) {
     console.error('usage: node group_look.mjs --url BASE --partitions N --out DIR [--wait-s S]');
     process.exit(2);
 }
-if (!fs.existsSync(CHROMIUM)) {
-    console.log(`skip: ${CHROMIUM} is missing (scripts/setup.sh --test installs it)`);
-    process.exit(77);
-}
-if (!fs.existsSync(path.join(here, 'node_modules/playwright-core'))) {
-    console.log('skip: tests/browser/node_modules is missing (scripts/setup.sh --test)');
-    process.exit(77);
-}
+skipUnlessReady(here);
 fs.mkdirSync(out, {recursive: true});
 
-const {ctx, offBox: offsite, profile} = await launchOffline(out, {width: 1440, height: 1100});
+const {ctx, page, offBox: offsite, profile} = await launchOffline(out, {width: 1440, height: 1100});
 let code = 1;
 try {
-    const page = ctx.pages()[0] || await ctx.newPage();
     await page.goto(base, {waitUntil: 'load'});
     const look = () => page.evaluate(() => {
         const d = window.freshetDashboard;

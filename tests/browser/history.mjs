@@ -34,16 +34,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {fileURLToPath} from 'node:url';
 import {promisify} from 'node:util';
-import {CHROMIUM, launchOffline, log, stageRunner, waitFor} from './lib.mjs';
+import {launchOffline, log, skipUnlessReady, stageRunner, waitFor} from './lib.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const source = process.env.FR_SOURCE_DIR || path.resolve(here, '../..');
 const binary = process.env.FR_BINARY || path.join(source, 'build/release/freshet');
-
-function skip(why) {
-    console.log(`skip: ${why}`);
-    process.exit(77);
-}
 
 const args = {out: null, points: 60};
 for (let i = 2; i < process.argv.length; i += 2) {
@@ -60,18 +55,8 @@ for (let i = 2; i < process.argv.length; i += 2) {
 const buildDir = process.env.FR_BUILD_DIR || path.join(source, 'build/release');
 const out = path.resolve(args.out || path.join(buildDir, 'browser-artifacts-history'));
 
-if (!fs.existsSync(CHROMIUM)) {
-    skip(`${CHROMIUM} is missing (scripts/setup.sh --test installs Debian's chromium)`);
-}
-if (!fs.existsSync(path.join(here, 'node_modules/playwright-core'))) {
-    skip('tests/browser/node_modules is missing (scripts/setup.sh --test runs npm install there)');
-}
-if (!fs.existsSync(path.join(source, 'web/vendor/uplot/uPlot.esm.js'))) {
-    skip('web/vendor is missing (scripts/setup.sh runs scripts/web-setup.sh)');
-}
-if (!fs.existsSync(binary)) {
-    skip(`no freshet binary at ${binary}`);
-}
+skipUnlessReady(here, {source, vendor: ['web/vendor/uplot/uPlot.esm.js'], binary});
+
 let failures = 0;
 
 function check(ok, what, detail) {
@@ -202,11 +187,8 @@ async function main() {
     const gbase = `http://127.0.0.1:${(await listening('group-serve')).port}/`;
 
     const browser = await launchOffline(out);
-    ctx = browser.ctx;
-    offBox = browser.offBox;
-    const page = ctx.pages()[0] || (await ctx.newPage());
-    const errors = [];
-    page.on('pageerror', e => errors.push(`pageerror: ${e.message}`));
+    ({ctx, offBox} = browser);
+    const {page, errors} = browser;
 
     await historyChecks(page, base, 'single');
     const gs = await getJSON(`${gbase}api/v1/status`);

@@ -51,8 +51,9 @@ export async function waitFor(what, fn, timeoutMs = 30000, everyMs = 250) {
     throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
 }
 
-// Chromium in a fresh profile under dir, offline. Returns the context, the
-// list of requests that tried to leave 127.0.0.1 (aborted) and the count of
+// Chromium in a fresh profile under dir, offline. Returns the context, its
+// first page, the page's script errors (pageerror, as they come), the list
+// of requests that tried to leave 127.0.0.1 (aborted) and the count of
 // requests let through.
 export async function launchOffline(dir, viewport = {width: 1440, height: 1000}) {
     const {chromium} = await import('playwright-core');
@@ -72,7 +73,32 @@ export async function launchOffline(dir, viewport = {width: 1440, height: 1000})
         offBox.push(u.href);
         return route.abort('blockedbyclient');
     });
-    return {ctx, offBox, seen, profile};
+    const page = ctx.pages()[0] || (await ctx.newPage());
+    const errors = [];
+    page.on('pageerror', e => errors.push(`pageerror: ${e.message}`));
+    return {ctx, page, errors, offBox, seen, profile};
+}
+
+// Exit 77 (skip) when what a test needs is missing: Debian's chromium,
+// tests/browser/node_modules (playwright-core), the given web/vendor files
+// (paths under source), the freshet binary (when given).
+export function skipUnlessReady(here, {source = null, vendor = [], binary = null} = {}) {
+    const skip = why => {
+        console.log(`skip: ${why}`);
+        process.exit(77);
+    };
+    if (!fs.existsSync(CHROMIUM)) {
+        skip(`${CHROMIUM} is missing (scripts/setup.sh --test installs Debian's chromium)`);
+    }
+    if (!fs.existsSync(path.join(here, 'node_modules/playwright-core'))) {
+        skip('tests/browser/node_modules is missing (scripts/setup.sh --test runs npm install there)');
+    }
+    if (vendor.some(f => !fs.existsSync(path.join(source, f)))) {
+        skip('web/vendor is missing (scripts/setup.sh runs scripts/web-setup.sh)');
+    }
+    if (binary && !fs.existsSync(binary)) {
+        skip(`no freshet binary at ${binary}`);
+    }
 }
 
 // The freshet stages of one test: `binary --data DIR argv...`, stdout and

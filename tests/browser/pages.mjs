@@ -53,16 +53,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {fileURLToPath} from 'node:url';
 import {promisify} from 'node:util';
-import {CHROMIUM, launchOffline, log, sleep, stageRunner, waitFor} from './lib.mjs';
+import {launchOffline, log, skipUnlessReady, sleep, stageRunner, waitFor} from './lib.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const source = process.env.FR_SOURCE_DIR || path.resolve(here, '../..');
 const binary = process.env.FR_BINARY || path.join(source, 'build/release/freshet');
-
-function skip(why) {
-    console.log(`skip: ${why}`);
-    process.exit(77);
-}
 
 // ---------------------------------------------------------------- args
 
@@ -85,19 +80,9 @@ for (let i = 2; i < process.argv.length; i++) {
 const buildDir = process.env.FR_BUILD_DIR || path.join(source, 'build/release');
 const out = path.resolve(args.out || path.join(buildDir, 'browser-artifacts'));
 
-if (!fs.existsSync(CHROMIUM)) {
-    skip(`${CHROMIUM} is missing (scripts/setup.sh --test installs Debian's chromium)`);
-}
-if (!fs.existsSync(path.join(here, 'node_modules/playwright-core'))) {
-    skip('tests/browser/node_modules is missing (scripts/setup.sh --test runs npm install there)');
-}
-if (!fs.existsSync(path.join(source, 'web/vendor/uplot/uPlot.esm.js')) ||
-    !fs.existsSync(path.join(source, 'web/vendor/duckdb/duckdb-browser.mjs'))) {
-    skip('web/vendor is missing (scripts/setup.sh runs scripts/web-setup.sh)');
-}
-if (!fs.existsSync(binary)) {
-    skip(`no freshet binary at ${binary}`);
-}
+skipUnlessReady(here, {
+    source, vendor: ['web/vendor/uplot/uPlot.esm.js', 'web/vendor/duckdb/duckdb-browser.mjs'], binary,
+});
 // ------------------------------------------------------------- helpers
 
 let failures = 0;
@@ -172,12 +157,8 @@ async function main() {
 
     // 2. The browser, kept offline.
     const browser = await launchOffline(out);
-    ctx = browser.ctx;
-    offBox = browser.offBox;
-    seen = browser.seen;
-    const page = ctx.pages()[0] || (await ctx.newPage());
-    const consoleErrors = [];
-    page.on('pageerror', e => consoleErrors.push(`pageerror: ${e.message}`));
+    ({ctx, offBox, seen} = browser);
+    const {page, errors: consoleErrors} = browser;
     page.on('console', m => {
         if (m.type() === 'error') {
             consoleErrors.push(`console: ${m.text()}`);
