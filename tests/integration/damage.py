@@ -32,7 +32,7 @@ import sys
 import tempfile
 import time
 
-from fr_testlib import exit_on_failures, remove_work, start_listening
+from fr_testlib import exit_on_failures, first_lines, remove_work, start_listening, synthetic_events
 
 BIN = os.environ.get("FR_BINARY") or sys.exit("FR_BINARY must point at the freshet binary")
 TIMEOUT_S = 120
@@ -131,18 +131,10 @@ def flip_json_key(path, key):
 def build_lake(work):
     """Three epochs in the lake, 1,000 more records in the log."""
     ev = os.path.join(work, "ev.ndjson")
-    with open(ev, "wb") as f:
-        subprocess.run([BIN, "feed", "--dump", "--synthetic", "--seed", "5", "--count", "3000",
-                        "--start", "2026-11-01T00:00:00Z", "--event-rate", "8", "--dup-rate", "0.03",
-                        "--late-rate", "0.01", "--late-ms", "300000", "--malformed-rate", "0.01",
-                        "--malformed-kinds", "truncated,missing_wiki,namespace_string,type_invalid"],
-                       stdout=f, check=True)
+    synthetic_events(BIN, ev, 5, 3000, "--late-ms", "300000", "--malformed-rate", "0.01",
+                     "--malformed-kinds", "truncated,missing_wiki,namespace_string,type_invalid")
     first = os.path.join(work, "first.ndjson")
-    with open(ev, "rb") as src, open(first, "wb") as dst:
-        for i, line in enumerate(src):
-            if i == 2000:
-                break
-            dst.write(line)
+    first_lines(ev, first, 2000)
     data = os.path.join(work, "pristine")
     for part in (first, ev):  # the second run resumes after the first's last id
         ingest_file(work, data, part)

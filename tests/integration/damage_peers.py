@@ -33,7 +33,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import damage  # noqa: E402  (run, ingest_file, failures)
-from fr_testlib import exit_on_failures, port_of, remove_work, start_listening  # noqa: E402
+from fr_testlib import exit_on_failures, port_of, remove_work, start_listening, synthetic_events  # noqa: E402
 
 BIN = damage.BIN
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -59,11 +59,7 @@ def wait_port(port):
 
 def make_log(work, data):
     ev = os.path.join(work, "ev.ndjson")
-    with open(ev, "wb") as f:
-        subprocess.run([BIN, "feed", "--dump", "--synthetic", "--seed", "9", "--count", "2000",
-                        "--start", "2026-11-01T00:00:00Z", "--event-rate", "8", "--dup-rate", "0.03",
-                        "--late-rate", "0.01", "--malformed-rate", "0.01",
-                        "--malformed-kinds", "truncated,missing_wiki"], stdout=f, check=True)
+    synthetic_events(BIN, ev, 9, 2000, "--malformed-rate", "0.01", "--malformed-kinds", "truncated,missing_wiki")
     damage.ingest_file(work, data, ev)
 
 

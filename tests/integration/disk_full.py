@@ -41,7 +41,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import damage  # noqa: E402  (run, ingest_file, failures)
-from fr_testlib import exit_on_failures, remove_work, start_listening  # noqa: E402
+from fr_testlib import (exit_on_failures, first_lines, remove_work, start_listening,  # noqa: E402
+                        synthetic_events)
 
 BIN = damage.BIN
 MOUNT_BYTES = 48 << 20
@@ -123,18 +124,10 @@ def fill(mount, leave):
 def build(work, mount):
     """The log (3,000 events, oversize ones among them) and three starting points."""
     ev = os.path.join(work, "ev.ndjson")
-    with open(ev, "wb") as f:
-        subprocess.run([BIN, "feed", "--dump", "--synthetic", "--seed", "21", "--count", "3000",
-                        "--start", "2026-11-01T00:00:00Z", "--event-rate", "8", "--dup-rate", "0.03",
-                        "--late-rate", "0.01", "--malformed-rate", "0.02",
-                        "--malformed-kinds", "truncated,missing_wiki,oversize", "--oversize-bytes", "6000"],
-                       stdout=f, check=True)
+    synthetic_events(BIN, ev, 21, 3000, "--malformed-rate", "0.02",
+                     "--malformed-kinds", "truncated,missing_wiki,oversize", "--oversize-bytes", "6000")
     first = os.path.join(work, "first.ndjson")
-    with open(ev, "rb") as src, open(first, "wb") as dst:
-        for i, line in enumerate(src):
-            if i == 2000:
-                break
-            dst.write(line)
+    first_lines(ev, first, 2000)
     d = os.path.join(mount, "d")
     damage.ingest_file(work, d, first)
     damage.run(OLD + ["process", "--once"], d, 0, r"epoch 2:", label="setup")

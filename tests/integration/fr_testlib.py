@@ -33,6 +33,25 @@ def start_listening(cmd, what, **popen):
     return proc, url
 
 
+def synthetic_events(binary, path, seed, count, *extra):
+    """Write count synthetic events (feed --dump, seed, from 2026-11-01,
+    8 events/s of event time, 3% duplicates, 1% late; extra: more feed
+    options) to path as NDJSON."""
+    with open(path, "wb") as f:
+        subprocess.run([binary, "feed", "--dump", "--synthetic", "--seed", str(seed), "--count", str(count),
+                        "--start", "2026-11-01T00:00:00Z", "--event-rate", "8", "--dup-rate", "0.03",
+                        "--late-rate", "0.01", *extra], stdout=f, check=True)
+
+
+def first_lines(src, dst, n):
+    """Copy the first n lines of src to dst."""
+    with open(src, "rb") as s, open(dst, "wb") as d:
+        for i, line in enumerate(s):
+            if i == n:
+                break
+            d.write(line)
+
+
 def port_of(url):
     """The port of http://127.0.0.1:PORT[/...]."""
     return int(url.split("/")[2].rsplit(":", 1)[1])
