@@ -25,7 +25,7 @@ import fs from 'node:fs';
 import {createRequire} from 'node:module';
 import path from 'node:path';
 import {fileURLToPath, pathToFileURL} from 'node:url';
-import {launchOffline, log, skipUnlessReady, waitFor} from './lib.mjs';
+import {check, failures, launchOffline, log, skipUnlessReady, waitFor} from './lib.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 skipUnlessReady(here);
@@ -39,14 +39,6 @@ fs.mkdirSync(out, {recursive: true});
 const interop = createRequire(path.join(here, '../interop/package.json'));
 const {DuckDBInstance} = await import(pathToFileURL(interop.resolve('@duckdb/node-api')).href);
 
-let failures = 0;
-function check(ok, what, detail) {
-    log(`${ok ? 'ok' : 'FAIL'}: ${what}${ok || detail === undefined ? '' : ` — ${JSON.stringify(detail)}`}`);
-    if (!ok) {
-        failures++;
-    }
-    return ok;
-}
 
 // ---- the expected figures: DuckDB over the files downloaded from the bucket
 const downloaded = JSON.parse(fs.readFileSync(downloadedPath, 'utf8'));
@@ -141,5 +133,5 @@ try {
     }
 }
 check(offBox.length === 0, 'nothing was requested off the machine', offBox.slice(0, 5));
-log(failures ? `${failures} checks failed` : 'all checks passed');
-process.exit(failures ? 1 : 0);
+log(failures() ? `${failures()} checks failed` : 'all checks passed');
+process.exit(failures() ? 1 : 0);

@@ -34,7 +34,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {fileURLToPath} from 'node:url';
 import {promisify} from 'node:util';
-import {launchOffline, log, skipUnlessReady, stageRunner, waitFor} from './lib.mjs';
+import {check, fail, failures, launchOffline, log, skipUnlessReady, stageRunner, waitFor} from './lib.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const source = process.env.FR_SOURCE_DIR || path.resolve(here, '../..');
@@ -56,18 +56,6 @@ const buildDir = process.env.FR_BUILD_DIR || path.join(source, 'build/release');
 const out = path.resolve(args.out || path.join(buildDir, 'browser-artifacts-history'));
 
 skipUnlessReady(here, {source, vendor: ['web/vendor/uplot/uPlot.esm.js'], binary});
-
-let failures = 0;
-
-function check(ok, what, detail) {
-    if (ok) {
-        log(`ok: ${what}`);
-    } else {
-        failures++;
-        log(`FAIL: ${what}${detail === undefined ? '' : ` — ${JSON.stringify(detail)}`}`);
-    }
-    return ok;
-}
 
 fs.mkdirSync(out, {recursive: true});
 for (const f of fs.readdirSync(out)) {
@@ -214,8 +202,7 @@ let status = 0;
 try {
     await main();
 } catch (err) {
-    log(`FAIL: ${err.stack || err}`);
-    failures++;
+    fail(`${err.stack || err}`);
 }
 if (ctx) {
     await ctx.close().catch(() => {});
@@ -226,6 +213,6 @@ for (const name of [...stages.keys()].reverse()) {
         log(`note: ${name} exited ${JSON.stringify(e)}`);
     }
 }
-status = failures ? 1 : 0;
-log(`${failures ? 'FAIL' : 'PASS'}: ${failures} failure(s); artefacts in ${out}`);
+status = failures() ? 1 : 0;
+log(`${failures() ? 'FAIL' : 'PASS'}: ${failures()} failure(s); artefacts in ${out}`);
 process.exit(status);

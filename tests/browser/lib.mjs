@@ -31,6 +31,25 @@ const t0 = Date.now();
 // A line on stdout, stamped with the seconds since the test started.
 export const log = msg => console.log(`[${((Date.now() - t0) / 1000).toFixed(1)}s] ${msg}`);
 
+let failed = 0;
+// A failed check: counted (failures()) and logged.
+export function fail(msg) {
+    failed++;
+    log(`FAIL: ${msg}`);
+}
+// Log "ok: what" or count and log "FAIL: what — detail" (a string as is,
+// anything else as JSON). Returns ok.
+export function check(ok, what, detail) {
+    if (ok) {
+        log(`ok: ${what}`);
+    } else {
+        fail(`${what}${detail === undefined ? '' : ` — ${typeof detail === 'string' ? detail : JSON.stringify(detail)}`}`);
+    }
+    return ok;
+}
+// How many checks failed so far.
+export const failures = () => failed;
+
 // Calls fn every everyMs until it returns a truthy value (returned), for at
 // most timeoutMs; an exception from fn counts as "not yet" and its message
 // is given in the timeout's error.

@@ -53,7 +53,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {fileURLToPath} from 'node:url';
 import {promisify} from 'node:util';
-import {launchOffline, log, skipUnlessReady, sleep, stageRunner, waitFor} from './lib.mjs';
+import {
+    check, fail, failures, launchOffline, log, skipUnlessReady, sleep, stageRunner, waitFor,
+} from './lib.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const source = process.env.FR_SOURCE_DIR || path.resolve(here, '../..');
@@ -84,18 +86,6 @@ skipUnlessReady(here, {
     source, vendor: ['web/vendor/uplot/uPlot.esm.js', 'web/vendor/duckdb/duckdb-browser.mjs'], binary,
 });
 // ------------------------------------------------------------- helpers
-
-let failures = 0;
-
-function check(ok, what, detail) {
-    if (ok) {
-        log(`ok: ${what}`);
-    } else {
-        failures++;
-        log(`FAIL: ${what}${detail === undefined ? '' : ` — ${typeof detail === 'string' ? detail : JSON.stringify(detail)}`}`);
-    }
-    return ok;
-}
 
 fs.mkdirSync(out, {recursive: true});
 for (const f of fs.readdirSync(out)) {
@@ -605,8 +595,7 @@ let code = 0;
 try {
     await main();
 } catch (err) {
-    failures++;
-    log(`FAIL: ${err.stack || err}`);
+    fail(`${err.stack || err}`);
 } finally {
     if (ctx) {
         await ctx.close().catch(() => {});
@@ -621,14 +610,14 @@ try {
     }
     fs.writeFileSync(path.join(out, 'requests.json'), JSON.stringify({loopback: seen.loopback, offBox}, null, 2));
     check(offBox.length === 0, `no request left 127.0.0.1 (${seen.loopback} loopback requests)`, offBox.slice(0, 10));
-    code = failures ? 1 : 0;
-    if (!failures) {
+    code = failures() ? 1 : 0;
+    if (!failures()) {
         for (const f of fs.readdirSync(out)) {
             if (f.startsWith('data-') || f.startsWith('profile-')) {
                 fs.rmSync(path.join(out, f), {recursive: true, force: true});
             }
         }
     }
-    log(failures ? `${failures} check(s) failed; artefacts in ${out}` : `pass; screenshots in ${out}`);
+    log(failures() ? `${failures()} check(s) failed; artefacts in ${out}` : `pass; screenshots in ${out}`);
 }
 process.exit(code);
