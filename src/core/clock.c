@@ -1,6 +1,7 @@
 /*
  * clock.c — sleeping and RFC 3339 parsing/formatting without locale or
- * timezone state (days-from-civil arithmetic, proleptic Gregorian).
+ * timezone state (days-from-civil arithmetic, proleptic Gregorian), and
+ * the looser dates people type (a date alone, no zone: UTC).
  */
 #include "core/clock.h"
 
@@ -122,6 +123,28 @@ int fr_time_parse_rfc3339(const char *s, size_t len, int64_t *out_us)
     int64_t days = days_from_civil(y, mo, d);
     int64_t secs = days * 86400 + h * 3600 + mi * 60 + sec - offset_s;
     *out_us = secs * 1000000 + frac_us;
+    return FR_OK;
+}
+
+int fr_time_parse_date_ms(const char *s, int64_t *out_ms)
+{
+    size_t len = strlen(s);
+    if (len > 64) {
+        return FR_EINVAL;
+    }
+    char buf[80];
+    if (len == 10) { /* a date alone: midnight UTC */
+        snprintf(buf, sizeof buf, "%sT00:00:00Z", s);
+    } else if (len >= 19 && !strpbrk(s + 19, "Zz+-")) { /* no zone: UTC */
+        snprintf(buf, sizeof buf, "%sZ", s);
+    } else {
+        snprintf(buf, sizeof buf, "%s", s);
+    }
+    int64_t us;
+    if (fr_time_parse_rfc3339(buf, strlen(buf), &us) < 0) {
+        return FR_EINVAL;
+    }
+    *out_ms = us >= 0 ? us / 1000 : -((-us + 999) / 1000);
     return FR_OK;
 }
 

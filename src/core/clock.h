@@ -42,6 +42,11 @@ void fr_sleep_backoff(int attempt, int64_t base_ms, int max_shift);
  * second precision or up to 9 fraction digits) into Unix microseconds.
  * Returns FR_OK or FR_ERANGE / FR_EINVAL for a malformed text. */
 int fr_time_parse_rfc3339(const char *s, size_t len, int64_t *out_us);
+/* A date or date-time as people type it (ingest --since, the feed's
+ * ?since=) into Unix milliseconds, rounded down: "2026-10-05" is midnight
+ * UTC, "2026-10-05T13:42:02[.fff]" without a zone is UTC, anything else
+ * must be RFC 3339 (at most 64 bytes). FR_EINVAL for any other text. */
+int fr_time_parse_date_ms(const char *s, int64_t *out_ms);
 /* Format Unix microseconds as "YYYY-MM-DDTHH:MM:SS.mmmZ" (millisecond
  * precision, always 24 bytes plus NUL). */
 void fr_time_format_ms(int64_t us, char out[32]);

@@ -8,6 +8,7 @@
 
 #include "core/clock.h"
 #include "core/diag.h"
+#include "core/fmt.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -26,21 +27,6 @@ static int64_t progress_real_now(void *ctx)
 {
     (void)ctx;
     return fr_mono_ms();
-}
-
-/* 1234567 -> "1,234,567" */
-static void progress_num(char *out, size_t cap, uint64_t v)
-{
-    char digits[32];
-    int n = snprintf(digits, sizeof digits, "%" PRIu64, v);
-    size_t o = 0;
-    for (int i = 0; i < n && o + 2 < cap; i++) {
-        if (i > 0 && (n - i) % 3 == 0) {
-            out[o++] = ',';
-        }
-        out[o++] = digits[i];
-    }
-    out[o] = 0;
 }
 
 /* seconds -> "42s", "3m05s", "2h07m" */
@@ -62,13 +48,13 @@ void fr_progress_format(char *out, size_t cap, const char *unit, uint64_t done, 
     char d[32], t[32], r[32], eta[32];
     double secs = (double)elapsed_ms / 1000.0;
     double rate = secs > 0 ? (double)done / secs : 0;
-    progress_num(d, sizeof d, done);
-    progress_num(r, sizeof r, (uint64_t)(rate + 0.5));
+    fr_fmt_count(d, sizeof d, done);
+    fr_fmt_count(r, sizeof r, (uint64_t)(rate + 0.5));
     if (total == 0) {
         snprintf(out, cap, "%s %s, %s %s/s", d, unit, r, unit);
         return;
     }
-    progress_num(t, sizeof t, total);
+    fr_fmt_count(t, sizeof t, total);
     double pct = 100.0 * (double)done / (double)total;
     if (rate > 0) {
         progress_dur(eta, sizeof eta, (double)(total - (done < total ? done : total)) / rate);
@@ -151,8 +137,8 @@ void fr_progress_end(struct fr_progress *pg)
     int64_t el = pg->ops.now_ms(pg->ops.ctx) - pg->t0_ms;
     char d[32], r[32], dur[32], text[256];
     double secs = (double)el / 1000.0;
-    progress_num(d, sizeof d, pg->done);
-    progress_num(r, sizeof r, (uint64_t)(secs > 0 ? (double)pg->done / secs + 0.5 : 0));
+    fr_fmt_count(d, sizeof d, pg->done);
+    fr_fmt_count(r, sizeof r, (uint64_t)(secs > 0 ? (double)pg->done / secs + 0.5 : 0));
     progress_dur(dur, sizeof dur, secs);
     if (secs < 10) {
         snprintf(dur, sizeof dur, "%.1fs", secs);

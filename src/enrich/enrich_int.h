@@ -122,6 +122,15 @@ struct fr_enrich_reply {
     struct fr_enrich_reply_page pages[FR_ENRICH_REPLY_MAX];
 };
 
+struct fr_json_val;
+/* The top of any MediaWiki API answer body (pageprops and wbgetentities
+ * alike): one valid JSON object, into root. FR_OK: no "error" member.
+ * FR_EMAXLAG: the maxlag error; FR_EAPI: another error, its code in
+ * errcode[cap]; FR_EJSON: not such a body (or an error without a string
+ * code that fits). errcode is "" unless FR_EAPI or FR_EMAXLAG. */
+int fr_enrich_api_root(const char *body, size_t len, struct fr_json_val *root, char *errcode,
+                       size_t cap);
+
 /* Parse a formatversion=2 answer body. FR_OK: reply holds the pages and the
  * normalized list. FR_EMAXLAG: the maxlag error. FR_EAPI: another error
  * (errcode says which). FR_EJSON: not JSON, or not the shape of an answer

@@ -136,27 +136,10 @@ int fr_enrich_wiki_lang(const char *wiki, char out[FR_ENRICH_LANG_MAX + 1])
 
 int fr_enrich_labels_check(const char *body, size_t len, char *errcode, size_t cap)
 {
-    if (cap) {
-        errcode[0] = 0;
-    }
-    if (fr_json_validate(body, body + len) < 0) {
-        return FR_EJSON;
-    }
     struct fr_json_val root, v;
-    if (!fr_json_value(body, body + len, &root) || root.type != FR_JSON_OBJECT) {
-        return FR_EJSON;
-    }
-    int rc = fr_json_member(&root, "error", &v);
-    if (rc < 0) {
-        return FR_EJSON;
-    }
-    if (rc == 1) {
-        struct fr_json_val code;
-        if (v.type != FR_JSON_OBJECT || fr_json_member(&v, "code", &code) != 1 ||
-            code.type != FR_JSON_STRING || fr_json_cstr(&code, errcode, cap) < 0) {
-            return FR_EJSON;
-        }
-        return strcmp(errcode, "maxlag") == 0 ? FR_EMAXLAG : FR_EAPI;
+    int rc = fr_enrich_api_root(body, len, &root, errcode, cap);
+    if (rc != FR_OK) {
+        return rc;
     }
     rc = fr_json_member(&root, "entities", &v);
     return rc == 1 && v.type == FR_JSON_OBJECT ? FR_OK : FR_EJSON;

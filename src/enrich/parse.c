@@ -13,7 +13,9 @@
  *   {"error":{"code":"maxlag","info":"Waiting for …","lag":1.5,…}}  -> FR_EMAXLAG
  *   {"error":{"code":"<other>",…}}                                 -> FR_EAPI
  * The whole body must be one valid JSON value; anything else, or these
- * members with other types, is FR_EJSON. Pure functions; any thread.
+ * members with other types, is FR_EJSON. The top of the body (an object,
+ * the error member) is checked by fr_enrich_api_root, which label.c's
+ * wbgetentities answers share. Pure functions; any thread.
  */
 #include "enrich/enrich_int.h"
 
@@ -117,27 +119,39 @@ static int parse_page(const struct fr_json_val *pv, struct fr_enrich_reply_page 
     return FR_OK;
 }
 
-int fr_enrich_parse(const char *body, size_t len, struct fr_enrich_reply *reply)
+int fr_enrich_api_root(const char *body, size_t len, struct fr_json_val *root, char *errcode,
+                       size_t cap)
 {
-    reply->errcode[0] = 0;
-    reply->nnorm = reply->npages = 0;
+    if (cap) {
+        errcode[0] = 0;
+    }
     if (fr_json_validate(body, body + len) < 0) {
         return FR_EJSON;
     }
-    struct fr_json_val root, v;
-    if (!fr_json_value(body, body + len, &root) || root.type != FR_JSON_OBJECT) {
+    struct fr_json_val v;
+    if (!fr_json_value(body, body + len, root) || root->type != FR_JSON_OBJECT) {
         return FR_EJSON;
     }
-    int rc = fr_json_member(&root, "error", &v);
+    int rc = fr_json_member(root, "error", &v);
     if (rc < 0) {
         return FR_EJSON;
     }
     if (rc == 1) {
-        if (v.type != FR_JSON_OBJECT ||
-            parse_str(&v, "code", reply->errcode, sizeof reply->errcode) != 1) {
+        if (v.type != FR_JSON_OBJECT || parse_str(&v, "code", errcode, cap) != 1) {
             return FR_EJSON;
         }
-        return strcmp(reply->errcode, "maxlag") == 0 ? FR_EMAXLAG : FR_EAPI;
+        return strcmp(errcode, "maxlag") == 0 ? FR_EMAXLAG : FR_EAPI;
+    }
+    return FR_OK;
+}
+
+int fr_enrich_parse(const char *body, size_t len, struct fr_enrich_reply *reply)
+{
+    reply->nnorm = reply->npages = 0;
+    struct fr_json_val root;
+    int rc = fr_enrich_api_root(body, len, &root, reply->errcode, sizeof reply->errcode);
+    if (rc != FR_OK) {
+        return rc;
     }
     struct fr_json_val query;
     rc = fr_json_member(&root, "query", &query);

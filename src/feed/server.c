@@ -36,7 +36,6 @@
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -481,21 +480,6 @@ int fr_feed_listen_parse(const char *spec, char *host, size_t hostlen, int *port
     return FR_OK;
 }
 
-/* libmicrohttpd's own messages (e.g. a connection closed while a stream
- * was being generated, as happens at every stop) through freshet's logger,
- * at debug: they are about one connection, never about the feed. */
-static void server_mhd_log(void *cls, const char *fmt, va_list ap)
-{
-    (void)cls;
-    char msg[512];
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    size_t n = strlen(msg);
-    while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r')) {
-        msg[--n] = 0;
-    }
-    fr_debug("feed", "http: %s", msg);
-}
-
 int fr_feed_server_start(const struct fr_feed_stream *stream, struct fr_feed_truth *truth,
                          const char *listen, struct fr_feed_server **out, char *url, size_t urllen,
                          char *err, size_t errlen)
@@ -543,7 +527,7 @@ int fr_feed_server_start(const struct fr_feed_stream *stream, struct fr_feed_tru
         {MHD_OPTION_CONNECTION_LIMIT, (intptr_t)o->max_conns, NULL},
         {MHD_OPTION_CONNECTION_TIMEOUT, 0, NULL},
         {MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, NULL},
-        {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)server_mhd_log, srv},
+        {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)fr_mhd_log, (void *)"feed"},
         {MHD_OPTION_END, 0, NULL},
     }; /* MHD_OPTION_ARRAY's form (src/lazy/mhd.h) */
     srv->daemon = fr_mhd_start_daemon(flags, (uint16_t)port, NULL, NULL, server_access, srv,

@@ -573,19 +573,5 @@ int fr_feed_since_parse(const char *s, int64_t *ms)
         *ms = strtoll(s, NULL, 10);
         return FR_OK;
     }
-    char buf[80];
-    if (len == 10) { /* a date alone */
-        snprintf(buf, sizeof buf, "%sT00:00:00Z", s);
-    } else if (len >= 19 && !strpbrk(s + 19, "Zz+-")) { /* no zone: UTC */
-        snprintf(buf, sizeof buf, "%sZ", s);
-    } else {
-        snprintf(buf, sizeof buf, "%s", s);
-    }
-    int64_t us;
-    int rc = fr_time_parse_rfc3339(buf, strlen(buf), &us);
-    if (rc < 0) {
-        return FR_EINVAL;
-    }
-    *ms = us >= 0 ? us / 1000 : -((-us + 999) / 1000);
-    return FR_OK;
+    return fr_time_parse_date_ms(s, ms);
 }

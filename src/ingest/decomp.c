@@ -202,22 +202,35 @@ static int src_read_plain(struct fr_ingest_src *src, uint8_t *buf, size_t cap, s
     }
 }
 
+/* Compressed bytes for the decoder once raw is used up: 0 with bytes to
+ * decode, 1 at the end of the input between frames (members), FR_ETRUNC
+ * when it ends inside one (in_frame), FR_EIO on a read error. */
+static int src_refill(struct fr_ingest_src *src, int in_frame, const char *codec)
+{
+    if (src->raw_pos < src->raw_len) {
+        return 0;
+    }
+    int rc = src_fill(src);
+    if (rc < 0) {
+        return rc;
+    }
+    if (src->raw_pos == src->raw_len && src->raw_eof) {
+        if (in_frame) {
+            fr_error("ingest", "%s: the %s stream is truncated", src->path, codec);
+            return FR_ETRUNC;
+        }
+        return 1;
+    }
+    return 0;
+}
+
 static int src_read_gzip(struct fr_ingest_src *src, uint8_t *buf, size_t cap, size_t *n)
 {
     *n = 0;
     while (*n == 0) {
-        if (src->raw_pos == src->raw_len) {
-            int rc = src_fill(src);
-            if (rc < 0) {
-                return rc;
-            }
-            if (src->raw_pos == src->raw_len && src->raw_eof) {
-                if (src->z_member_open) {
-                    fr_error("ingest", "%s: the gzip stream is truncated", src->path);
-                    return FR_ETRUNC;
-                }
-                return FR_OK;
-            }
+        int rc = src_refill(src, src->z_member_open, "gzip");
+        if (rc != 0) {
+            return rc < 0 ? rc : FR_OK;
         }
         if (!src->z_member_open) {
             /* A new member (the first, or one concatenated after another). */
@@ -248,18 +261,9 @@ static int src_read_zstd(struct fr_ingest_src *src, uint8_t *buf, size_t cap, si
 {
     *n = 0;
     while (*n == 0) {
-        if (src->raw_pos == src->raw_len) {
-            int rc = src_fill(src);
-            if (rc < 0) {
-                return rc;
-            }
-            if (src->raw_pos == src->raw_len && src->raw_eof) {
-                if (src->zst_hint != 0) {
-                    fr_error("ingest", "%s: the zstd stream is truncated", src->path);
-                    return FR_ETRUNC;
-                }
-                return FR_OK;
-            }
+        int rc = src_refill(src, src->zst_hint != 0, "zstd");
+        if (rc != 0) {
+            return rc < 0 ? rc : FR_OK;
         }
         ZSTD_inBuffer in = {src->raw, src->raw_len, src->raw_pos};
         ZSTD_outBuffer outb = {buf, cap, 0};

@@ -10,7 +10,8 @@
  * A raw EventStreams capture (SSE frames) is read too: `data:` lines are
  * the events, the framing lines (event:, id:, retry:, comments) are skipped
  * and counted.
- * Records are keyed and partitioned like ingest.c's (wiki and title).
+ * Records are keyed and partitioned like ingest.c's (wiki and title:
+ * fr_ingest_partition, with the same log options, fr_ingest_log_opts).
  *
  * Position: every record carries the header `file_pos` (file.h): identity
  * of its file and the line's byte offset. Resume, at start (docs/adr/0047):
@@ -37,7 +38,6 @@
 #include "ingest/file.h"
 
 #include "core/clock.h"
-#include "core/crc32c.h"
 #include "core/diag.h"
 #include "core/err.h"
 #include "core/progress.h"
@@ -238,11 +238,7 @@ static int file_line(struct file_run *run, int file, const struct fr_ingest_line
         run->n.canaries++;
         return FR_OK;
     }
-    int32_t partition = 0;
-    if (run->conf->log_partitions > 1 && meta.key_len) {
-        partition =
-            (int32_t)(fr_crc32c(0, meta.key, meta.key_len) % (uint32_t)run->conf->log_partitions);
-    }
+    int32_t partition = fr_ingest_partition(run->conf, &meta);
     struct file_at at = {file, (int64_t)line->offset};
     if (partition < run->npos && file_at_le(at, run->pos[partition])) {
         run->n.already++;
@@ -424,20 +420,12 @@ int fr_ingest_file_run(struct fr_conf *conf, char *const *paths, int npaths, int
         }
     }
 
-    struct fr_log_opts lopts;
-    fr_log_opts_init(&lopts);
-    lopts.partitions = (int32_t)conf->log_partitions;
-    lopts.segment_bytes = conf->log_segment_bytes;
     /* Its own group commit (ingest.file_fsync_*): the unflushed bytes stay
      * in each partition's buffer until the fsync, so the buffer must hold a
      * whole commit; over all partitions, at most fsync_bytes are pending. */
-    lopts.fsync_interval_ms = conf->ingest_file_fsync_interval_ms;
-    lopts.fsync_bytes = conf->ingest_file_fsync_bytes;
-    lopts.retention_ms = conf->log_retention_hours * 3600 * 1000;
-    lopts.retention_bytes = conf->log_retention_bytes;
-    if (lopts.max_record_bytes < conf->ingest_max_event_bytes + 64 * 1024) {
-        lopts.max_record_bytes = conf->ingest_max_event_bytes + 64 * 1024;
-    }
+    struct fr_log_opts lopts;
+    fr_ingest_log_opts(conf, conf->ingest_file_fsync_interval_ms, conf->ingest_file_fsync_bytes,
+                       &lopts);
     if (lopts.write_buffer_bytes < lopts.fsync_bytes + lopts.max_record_bytes) {
         lopts.write_buffer_bytes = lopts.fsync_bytes + lopts.max_record_bytes;
     }

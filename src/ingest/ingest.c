@@ -343,11 +343,7 @@ static int ingest_on_event(void *arg, const struct fr_sse_event *ev)
     int rc = in->log_error;
     if (rc == FR_OK) {
         /* One page's events go to one partition, so they stay in order. */
-        int32_t partition = 0;
-        if (in->conf->log_partitions > 1 && meta.key_len) {
-            partition = (int32_t)(fr_crc32c(0, meta.key, meta.key_len) %
-                                  (uint32_t)in->conf->log_partitions);
-        }
+        int32_t partition = fr_ingest_partition(in->conf, &meta);
         int64_t offset;
         rc = fr_log_append(in->log, partition, &rec, &offset);
         if (rc == FR_OK) {
@@ -534,25 +530,7 @@ int fr_cmd_ingest(struct fr_conf *conf, int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
 
     struct fr_log_opts lopts;
-    fr_log_opts_init(&lopts);
-    lopts.partitions = (int32_t)conf->log_partitions;
-    lopts.segment_bytes = conf->log_segment_bytes;
-    lopts.fsync_interval_ms = conf->log_fsync_interval_ms;
-    lopts.fsync_bytes = conf->log_fsync_bytes;
-    lopts.retention_ms = conf->log_retention_hours * 3600 * 1000;
-    lopts.retention_bytes = conf->log_retention_bytes;
-    if (lopts.max_record_bytes < conf->ingest_max_event_bytes + 64 * 1024) {
-        lopts.max_record_bytes = conf->ingest_max_event_bytes + 64 * 1024;
-    }
-    if (lopts.max_record_bytes > FR_LOG_MAX_FRAME) {
-        lopts.max_record_bytes = FR_LOG_MAX_FRAME; /* ingest.max_event_bytes = its maximum */
-    }
-    /* The write buffer holds one whole record at least (the log refuses
-     * options where it cannot): ingest.max_event_bytes is allowed up to
-     * 64 MiB, past the default buffer. */
-    if (lopts.write_buffer_bytes < lopts.max_record_bytes) {
-        lopts.write_buffer_bytes = lopts.max_record_bytes;
-    }
+    fr_ingest_log_opts(conf, conf->log_fsync_interval_ms, conf->log_fsync_bytes, &lopts);
     rc = fr_kafka_backend_from_conf(conf, &lopts, &kafka);
     if (rc < 0) {
         goto cleanup;

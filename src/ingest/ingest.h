@@ -37,6 +37,19 @@ struct fr_ingest_meta {
 };
 void fr_ingest_extract(const char *json, size_t len, struct fr_ingest_meta *meta);
 
+/* The log partition of an event: its record key's CRC-32C modulo
+ * log.partitions (0 with one partition or no key), so one page's events
+ * go to one partition, in order. The same for every ingest path. */
+int32_t fr_ingest_partition(const struct fr_conf *conf, const struct fr_ingest_meta *meta);
+
+struct fr_log_opts;
+/* The log's options for an ingest writer, from conf (log.partitions,
+ * log.segment_bytes, log.retention_*) with the given group commit: records
+ * up to ingest.max_event_bytes plus 64 KiB for key and headers (at most
+ * FR_LOG_MAX_FRAME), a write buffer that holds one whole record. */
+void fr_ingest_log_opts(const struct fr_conf *conf, int64_t fsync_interval_ms, int64_t fsync_bytes,
+                        struct fr_log_opts *o);
+
 int fr_cmd_ingest(struct fr_conf *conf, int argc, char **argv);
 
 #endif

@@ -1,12 +1,16 @@
 /*
  * resume.c — the pure parts of ingest: rewriting the stored SSE id for a
- * resume, and pulling the few fields ingest needs out of an event.
+ * resume, pulling the few fields ingest needs out of an event, the event's
+ * partition and the log options, the same for the live stream (ingest.c)
+ * and recorded files (file.c).
  */
 #include "ingest/ingest.h"
 
 #include "core/clock.h"
+#include "core/crc32c.h"
 #include "core/err.h"
 #include "core/json.h"
+#include "log/log.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -128,5 +132,37 @@ void fr_ingest_extract(const char *json, size_t len, struct fr_ingest_meta *meta
             memcpy(meta->key + wl + 1, title.start, tl);
             meta->key_len = wl + 1 + tl;
         }
+    }
+}
+
+int32_t fr_ingest_partition(const struct fr_conf *conf, const struct fr_ingest_meta *meta)
+{
+    if (conf->log_partitions <= 1 || !meta->key_len) {
+        return 0;
+    }
+    return (int32_t)(fr_crc32c(0, meta->key, meta->key_len) % (uint32_t)conf->log_partitions);
+}
+
+void fr_ingest_log_opts(const struct fr_conf *conf, int64_t fsync_interval_ms, int64_t fsync_bytes,
+                        struct fr_log_opts *o)
+{
+    fr_log_opts_init(o);
+    o->partitions = (int32_t)conf->log_partitions;
+    o->segment_bytes = conf->log_segment_bytes;
+    o->fsync_interval_ms = fsync_interval_ms;
+    o->fsync_bytes = fsync_bytes;
+    o->retention_ms = conf->log_retention_hours * 3600 * 1000;
+    o->retention_bytes = conf->log_retention_bytes;
+    if (o->max_record_bytes < conf->ingest_max_event_bytes + 64 * 1024) {
+        o->max_record_bytes = conf->ingest_max_event_bytes + 64 * 1024;
+    }
+    if (o->max_record_bytes > FR_LOG_MAX_FRAME) {
+        o->max_record_bytes = FR_LOG_MAX_FRAME; /* ingest.max_event_bytes = its maximum */
+    }
+    /* The write buffer holds one whole record at least (the log refuses
+     * options where it cannot): ingest.max_event_bytes is allowed up to
+     * 64 MiB, past the default buffer. */
+    if (o->write_buffer_bytes < o->max_record_bytes) {
+        o->write_buffer_bytes = o->max_record_bytes;
     }
 }

@@ -102,20 +102,7 @@ int fr_ingest_since_parse(const char *s, int64_t now_ms, int64_t *out_ms)
         *out_ms = now_ms - back;
         return FR_OK;
     }
-    char buf[80];
-    if (len == 10) { /* a date alone: midnight UTC */
-        snprintf(buf, sizeof buf, "%sT00:00:00Z", s);
-    } else if (len >= 19 && !strpbrk(s + 19, "Zz+-")) { /* no zone: UTC */
-        snprintf(buf, sizeof buf, "%sZ", s);
-    } else {
-        snprintf(buf, sizeof buf, "%s", s);
-    }
-    int64_t us;
-    if (fr_time_parse_rfc3339(buf, strlen(buf), &us) < 0) {
-        return FR_EINVAL;
-    }
-    *out_ms = us >= 0 ? us / 1000 : -((-us + 999) / 1000);
-    return FR_OK;
+    return fr_time_parse_date_ms(s, out_ms);
 }
 
 /* ---- positions ------------------------------------------------------- */

@@ -1,13 +1,18 @@
 /*
  * mhd.c — libmicrohttpd, opened on first use (lazy.h, docs/adr/0027): only
- * `freshet serve` and `freshet feed --listen` need it.
+ * `freshet serve` and `freshet feed --listen` need it; and the logger both
+ * give their daemons (fr_mhd_log).
  *
  * The two info getters are variadic for historical reasons: no info type
  * freshet asks for reads an argument after the type, so none is passed on.
  */
 #include "lazy/mhd.h"
 
+#include "core/diag.h"
 #include "lazy/lazy.h"
+
+#include <stdio.h>
+#include <string.h>
 
 typedef const union MHD_ConnectionInfo *conn_info_t;
 typedef const union MHD_DaemonInfo *daemon_info_t;
@@ -78,4 +83,15 @@ struct MHD_Daemon *fr_mhd_start_daemon(unsigned int flags, uint16_t port,
     }
     return LAZY_FN(mhd_dl, MHD_start_daemon)(flags, port, apc, apc_cls, dh, dh_cls,
                                              MHD_OPTION_ARRAY, options, MHD_OPTION_END);
+}
+
+void fr_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    char msg[512];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    size_t n = strlen(msg);
+    while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r')) {
+        msg[--n] = 0;
+    }
+    fr_debug((const char *)cls, "http: %s", msg);
 }

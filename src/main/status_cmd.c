@@ -24,6 +24,7 @@
 #include "core/buf.h"
 #include "core/clock.h"
 #include "core/err.h"
+#include "core/fmt.h"
 #include "iceberg/iceberg.h"
 #include "iceberg/rest.h"
 #include "pipeline/lake.h"
@@ -164,45 +165,12 @@ static int status_read(struct fr_conf *conf, struct fr_lake *lake, int lake_open
 
 /* ----------------------------------------------------------- rendering */
 
-/* 1234567 -> "1,234,567" */
-static const char *fmt_count(char *out, size_t cap, uint64_t v)
-{
-    char digits[32];
-    int n = snprintf(digits, sizeof digits, "%" PRIu64, v);
-    size_t k = 0;
-    for (int i = 0; i < n && k + 2 < cap; i++) {
-        if (i && (n - i) % 3 == 0) {
-            out[k++] = ',';
-        }
-        out[k++] = digits[i];
-    }
-    out[k] = 0;
-    return out;
-}
-
 static const char *fmt_rate(char *out, size_t cap, double v)
 {
     if (isnan(v)) {
         snprintf(out, cap, "-");
     } else {
         snprintf(out, cap, v < 100 ? "%.1f" : "%.0f", v);
-    }
-    return out;
-}
-
-/* Seconds as "4.1 s", "2 m 05 s", "3 h 02 m"; "—" without a value. */
-static const char *fmt_age(char *out, size_t cap, double s)
-{
-    if (isnan(s)) {
-        snprintf(out, cap, "-");
-    } else if (s < 60) {
-        snprintf(out, cap, "%.1f s", s);
-    } else if (s < 3600) {
-        snprintf(out, cap, "%d m %02d s", (int)(s / 60), (int)fmod(s, 60));
-    } else if (s < 86400 * 3) {
-        snprintf(out, cap, "%d h %02d m", (int)(s / 3600), (int)fmod(s / 60, 60));
-    } else {
-        snprintf(out, cap, "%.0f d", s / 86400);
     }
     return out;
 }
@@ -242,7 +210,7 @@ static void status_text(FILE *out, const struct fr_conf *conf, const struct stat
         }
         double age = (double)(s->now_ms - s->stage[i].started_ms) / 1000.0;
         if (s->stage[i].up) {
-            fmt_age(b, sizeof b, age);
+            fr_fmt_age(b, sizeof b, age, true);
         } else {
             snprintf(b, sizeof b, "stopped");
         }
@@ -266,7 +234,7 @@ static void status_text(FILE *out, const struct fr_conf *conf, const struct stat
             }
             int up = fr_stats_snap_up(ms, now);
             if (up) {
-                fmt_age(b, sizeof b, (double)(now - ms->started_ms) / 1000.0);
+                fr_fmt_age(b, sizeof b, (double)(now - ms->started_ms) / 1000.0, true);
             } else {
                 snprintf(b, sizeof b, "stopped");
             }
@@ -278,14 +246,15 @@ static void status_text(FILE *out, const struct fr_conf *conf, const struct stat
         }
     }
     fprintf(out, "\nfreshness %s   watermark lag %s   offsets behind %s   epochs %s\n",
-            fmt_age(a, sizeof a, s->freshness_s), fmt_age(b, sizeof b, s->watermark_lag_s),
-            isnan(s->offsets_behind) ? "-" : fmt_count(c, sizeof c, (uint64_t)s->offsets_behind),
-            fmt_count((char[32]){0}, 32, s->epochs));
-    fprintf(out, "events %s   records %s   silver %s\n", fmt_count(a, sizeof a, s->events),
-            fmt_count(b, sizeof b, s->records), fmt_count(c, sizeof c, s->silver));
+            fr_fmt_age(a, sizeof a, s->freshness_s, true),
+            fr_fmt_age(b, sizeof b, s->watermark_lag_s, true),
+            isnan(s->offsets_behind) ? "-" : fr_fmt_count(c, sizeof c, (uint64_t)s->offsets_behind),
+            fr_fmt_count((char[32]){0}, 32, s->epochs));
+    fprintf(out, "events %s   records %s   silver %s\n", fr_fmt_count(a, sizeof a, s->events),
+            fr_fmt_count(b, sizeof b, s->records), fr_fmt_count(c, sizeof c, s->silver));
     fprintf(out, "duplicates %s   late %s   dead letters %s\n",
-            fmt_count(a, sizeof a, s->duplicates), fmt_count(b, sizeof b, s->late),
-            fmt_count(c, sizeof c, s->dlq));
+            fr_fmt_count(a, sizeof a, s->duplicates), fr_fmt_count(b, sizeof b, s->late),
+            fr_fmt_count(c, sizeof c, s->dlq));
 
     fprintf(out, "\n");
     if (v->lake == 0) {
@@ -304,7 +273,7 @@ static void status_text(FILE *out, const struct fr_conf *conf, const struct stat
             continue;
         }
         fprintf(out, "%-28s %14s %8" PRId64 " %12s\n", t->name,
-                fmt_count(a, sizeof a, (uint64_t)t->rows), t->files,
+                fr_fmt_count(a, sizeof a, (uint64_t)t->rows), t->files,
                 fmt_bytes(b, sizeof b, t->bytes));
     }
     fprintf(out, "catalog %s\n", v->catalog);

@@ -20,6 +20,7 @@
 
 #include "core/clock.h"
 #include "core/diag.h"
+#include "core/fmt.h"
 #include "stats/stats.h"
 
 #include <inttypes.h>
@@ -75,35 +76,6 @@ static const char *term_rate(char *out, size_t cap, double v, const char *unit)
     return out;
 }
 
-static const char *term_age(char *out, size_t cap, double s)
-{
-    if (isnan(s)) {
-        snprintf(out, cap, "-");
-    } else if (s < 60) {
-        snprintf(out, cap, "%.1f s", s);
-    } else if (s < 3600) {
-        snprintf(out, cap, "%d m %02d s", (int)(s / 60), (int)fmod(s, 60));
-    } else {
-        snprintf(out, cap, "%d h %02d m", (int)(s / 3600), (int)fmod(s / 60, 60));
-    }
-    return out;
-}
-
-static const char *term_count(char *out, size_t cap, uint64_t v)
-{
-    char digits[32];
-    int n = snprintf(digits, sizeof digits, "%" PRIu64, v);
-    size_t k = 0;
-    for (int i = 0; i < n && k + 2 < cap; i++) {
-        if (i && (n - i) % 3 == 0) {
-            out[k++] = ',';
-        }
-        out[k++] = digits[i];
-    }
-    out[k] = 0;
-    return out;
-}
-
 void fr_term_status(struct fr_term *t, const struct fr_conf *conf)
 {
     struct fr_stats_snap *snaps = calloc(2, sizeof *snaps);
@@ -128,18 +100,18 @@ void fr_term_status(struct fr_term *t, const struct fr_conf *conf)
     if (isnan(s.offsets_behind)) {
         snprintf(behind, sizeof behind, "-");
     } else {
-        term_count(behind, sizeof behind, (uint64_t)s.offsets_behind);
+        fr_fmt_count(behind, sizeof behind, (uint64_t)s.offsets_behind);
     }
     fr_diag(s.stage[0].up && s.stage[1].up ? FR_DIAG_INFO : FR_DIAG_WARN, t->cmd,
             "ingest %s %s · process %s %s · freshness %s · watermark lag %s · behind %s · "
             "%s events: %s silver, %s duplicates, %s late, %s dead letters",
             s.stage[0].up ? "up" : "DOWN", term_rate(in, sizeof in, s.events_rate, "ev"),
             s.stage[1].up ? "up" : "DOWN", term_rate(out, sizeof out, s.records_rate, "rec"),
-            term_age(fresh, sizeof fresh, s.freshness_s),
-            term_age(lag, sizeof lag, s.watermark_lag_s), behind,
-            term_count(ev, sizeof ev, s.events), term_count(sil, sizeof sil, s.silver),
-            term_count(dup, sizeof dup, s.duplicates), term_count(late, sizeof late, s.late),
-            term_count(dlq, sizeof dlq, s.dlq));
+            fr_fmt_age(fresh, sizeof fresh, s.freshness_s, false),
+            fr_fmt_age(lag, sizeof lag, s.watermark_lag_s, false), behind,
+            fr_fmt_count(ev, sizeof ev, s.events), fr_fmt_count(sil, sizeof sil, s.silver),
+            fr_fmt_count(dup, sizeof dup, s.duplicates), fr_fmt_count(late, sizeof late, s.late),
+            fr_fmt_count(dlq, sizeof dlq, s.dlq));
 }
 
 void fr_term_free(struct fr_term *t)

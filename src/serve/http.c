@@ -354,18 +354,6 @@ static void serve_completed(void *cls, struct MHD_Connection *conn, void **con_c
     *con_cls = NULL;
 }
 
-static void serve_mhd_log(void *cls, const char *fmt, va_list ap)
-{
-    (void)cls;
-    char msg[512];
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    size_t n = strlen(msg);
-    while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r')) {
-        msg[--n] = 0;
-    }
-    fr_debug("serve", "http: %s", msg);
-}
-
 /* -------------------------------------------------------- start / stop */
 
 /* "host:port" or "[v6]:port" into a socket address. */
@@ -494,7 +482,7 @@ int fr_serve_start(const struct fr_serve_opts *opts, struct fr_serve **out)
          (intptr_t)(opts->request_max_bytes ? opts->request_max_bytes : 32768), NULL},
         {MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)serve_uri_cb, srv},
         {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)serve_completed, srv},
-        {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)serve_mhd_log, srv},
+        {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)fr_mhd_log, (void *)"serve"},
         {MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, NULL},
         {MHD_OPTION_END, 0, NULL},
     };

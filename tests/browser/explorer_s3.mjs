@@ -25,19 +25,10 @@ import fs from 'node:fs';
 import {createRequire} from 'node:module';
 import path from 'node:path';
 import {fileURLToPath, pathToFileURL} from 'node:url';
+import {check, failures, launchOffline, log, skipUnlessReady, waitFor} from './lib.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_FLAGS = [
-    '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync',
-    '--disable-default-apps', '--disable-extensions', '--metrics-recording-only',
-    '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost',
-];
-if (!fs.existsSync(CHROMIUM) || !fs.existsSync(path.join(here, 'node_modules/playwright-core'))) {
-    console.log('skip: chromium or tests/browser/node_modules/playwright-core is missing');
-    process.exit(77);
-}
+skipUnlessReady(here);
 const [base, downloadedPath, outArg] = process.argv.slice(2);
 if (!base || !downloadedPath) {
     console.log('usage: node explorer_s3.mjs BASE DOWNLOADED_JSON [OUT_DIR]');
@@ -45,31 +36,9 @@ if (!base || !downloadedPath) {
 }
 const out = path.resolve(outArg || 'explorer-s3');
 fs.mkdirSync(out, {recursive: true});
-const {chromium} = await import('playwright-core');
 const interop = createRequire(path.join(here, '../interop/package.json'));
 const {DuckDBInstance} = await import(pathToFileURL(interop.resolve('@duckdb/node-api')).href);
 
-const t0 = Date.now();
-const log = msg => console.log(`[${((Date.now() - t0) / 1000).toFixed(1)}s] ${msg}`);
-let failures = 0;
-function check(ok, what, detail) {
-    log(`${ok ? 'ok' : 'FAIL'}: ${what}${ok || detail === undefined ? '' : ` — ${JSON.stringify(detail)}`}`);
-    if (!ok) {
-        failures++;
-    }
-    return ok;
-}
-const sleep = ms => new Promise(r => setTimeout(r, ms));
-async function waitFor(what, fn, timeoutMs) {
-    const end = Date.now() + timeoutMs;
-    while (Date.now() < end) {
-        if (await fn()) {
-            return;
-        }
-        await sleep(200);
-    }
-    throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-}
 
 // ---- the expected figures: DuckDB over the files downloaded from the bucket
 const downloaded = JSON.parse(fs.readFileSync(downloadedPath, 'utf8'));
@@ -94,26 +63,13 @@ const wantWiki = (await dc.runAndReadAll(PER_WIKI.replace('FROM silver_recentcha
 log(`DuckDB over the bucket's files: ${JSON.stringify(expected)}; ${wantWiki.length} (wiki, type) rows`);
 
 // ---- the browser, offline
-const offBox = [];
+let offBox = [];
 const lakeAnswers = {};
 let ctx = null;
 try {
-    const profile = fs.mkdtempSync(path.join(out, 'profile-'));
-    ctx = await chromium.launchPersistentContext(profile, {
-        executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS,
-        viewport: {width: 1440, height: 1000}, deviceScaleFactor: 1, timezoneId: 'UTC',
-    });
-    await ctx.route('**/*', route => {
-        const u = new URL(route.request().url());
-        if (u.protocol === 'data:' || u.protocol === 'blob:' || u.hostname === '127.0.0.1') {
-            return route.continue();
-        }
-        offBox.push(u.href);
-        return route.abort('blockedbyclient');
-    });
-    const page = ctx.pages()[0] || (await ctx.newPage());
-    const errors = [];
-    page.on('pageerror', e => errors.push(`pageerror: ${e.message}`));
+    const browser = await launchOffline(out);
+    ({ctx, offBox} = browser);
+    const {page, errors} = browser;
     // The worker's requests show on the context, not only on the page.
     ctx.on('response', r => {
         const u = new URL(r.url());
@@ -139,7 +95,7 @@ try {
         const n0 = await page.evaluate(() => window.freshetExplorer.state.queries);
         await action();
         await waitFor(what, () => page.evaluate(
-            n => window.freshetExplorer.state.queries > n || !document.querySelector('#error').hidden, n0), 60000);
+            n => window.freshetExplorer.state.queries > n || !document.querySelector('#error').hidden, n0), 60000, 200);
         const err = await page.evaluate(() => (document.querySelector('#error').hidden ? null
             : document.querySelector('#error').textContent));
         if (err) {
@@ -177,5 +133,5 @@ try {
     }
 }
 check(offBox.length === 0, 'nothing was requested off the machine', offBox.slice(0, 5));
-log(failures ? `${failures} checks failed` : 'all checks passed');
-process.exit(failures ? 1 : 0);
+log(failures() ? `${failures()} checks failed` : 'all checks passed');
+process.exit(failures() ? 1 : 0);

@@ -25,6 +25,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import {fileURLToPath} from 'node:url';
+import {launchOffline, skipUnlessReady} from './lib.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const arg = name => {
@@ -40,37 +41,12 @@ if (!base || !parts || !out) {
     console.error('usage: node group_look.mjs --url BASE --partitions N --out DIR [--wait-s S]');
     process.exit(2);
 }
-const CHROMIUM = '/usr/bin/chromium';
-if (!fs.existsSync(CHROMIUM)) {
-    console.log(`skip: ${CHROMIUM} is missing (scripts/setup.sh --test installs it)`);
-    process.exit(77);
-}
-if (!fs.existsSync(path.join(here, 'node_modules/playwright-core'))) {
-    console.log('skip: tests/browser/node_modules is missing (scripts/setup.sh --test)');
-    process.exit(77);
-}
-const {chromium} = await import('playwright-core');
+skipUnlessReady(here);
 fs.mkdirSync(out, {recursive: true});
 
-const offsite = [];
-const profile = fs.mkdtempSync(path.join(out, 'profile-'));
-const ctx = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM, headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-           '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    viewport: {width: 1440, height: 1100}, timezoneId: 'UTC',
-});
+const {ctx, page, offBox: offsite, profile} = await launchOffline(out, {width: 1440, height: 1100});
 let code = 1;
 try {
-    await ctx.route('**/*', route => {
-        const u = new URL(route.request().url());
-        if (u.hostname !== '127.0.0.1') {
-            offsite.push(u.href);
-            return route.abort();
-        }
-        return route.continue();
-    });
-    const page = ctx.pages()[0] || await ctx.newPage();
     await page.goto(base, {waitUntil: 'load'});
     const look = () => page.evaluate(() => {
         const d = window.freshetDashboard;

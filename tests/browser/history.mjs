@@ -29,27 +29,16 @@
 // Environment (set by fr_add_script_test): FR_BINARY, FR_SOURCE_DIR,
 // FR_BUILD_DIR. Exit 0 pass, 1 fail, 77 skip (no chromium, node_modules or
 // web/vendor).
-import {spawn, execFile} from 'node:child_process';
+import {execFile} from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import {fileURLToPath} from 'node:url';
 import {promisify} from 'node:util';
+import {check, fail, failures, launchOffline, log, skipUnlessReady, stageRunner, waitFor} from './lib.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const source = process.env.FR_SOURCE_DIR || path.resolve(here, '../..');
 const binary = process.env.FR_BINARY || path.join(source, 'build/release/freshet');
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_FLAGS = [
-    '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync',
-    '--disable-default-apps', '--disable-extensions', '--metrics-recording-only',
-    '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost',
-];
-
-function skip(why) {
-    console.log(`skip: ${why}`);
-    process.exit(77);
-}
 
 const args = {out: null, points: 60};
 for (let i = 2; i < process.argv.length; i += 2) {
@@ -66,102 +55,14 @@ for (let i = 2; i < process.argv.length; i += 2) {
 const buildDir = process.env.FR_BUILD_DIR || path.join(source, 'build/release');
 const out = path.resolve(args.out || path.join(buildDir, 'browser-artifacts-history'));
 
-if (!fs.existsSync(CHROMIUM)) {
-    skip(`${CHROMIUM} is missing (scripts/setup.sh --test installs Debian's chromium)`);
-}
-if (!fs.existsSync(path.join(here, 'node_modules/playwright-core'))) {
-    skip('tests/browser/node_modules is missing (scripts/setup.sh --test runs npm install there)');
-}
-if (!fs.existsSync(path.join(source, 'web/vendor/uplot/uPlot.esm.js'))) {
-    skip('web/vendor is missing (scripts/setup.sh runs scripts/web-setup.sh)');
-}
-if (!fs.existsSync(binary)) {
-    skip(`no freshet binary at ${binary}`);
-}
-const {chromium} = await import('playwright-core');
-
-const sleep = ms => new Promise(r => setTimeout(r, ms));
-const t0 = Date.now();
-const log = msg => console.log(`[${((Date.now() - t0) / 1000).toFixed(1)}s] ${msg}`);
-let failures = 0;
-
-function check(ok, what, detail) {
-    if (ok) {
-        log(`ok: ${what}`);
-    } else {
-        failures++;
-        log(`FAIL: ${what}${detail === undefined ? '' : ` — ${JSON.stringify(detail)}`}`);
-    }
-    return ok;
-}
-
-async function waitFor(what, fn, timeoutMs = 30000, everyMs = 250) {
-    const end = Date.now() + timeoutMs;
-    let last;
-    while (Date.now() < end) {
-        try {
-            last = await fn();
-            if (last) {
-                return last;
-            }
-        } catch (err) {
-            last = err;
-        }
-        await sleep(everyMs);
-    }
-    throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
-}
+skipUnlessReady(here, {source, vendor: ['web/vendor/uplot/uPlot.esm.js'], binary});
 
 fs.mkdirSync(out, {recursive: true});
 for (const f of fs.readdirSync(out)) {
     fs.rmSync(path.join(out, f), {recursive: true, force: true});
 }
 
-const stages = new Map();
-
-function startStage(name, argv, dataDir) {
-    const logFile = path.join(out, `${name}.log`);
-    const fd = fs.openSync(logFile, 'a');
-    const child = spawn(binary, ['--data', dataDir, ...argv], {stdio: ['ignore', 'pipe', fd]});
-    const st = {name, child, stdout: '', exited: null};
-    child.stdout.on('data', b => {
-        st.stdout += b;
-        fs.appendFileSync(logFile, b);
-    });
-    child.on('exit', (code, sig) => {
-        st.exited = {code, sig};
-    });
-    fs.closeSync(fd);
-    stages.set(name, st);
-    log(`started ${name} (pid ${child.pid}): freshet ${argv.join(' ')}`);
-    return st;
-}
-
-async function stopStage(name) {
-    const st = stages.get(name);
-    if (!st || st.exited) {
-        return st ? st.exited : null;
-    }
-    st.child.kill('SIGINT');
-    try {
-        await waitFor(`${name} to exit`, () => st.exited, 20000, 50);
-    } catch {
-        st.child.kill('SIGKILL');
-        await waitFor(`${name} to die`, () => st.exited, 5000, 50);
-    }
-    return st.exited;
-}
-
-async function listening(name) {
-    const st = stages.get(name);
-    const m = await waitFor(`${name} to listen`, () => {
-        if (st.exited) {
-            throw new Error(`${name} exited ${JSON.stringify(st.exited)} (see ${name}.log)`);
-        }
-        return /listening (http:\/\/\S+)/.exec(st.stdout);
-    }, 20000, 50);
-    return new URL(m[1]);
-}
+const {stages, startStage, stopStage, listening} = stageRunner(binary, out);
 
 async function getJSON(url) {
     const res = await fetch(url, {cache: 'no-store'});
@@ -253,7 +154,7 @@ async function historyChecks(page, base, label) {
 
 const execFileP = promisify(execFile);
 let ctx = null;
-const offBox = [];
+let offBox = [];
 
 async function main() {
     const single = fs.mkdtempSync(path.join(out, 'data-single-'));
@@ -273,22 +174,9 @@ async function main() {
     const base = `http://127.0.0.1:${(await listening('serve')).port}/`;
     const gbase = `http://127.0.0.1:${(await listening('group-serve')).port}/`;
 
-    const profile = fs.mkdtempSync(path.join(out, 'profile-'));
-    ctx = await chromium.launchPersistentContext(profile, {
-        executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS,
-        viewport: {width: 1440, height: 1000}, deviceScaleFactor: 1, timezoneId: 'UTC',
-    });
-    await ctx.route('**/*', route => {
-        const u = new URL(route.request().url());
-        if (u.protocol === 'data:' || u.protocol === 'blob:' || u.hostname === '127.0.0.1') {
-            return route.continue();
-        }
-        offBox.push(u.href);
-        return route.abort('blockedbyclient');
-    });
-    const page = ctx.pages()[0] || (await ctx.newPage());
-    const errors = [];
-    page.on('pageerror', e => errors.push(`pageerror: ${e.message}`));
+    const browser = await launchOffline(out);
+    ({ctx, offBox} = browser);
+    const {page, errors} = browser;
 
     await historyChecks(page, base, 'single');
     const gs = await getJSON(`${gbase}api/v1/status`);
@@ -314,8 +202,7 @@ let status = 0;
 try {
     await main();
 } catch (err) {
-    log(`FAIL: ${err.stack || err}`);
-    failures++;
+    fail(`${err.stack || err}`);
 }
 if (ctx) {
     await ctx.close().catch(() => {});
@@ -326,6 +213,6 @@ for (const name of [...stages.keys()].reverse()) {
         log(`note: ${name} exited ${JSON.stringify(e)}`);
     }
 }
-status = failures ? 1 : 0;
-log(`${failures ? 'FAIL' : 'PASS'}: ${failures} failure(s); artefacts in ${out}`);
+status = failures() ? 1 : 0;
+log(`${failures() ? 'FAIL' : 'PASS'}: ${failures()} failure(s); artefacts in ${out}`);
 process.exit(status);

@@ -48,27 +48,18 @@
 // --readme-shot also writes the dashboard's screenshot there (docs/img/).
 //
 // Exit 0 pass, 1 fail, 77 skip (no chromium, no node_modules, no web/vendor).
-import {spawn, execFile} from 'node:child_process';
+import {execFile} from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import {fileURLToPath} from 'node:url';
 import {promisify} from 'node:util';
+import {
+    check, fail, failures, launchOffline, log, skipUnlessReady, sleep, stageRunner, waitFor,
+} from './lib.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const source = process.env.FR_SOURCE_DIR || path.resolve(here, '../..');
 const binary = process.env.FR_BINARY || path.join(source, 'build/release/freshet');
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_FLAGS = [
-    '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync',
-    '--disable-default-apps', '--disable-extensions', '--metrics-recording-only',
-    '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost',
-];
-
-function skip(why) {
-    console.log(`skip: ${why}`);
-    process.exit(77);
-}
 
 // ---------------------------------------------------------------- args
 
@@ -91,54 +82,10 @@ for (let i = 2; i < process.argv.length; i++) {
 const buildDir = process.env.FR_BUILD_DIR || path.join(source, 'build/release');
 const out = path.resolve(args.out || path.join(buildDir, 'browser-artifacts'));
 
-if (!fs.existsSync(CHROMIUM)) {
-    skip(`${CHROMIUM} is missing (scripts/setup.sh --test installs Debian's chromium)`);
-}
-if (!fs.existsSync(path.join(here, 'node_modules/playwright-core'))) {
-    skip('tests/browser/node_modules is missing (scripts/setup.sh --test runs npm install there)');
-}
-if (!fs.existsSync(path.join(source, 'web/vendor/uplot/uPlot.esm.js')) ||
-    !fs.existsSync(path.join(source, 'web/vendor/duckdb/duckdb-browser.mjs'))) {
-    skip('web/vendor is missing (scripts/setup.sh runs scripts/web-setup.sh)');
-}
-if (!fs.existsSync(binary)) {
-    skip(`no freshet binary at ${binary}`);
-}
-const {chromium} = await import('playwright-core');
-
+skipUnlessReady(here, {
+    source, vendor: ['web/vendor/uplot/uPlot.esm.js', 'web/vendor/duckdb/duckdb-browser.mjs'], binary,
+});
 // ------------------------------------------------------------- helpers
-
-const sleep = ms => new Promise(r => setTimeout(r, ms));
-const t0 = Date.now();
-const log = msg => console.log(`[${((Date.now() - t0) / 1000).toFixed(1)}s] ${msg}`);
-let failures = 0;
-
-function check(ok, what, detail) {
-    if (ok) {
-        log(`ok: ${what}`);
-    } else {
-        failures++;
-        log(`FAIL: ${what}${detail === undefined ? '' : ` — ${typeof detail === 'string' ? detail : JSON.stringify(detail)}`}`);
-    }
-    return ok;
-}
-
-async function waitFor(what, fn, timeoutMs = 30000, everyMs = 250) {
-    const end = Date.now() + timeoutMs;
-    let last;
-    while (Date.now() < end) {
-        try {
-            last = await fn();
-            if (last) {
-                return last;
-            }
-        } catch (err) {
-            last = err;
-        }
-        await sleep(everyMs);
-    }
-    throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
-}
 
 fs.mkdirSync(out, {recursive: true});
 for (const f of fs.readdirSync(out)) {
@@ -147,54 +94,7 @@ for (const f of fs.readdirSync(out)) {
 const data = fs.mkdtempSync(path.join(out, 'data-'));
 
 // The stages. Each is a child process of this script, stopped by its pid.
-const stages = new Map();
-
-function startStage(name, argv, dataDir = data) {
-    const logFile = path.join(out, `${name}.log`);
-    const fd = fs.openSync(logFile, 'a');
-    const child = spawn(binary, ['--data', dataDir, ...argv], {stdio: ['ignore', 'pipe', fd]});
-    const st = {name, child, stdout: '', exited: null};
-    child.stdout.on('data', b => {
-        st.stdout += b;
-        fs.appendFileSync(logFile, b);
-    });
-    child.on('exit', (code, sig) => {
-        st.exited = {code, sig};
-    });
-    fs.closeSync(fd);
-    stages.set(name, st);
-    log(`started ${name} (pid ${child.pid}): freshet ${argv.join(' ')}`);
-    return st;
-}
-
-async function stopStage(name, signal = 'SIGINT') {
-    const st = stages.get(name);
-    if (!st || st.exited) {
-        return st ? st.exited : null;
-    }
-    st.child.kill(signal);
-    try {
-        await waitFor(`${name} to exit`, () => st.exited, 20000, 50);
-    } catch {
-        log(`${name} did not stop on ${signal}; SIGKILL pid ${st.child.pid}`);
-        st.child.kill('SIGKILL');
-        await waitFor(`${name} to die`, () => st.exited, 5000, 50);
-    }
-    log(`stopped ${name}: ${JSON.stringify(st.exited)}`);
-    return st.exited;
-}
-
-// The URL a stage prints as "listening URL" on its first stdout line.
-async function listening(name) {
-    const st = stages.get(name);
-    const m = await waitFor(`${name} to listen`, () => {
-        if (st.exited) {
-            throw new Error(`${name} exited ${JSON.stringify(st.exited)} (see ${name}.log)`);
-        }
-        return /listening (http:\/\/\S+)/.exec(st.stdout);
-    }, 20000, 50);
-    return new URL(m[1]);
-}
+const {stages, startStage, stopStage, listening} = stageRunner(binary, out, data);
 
 async function getJSON(url) {
     const res = await fetch(url, {cache: 'no-store'});
@@ -221,8 +121,8 @@ async function verifyJson() {
 // ---------------------------------------------------------------- run
 
 let ctx = null;
-const offBox = [];
-const seen = {loopback: 0};
+let offBox = [];
+let seen = {loopback: 0};
 let serveAddr = null;
 
 async function main() {
@@ -246,23 +146,9 @@ async function main() {
     }, 60000, 500);
 
     // 2. The browser, kept offline.
-    const profile = fs.mkdtempSync(path.join(out, 'profile-'));
-    ctx = await chromium.launchPersistentContext(profile, {
-        executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS,
-        viewport: {width: 1440, height: 1000}, deviceScaleFactor: 1, timezoneId: 'UTC',
-    });
-    await ctx.route('**/*', route => {
-        const u = new URL(route.request().url());
-        if (u.protocol === 'data:' || u.protocol === 'blob:' || u.hostname === '127.0.0.1') {
-            seen.loopback++;
-            return route.continue();
-        }
-        offBox.push(u.href);
-        return route.abort('blockedbyclient');
-    });
-    const page = ctx.pages()[0] || (await ctx.newPage());
-    const consoleErrors = [];
-    page.on('pageerror', e => consoleErrors.push(`pageerror: ${e.message}`));
+    const browser = await launchOffline(out);
+    ({ctx, offBox, seen} = browser);
+    const {page, errors: consoleErrors} = browser;
     page.on('console', m => {
         if (m.type() === 'error') {
             consoleErrors.push(`console: ${m.text()}`);
@@ -709,8 +595,7 @@ let code = 0;
 try {
     await main();
 } catch (err) {
-    failures++;
-    log(`FAIL: ${err.stack || err}`);
+    fail(`${err.stack || err}`);
 } finally {
     if (ctx) {
         await ctx.close().catch(() => {});
@@ -725,14 +610,14 @@ try {
     }
     fs.writeFileSync(path.join(out, 'requests.json'), JSON.stringify({loopback: seen.loopback, offBox}, null, 2));
     check(offBox.length === 0, `no request left 127.0.0.1 (${seen.loopback} loopback requests)`, offBox.slice(0, 10));
-    code = failures ? 1 : 0;
-    if (!failures) {
+    code = failures() ? 1 : 0;
+    if (!failures()) {
         for (const f of fs.readdirSync(out)) {
             if (f.startsWith('data-') || f.startsWith('profile-')) {
                 fs.rmSync(path.join(out, f), {recursive: true, force: true});
             }
         }
     }
-    log(failures ? `${failures} check(s) failed; artefacts in ${out}` : `pass; screenshots in ${out}`);
+    log(failures() ? `${failures()} check(s) failed; artefacts in ${out}` : `pass; screenshots in ${out}`);
 }
 process.exit(code);

@@ -32,6 +32,8 @@ import sys
 import tempfile
 import time
 
+from fr_testlib import exit_on_failures, first_lines, remove_work, start_listening, synthetic_events
+
 BIN = os.environ.get("FR_BINARY") or sys.exit("FR_BINARY must point at the freshet binary")
 TIMEOUT_S = 120
 RSS_BOUND_KIB = 256 * 1024
@@ -129,18 +131,10 @@ def flip_json_key(path, key):
 def build_lake(work):
     """Three epochs in the lake, 1,000 more records in the log."""
     ev = os.path.join(work, "ev.ndjson")
-    with open(ev, "wb") as f:
-        subprocess.run([BIN, "feed", "--dump", "--synthetic", "--seed", "5", "--count", "3000",
-                        "--start", "2026-11-01T00:00:00Z", "--event-rate", "8", "--dup-rate", "0.03",
-                        "--late-rate", "0.01", "--late-ms", "300000", "--malformed-rate", "0.01",
-                        "--malformed-kinds", "truncated,missing_wiki,namespace_string,type_invalid"],
-                       stdout=f, check=True)
+    synthetic_events(BIN, ev, 5, 3000, "--late-ms", "300000", "--malformed-rate", "0.01",
+                     "--malformed-kinds", "truncated,missing_wiki,namespace_string,type_invalid")
     first = os.path.join(work, "first.ndjson")
-    with open(ev, "rb") as src, open(first, "wb") as dst:
-        for i, line in enumerate(src):
-            if i == 2000:
-                break
-            dst.write(line)
+    first_lines(ev, first, 2000)
     data = os.path.join(work, "pristine")
     for part in (first, ev):  # the second run resumes after the first's last id
         ingest_file(work, data, part)
@@ -153,15 +147,9 @@ def build_lake(work):
 
 
 def ingest_file(work, data, path):
-    feed = subprocess.Popen([BIN, "feed", "--listen", "127.0.0.1:0", "--file", path, "--close-at-end"],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    feed, url = start_listening([BIN, "feed", "--listen", "127.0.0.1:0", "--file", path, "--close-at-end"],
+                                "feed", stderr=subprocess.DEVNULL)
     try:
-        url = None
-        for line in feed.stdout:
-            if line.startswith("listening"):
-                url = line.split()[1]
-                break
-        assert url, "feed did not start"
         log = os.path.join(work, "ingest.log")
         with open(log, "w") as lf:
             ing = subprocess.Popen([BIN, "--data", data, "--set", "ingest.stall_timeout_s=5",
@@ -320,15 +308,8 @@ def main():
                 os.unlink(pristine)
                 os.rename(pristine + ".keep", pristine)
     finally:
-        if os.environ.get("KEEP") == "1":
-            print("kept", work)
-        else:
-            shutil.rmtree(work, ignore_errors=True)
-    if failures:
-        print(f"{len(failures)} damage checks failed:")
-        for f in failures:
-            print("  " + f)
-        sys.exit(1)
+        remove_work(work)
+    exit_on_failures(failures, "damage checks")
     print("every damage case: the documented exit code, the file named, no crash, hang or RSS past the bound")
 
 

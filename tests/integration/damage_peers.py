@@ -22,7 +22,6 @@ import http.server
 import json
 import os
 import random
-import shutil
 import socket
 import socketserver
 import subprocess
@@ -34,6 +33,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import damage  # noqa: E402  (run, ingest_file, failures)
+from fr_testlib import exit_on_failures, port_of, remove_work, start_listening, synthetic_events  # noqa: E402
 
 BIN = damage.BIN
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -59,11 +59,7 @@ def wait_port(port):
 
 def make_log(work, data):
     ev = os.path.join(work, "ev.ndjson")
-    with open(ev, "wb") as f:
-        subprocess.run([BIN, "feed", "--dump", "--synthetic", "--seed", "9", "--count", "2000",
-                        "--start", "2026-11-01T00:00:00Z", "--event-rate", "8", "--dup-rate", "0.03",
-                        "--late-rate", "0.01", "--malformed-rate", "0.01",
-                        "--malformed-kinds", "truncated,missing_wiki"], stdout=f, check=True)
+    synthetic_events(BIN, ev, 9, 2000, "--malformed-rate", "0.01", "--malformed-kinds", "truncated,missing_wiki")
     damage.ingest_file(work, data, ev)
 
 
@@ -197,16 +193,10 @@ def rest_cases(work, procs):
     make_log(work, data)
     token = "damage-token"
     env = dict(os.environ, FRESHET_SERVE_API_TOKEN=token)
-    serve = subprocess.Popen([BIN, "--data", data, "serve", "--listen", "127.0.0.1:0"],
-                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+    serve, base = start_listening([BIN, "--data", data, "serve", "--listen", "127.0.0.1:0"], "serve",
+                                  stderr=subprocess.DEVNULL, env=env)
     procs.append(serve)
-    base = None
-    for line in serve.stdout:
-        if line.startswith("listening"):
-            base = line.split()[1].rstrip("/")
-            break
-    assert base, "serve did not start"
-    Hostile.upstream = int(base.rsplit(":", 1)[1])
+    Hostile.upstream = port_of(base)
     srv = Server(("127.0.0.1", 0), Hostile)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     hport = srv.server_address[1]
@@ -248,15 +238,8 @@ def main():
                 p.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 p.kill()
-        if os.environ.get("KEEP") == "1":
-            print("kept", work)
-        else:
-            shutil.rmtree(work, ignore_errors=True)
-    if damage.failures:
-        print(f"{len(damage.failures)} hostile-peer checks failed:")
-        for f in damage.failures:
-            print("  " + f)
-        sys.exit(1)
+        remove_work(work)
+    exit_on_failures(damage.failures, "hostile-peer checks")
     print("every hostile peer: exit 1, the peer named, no crash, hang or RSS past the bound")
 
 

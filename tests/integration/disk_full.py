@@ -41,6 +41,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import damage  # noqa: E402  (run, ingest_file, failures)
+from fr_testlib import (exit_on_failures, first_lines, remove_work, start_listening,  # noqa: E402
+                        synthetic_events)
 
 BIN = damage.BIN
 MOUNT_BYTES = 48 << 20
@@ -122,18 +124,10 @@ def fill(mount, leave):
 def build(work, mount):
     """The log (3,000 events, oversize ones among them) and three starting points."""
     ev = os.path.join(work, "ev.ndjson")
-    with open(ev, "wb") as f:
-        subprocess.run([BIN, "feed", "--dump", "--synthetic", "--seed", "21", "--count", "3000",
-                        "--start", "2026-11-01T00:00:00Z", "--event-rate", "8", "--dup-rate", "0.03",
-                        "--late-rate", "0.01", "--malformed-rate", "0.02",
-                        "--malformed-kinds", "truncated,missing_wiki,oversize", "--oversize-bytes", "6000"],
-                       stdout=f, check=True)
+    synthetic_events(BIN, ev, 21, 3000, "--malformed-rate", "0.02",
+                     "--malformed-kinds", "truncated,missing_wiki,oversize", "--oversize-bytes", "6000")
     first = os.path.join(work, "first.ndjson")
-    with open(ev, "rb") as src, open(first, "wb") as dst:
-        for i, line in enumerate(src):
-            if i == 2000:
-                break
-            dst.write(line)
+    first_lines(ev, first, 2000)
     d = os.path.join(mount, "d")
     damage.ingest_file(work, d, first)
     damage.run(OLD + ["process", "--once"], d, 0, r"epoch 2:", label="setup")
@@ -158,15 +152,9 @@ STAGES = [  # name, starting point, settings, command, pattern of a success
 def feed_ingest(work, data, events, tag):
     """Serve events (closing at the end) and run ingest until the stream
     ends or ingest exits. Returns (exit code or None if it was stopped, log text)."""
-    feed = subprocess.Popen([BIN, "feed", "--listen", "127.0.0.1:0", "--file", events, "--close-at-end"],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    feed, url = start_listening([BIN, "feed", "--listen", "127.0.0.1:0", "--file", events, "--close-at-end"],
+                                "feed", stderr=subprocess.DEVNULL)
     try:
-        url = None
-        for line in feed.stdout:
-            if line.startswith("listening"):
-                url = line.split()[1]
-                break
-        assert url, "feed did not start"
         logf = os.path.join(work, f"ingest-{tag}.log")
         with open(logf, "w") as lf:
             ing = subprocess.Popen([BIN, "--data", data, "--set", "ingest.stall_timeout_s=5",
@@ -310,15 +298,8 @@ def main():
                     print(f"ok   {label}: resumed; the lake equals the control's")
     finally:
         sh("umount", "-l", mount)
-        if os.environ.get("KEEP") == "1":
-            print("kept", work)
-        else:
-            shutil.rmtree(work, ignore_errors=True)
-    if damage.failures:
-        print(f"{len(damage.failures)} disk-full checks failed:")
-        for f in damage.failures:
-            print("  " + f)
-        sys.exit(1)
+        remove_work(work)
+    exit_on_failures(damage.failures, "disk-full checks")
     if stops == 0:
         print("no run hit the full disk: the test proves nothing")
         sys.exit(1)

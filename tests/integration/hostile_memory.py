@@ -31,7 +31,8 @@ import sys
 import tempfile
 import threading
 import time
-import shutil
+
+from fr_testlib import exit_on_failures, port_of, remove_work, start_listening, stop
 
 BIN = os.environ.get("FR_BINARY") or sys.exit("FR_BINARY must point at the freshet binary")
 MIB = 1 << 20
@@ -265,33 +266,18 @@ def main():
         for mode in serve_modes:  # a fresh serve per case: its peak is the case's
             data = os.path.join(work, "serve")
             os.makedirs(data, exist_ok=True)
-            srv = subprocess.Popen([BIN, "--data", data, "--set", "serve.timeout_s=3", "serve", "--listen",
-                                    "127.0.0.1:0"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-            port = None
-            for line in srv.stdout:
-                if line.startswith("listening"):
-                    port = int(line.split()[1].rstrip("/").rsplit(":", 1)[1])
-                    break
-            assert port, "serve did not start"
+            srv, url = start_listening([BIN, "--data", data, "--set", "serve.timeout_s=3", "serve", "--listen",
+                                        "127.0.0.1:0"], "serve", stderr=subprocess.DEVNULL)
             try:
-                serve_case(work, mode, data, port, srv.pid)
+                serve_case(work, mode, data, port_of(url), srv.pid)
             finally:
-                srv.send_signal(signal.SIGTERM)
-                try:
-                    srv.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    srv.kill()
-                    srv.wait()
+                stop(srv)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        remove_work(work)
     if out_json:
         with open(out_json, "w") as f:
             json.dump({"peak_rss_kib": figures, "bounds_kib": BOUNDS_KIB}, f, indent=1)
-    if failures:
-        print(f"{len(failures)} hostile-peer memory checks failed:")
-        for f in failures:
-            print("  " + f)
-        sys.exit(1)
+    exit_on_failures(failures, "hostile-peer memory checks")
     print("every hostile peer: freshet's peak RSS stayed under its bound and it kept working")
 
 

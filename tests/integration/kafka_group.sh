@@ -99,14 +99,7 @@ log_end() {
 }
 "$BIN" "${common[@]}" ingest --source "$url" 2>ingest.log &
 ing_pid=$!
-prev=-1; still=0
-for _ in $(seq 240); do
-    sleep 0.5
-    end=$(log_end)
-    if [ "$end" = "$prev" ] && [ "$end" -gt 0 ]; then still=$((still + 1)); else still=0; fi
-    prev=$end
-    [ "$still" -ge 4 ] && break
-done
+log_settle 240
 kill -TERM "$ing_pid"; wait "$ing_pid" || { echo "FAIL: ingest did not exit cleanly"; tail -5 ingest.log; exit 1; }
 ing_pid=""
 kill -TERM "$feed_pid"; wait "$feed_pid" || true

@@ -6,6 +6,10 @@
 #       does not come up
 #   mock COMMAND...   one command through its control FIFO; exits 1 unless
 #       it answers ok
+#   log_settle TRIES   wait for ingest to have written what the feed had:
+#       calls the caller's log_end (the log's total end offset, -1 when it
+#       cannot be read) every 0.5 s until it is above 0 and the same four
+#       looks in a row, at most TRIES looks
 
 mock_start() {
     local bin=$1; shift
@@ -24,4 +28,15 @@ mock() {
     local reply; reply=$(tail -1 mock.out)
     [ "$reply" = ok ] || { echo "mock: $* -> $reply"; exit 1; }
     echo "mock: $*"
+}
+
+log_settle() {
+    local prev=-1 still=0 end
+    for _ in $(seq "$1"); do
+        sleep 0.5
+        end=$(log_end)
+        if [ "$end" = "$prev" ] && [ "$end" -gt 0 ]; then still=$((still + 1)); else still=0; fi
+        prev=$end
+        [ "$still" -ge 4 ] && break
+    done
 }

@@ -199,14 +199,7 @@ echo "instance 1 rejoined: $(grep 'group: assigned' member1.log | tail -1 | sed 
 # 5. Stop the stream, then drain.
 kill -TERM "$feed_pid"; wait "$feed_pid" || true
 feed_pid=""
-prev=-1; still=0
-for _ in $(seq 360); do
-    sleep 0.5
-    end=$(log_end)
-    if [ "$end" = "$prev" ] && [ "$end" -gt 0 ]; then still=$((still + 1)); else still=0; fi
-    prev=$end
-    [ "$still" -ge 4 ] && break
-done
+log_settle 360
 kill -TERM "$ing_pid"; wait "$ing_pid" || { echo "FAIL: ingest did not exit cleanly"; tail -5 ingest.log; exit 1; }
 ing_pid=""
 total=$(log_end)

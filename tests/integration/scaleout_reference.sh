@@ -108,14 +108,7 @@ log_end() {
         python3 -c 'import json,sys; print(sum(p["end_offset"] for p in json.load(sys.stdin)))' 2>/dev/null || echo -1
 }
 "$BIN" "${group[@]}" ingest --source "$url" 2>ingest.log & ing=$!
-prev=-1; still=0
-for _ in $(seq 300); do
-    sleep 0.5
-    end=$(log_end)
-    if [ "$end" = "$prev" ] && [ "$end" -gt 0 ]; then still=$((still + 1)); else still=0; fi
-    prev=$end
-    [ "$still" -ge 4 ] && break
-done
+log_settle 300
 kill -TERM "$ing"; wait "$ing" || fail "ingest did not exit cleanly"
 kill -TERM "$feed"; wait "$feed" || true
 total=$(log_end)
