@@ -16,7 +16,8 @@
 //     members at the same moment (read right after the page's figures);
 //   - with --topics: the trending topics pane lists at least one ranked
 //     item (the finalizer's view of the group's open window, ADR 0046),
-//     at some moment of the wait (not necessarily the same one).
+//     at some moment of the wait (not necessarily the same one), and the
+//     API's resolved lookups are the shards' sum, above 0.
 // Screenshot: OUT/dashboard-reference-group.png; the last look:
 // OUT/group-look.json.
 //
@@ -124,6 +125,13 @@ try {
     if (!(s.stages.process.group === true && sum === s.stages.process.metrics.process_records_total.silver))
         fails.push(`the API's silver total ${s.stages.process.metrics.process_records_total.silver} is not its members' sum ${sum}`);
     if (!(pageSilver > 0)) fails.push(`the page shows silver "${l && l.silver}"`);
+    if (wantTopics) { // the shards' lookup counters, summed by serve (ADR 0042)
+        const res = m => m.metrics.process_enrich_edits_total?.resolved ?? 0;
+        const rsum = ms.reduce((t, m) => t + res(m), 0);
+        const total = s.stages.process.metrics.process_enrich_edits_total?.resolved ?? 0;
+        if (!(rsum > 0 && rsum === total))
+            fails.push(`resolved lookups: the API's total ${total}, its members' sum ${rsum} (want equal, above 0)`);
+    }
     if (offsite.length) fails.push(`requests off loopback: ${offsite.slice(0, 3).join(', ')}`);
     if (fails.length) {
         console.log(`FAIL: the group's dashboard: ${fails.join('; ')}`);
