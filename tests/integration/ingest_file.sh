@@ -177,11 +177,26 @@ total=$(python3 -c 'import json; print(len(json.load(open("expect.json"))["recor
 inside=0
 log_end() { fr "$data" log list --json 2>/dev/null |
     python3 -c 'import json,sys; print(sum(p["end_offset"] for p in json.load(sys.stdin)))' 2>/dev/null || echo 0; }
+# How far the import got: the log's bytes on disk (cheap enough to poll
+# every few ms), or the Kafka log's end offsets.
+grown() {
+    if [ "$mode" = kafka ]; then log_end; else
+        { find "$data" -path '*log*' -type f -printf '%s\n' 2>/dev/null || true; } |
+            awk '{s += $1} END {print s + 0}'; fi
+}
 for i in $(seq "$KILLS"); do
     fr_argv "$data"
+    before=$(grown)
     "$BIN" "${argv[@]}" "${kill_cmd[@]}" 2>>kill.log & # not through fr: $! must be freshet
     ing_pid=$!
-    sleep "0.$(printf '%03d' $((100 + RANDOM % 800)))"
+    # a random moment after this run's first appends: a fixed sleep let a
+    # fast import finish within the first few kills on a quiet machine
+    for _ in $(seq 500); do
+        [ "$(grown)" != "$before" ] && break
+        kill -0 "$ing_pid" 2>/dev/null || break
+        sleep 0.01
+    done
+    sleep "0.0$(printf '%02d' $((RANDOM % 60)))"
     kill -9 "$ing_pid" 2>/dev/null || true
     wait "$ing_pid" 2>/dev/null || true
     ing_pid=""
