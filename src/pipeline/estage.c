@@ -41,7 +41,6 @@
 #define ES_KEEP 3
 #define ES_POLL_BATCH 64
 #define ES_TEXT_MAX 1024 /* wiki + server_name + title bytes of one edit */
-#define ES_JSON_CAP ((size_t)64 << 10)
 
 enum es_state { ES_FREE = 0, ES_WAITING, ES_SUBMITTED, ES_ANSWERED };
 
@@ -829,7 +828,8 @@ void fr_topics_json_write(const char *data_dir, const struct fr_buf *doc, const 
     }
 }
 
-void fr_estage_publish_stats(struct fr_estage *es, struct fr_stats *st)
+/* The counters and gauges; cs receives the client's figures they came from. */
+static void publish_stats(struct fr_estage *es, struct fr_stats *st, struct fr_enrich_stats *out)
 {
     struct fr_enrich_stats cs;
     fr_enrich_stats_get(es->client, &cs);
@@ -844,14 +844,20 @@ void fr_estage_publish_stats(struct fr_estage *es, struct fr_stats *st)
     if (es->gold && es->frontier != FR_PROC_WM_NONE) { /* a shard settles no window */
         fr_stats_set(st, FR_STATS_PROC_ENRICH_FRONTIER, 0, (double)es->frontier / 1e6);
     }
+    *out = cs;
+}
+
+void fr_estage_publish_stats(struct fr_estage *es, struct fr_stats *st)
+{
+    struct fr_enrich_stats cs;
+    publish_stats(es, st, &cs);
 }
 
 void fr_estage_publish(struct fr_estage *es, struct fr_stats *st, const char *data_dir,
                        int64_t epoch)
 {
-    fr_estage_publish_stats(es, st);
     struct fr_enrich_stats cs;
-    fr_enrich_stats_get(es->client, &cs);
+    publish_stats(es, st, &cs);
     char counts[512];
     snprintf(counts, sizeof counts,
              "{\"submitted\":%llu,\"resolved\":%llu,\"no_item\":%llu,\"failed\":%llu,"
@@ -862,7 +868,7 @@ void fr_estage_publish(struct fr_estage *es, struct fr_stats *st, const char *da
              (unsigned long long)es->c.backlog, es->used, (long long)cs.cache_hits,
              (long long)cs.cache_misses, (long long)cs.requests);
     struct fr_buf buf;
-    fr_buf_init(&buf, ES_JSON_CAP);
+    fr_buf_init(&buf, FR_TOPICS_JSON_CAP);
     int rc = fr_topics_json(es->topics, epoch, es->frontier, counts, &buf);
     if (rc == FR_OK) {
         fr_topics_json_write(data_dir, &buf, "process");

@@ -143,6 +143,7 @@ void fr_estage_publish_stats(struct fr_estage *es, struct fr_stats *st);
  * frontier (FR_PROC_WM_NONE: null), and counts (a JSON object, or NULL:
  * null, as the scale-out finalizer writes it: the lookups' counts are the
  * shards'). Appended to out. */
+#define FR_TOPICS_JSON_CAP ((size_t)64 << 10) /* FR_TOP_N topics of a few hundred bytes */
 struct fr_buf;
 struct fr_topics;
 int fr_topics_json(struct fr_topics *topics, int64_t epoch, int64_t frontier_us,

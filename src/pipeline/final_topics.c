@@ -264,7 +264,7 @@ int fr_ftopics_load(struct fr_ftopics *ft, const uint8_t *b, size_t len, size_t 
 void fr_ftopics_publish(struct fr_ftopics *ft, const char *data_dir, int64_t epoch)
 {
     struct fr_buf b;
-    fr_buf_init(&b, (size_t)64 << 10);
+    fr_buf_init(&b, FR_TOPICS_JSON_CAP);
     int rc = fr_topics_json(ft->op, epoch, ft->frontier, NULL, &b);
     if (rc == FR_OK) {
         fr_topics_json_write(data_dir, &b, "finalize");
