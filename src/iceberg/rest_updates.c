@@ -991,14 +991,6 @@ int fr_ice_rest_load(struct fr_ice_catalog *cat, const char *ns, const char *nam
     if (rc == FR_OK && fr_json_validate((const char *)b.data, (const char *)b.data + b.len) < 0) {
         rc = ice_err(FR_ECORRUPT, "table %s.%s: metadata file %s is not JSON", ns, name, path);
     }
-    if (rc == FR_OK && !cached) { /* the next load of this version answers from memory */
-        void *raw = malloc(b.len ? b.len : 1);
-        if (raw) {
-            memcpy(raw, b.data, b.len);
-            ice_meta_cache_put_raw(cat, ns, name, loc, &raw, b.len);
-            free(raw); /* NULL when the cache took it */
-        }
-    }
     if (rc == FR_OK) {
         rc = fr_buf_puts(out, "{\"metadata-location\":");
     }
@@ -1013,6 +1005,14 @@ int fr_ice_rest_load(struct fr_ice_catalog *cat, const char *ns, const char *nam
     }
     if (rc == FR_OK) {
         rc = fr_buf_puts(out, ",\"config\":{}}\n");
+    }
+    if (rc == FR_OK && !cached) { /* the next load of this version answers from memory */
+        void *raw = b.data;
+        ice_meta_cache_put_raw(cat, ns, name, loc, &raw, b.len);
+        if (!raw) {
+            b.data = NULL; /* the cache took the bytes */
+            b.len = b.alloc = 0;
+        }
     }
     fr_buf_free(&b);
     return rc;
