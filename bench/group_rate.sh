@@ -72,10 +72,7 @@ group=(--data "$work/inst" "${kafka[@]}" "${s3[@]}" --set "lake.catalog_uri=$cat
     --start 2026-11-01T00:00:00Z --event-rate 20 >feed.out 2>feed.log & feed=$!
 url=$(url_of feed.out)
 [ -n "$url" ] || fail "feed did not start"
-log_end() {
-    "$BIN" "${group[@]}" log list --json 2>>list.log |
-        python3 -c 'import json,sys; print(sum(p["end_offset"] for p in json.load(sys.stdin)))' 2>/dev/null || echo -1
-}
+log_end() { log_total "${group[@]}"; }
 "$BIN" "${group[@]}" ingest --source "$url" 2>ingest.log & ing=$!
 log_settle 600
 kill -TERM "$ing"; wait "$ing" || fail "ingest did not exit cleanly"

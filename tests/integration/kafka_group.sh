@@ -93,10 +93,7 @@ common=(--data "$work/data" "${kafka[@]}" --set process.trigger_ms=200
         --set process.epoch_max_records=100 --set kafka.session_timeout_ms=3000
         --set process.idle_timeout_s=0 --set process.maintain_every_epochs=15
         --set up.restart_min_ms=200 "${group_enrich[@]}")
-log_end() {
-    "$BIN" "${common[@]}" log list --json 2>>list.log |
-        python3 -c 'import json,sys; print(sum(p["end_offset"] for p in json.load(sys.stdin)))' 2>/dev/null || echo -1
-}
+log_end() { log_total "${common[@]}"; }
 "$BIN" "${common[@]}" ingest --source "$url" 2>ingest.log &
 ing_pid=$!
 log_settle 240

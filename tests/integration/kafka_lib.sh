@@ -6,6 +6,8 @@
 #       does not come up
 #   mock COMMAND...   one command through its control FIFO; exits 1 unless
 #       it answers ok
+#   log_total ARGS...  the log's total end offset over every partition
+#       (`$BIN ARGS... log list --json`), -1 when it cannot be read
 #   log_settle TRIES   wait for ingest to have written what the feed had:
 #       calls the caller's log_end (the log's total end offset, -1 when it
 #       cannot be read) every 0.5 s until it is above 0 and the same four
@@ -28,6 +30,11 @@ mock() {
     local reply; reply=$(tail -1 mock.out)
     [ "$reply" = ok ] || { echo "mock: $* -> $reply"; exit 1; }
     echo "mock: $*"
+}
+
+log_total() {
+    "$BIN" "$@" log list --json 2>>list.log |
+        python3 -c 'import json,sys; print(sum(p["end_offset"] for p in json.load(sys.stdin)))' 2>/dev/null || echo -1
 }
 
 log_settle() {

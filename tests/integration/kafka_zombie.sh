@@ -75,10 +75,7 @@ common=(--data "$work/data" "${kafka[@]}" --set process.trigger_ms=200
         --set process.epoch_max_records=100 --set kafka.session_timeout_ms=3000
         --set process.idle_timeout_s=0 --set process.maintain_every_epochs=15
         --set up.restart_min_ms=200)
-log_end() {
-    "$BIN" "${common[@]}" log list --json 2>>list.log |
-        python3 -c 'import json,sys; print(sum(p["end_offset"] for p in json.load(sys.stdin)))' 2>/dev/null || echo -1
-}
+log_end() { log_total "${common[@]}"; }
 vjson() { "$BIN" "${common[@]}" verify --json 2>/dev/null || true; }
 consumed() {
     vjson | python3 -c 'import json,sys; d = json.load(sys.stdin); print(d.get("consumed", d["cut"].get("consumed")))' 2>/dev/null || echo -1
