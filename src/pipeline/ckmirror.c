@@ -154,6 +154,19 @@ void fr_ckm_push(struct fr_ckm *m, const char *dir, int64_t epoch)
     if (!m || m->every <= 0 || (epoch + 1) % m->every != 0) {
         return;
     }
+    int rc = fr_ckm_upload(m, dir);
+    if (rc < 0) {
+        fr_warn("process", "epoch %lld: checkpoint not copied to %s: %s %s (the lake and the "
+                           "local checkpoint are safe; the next copy retries)",
+                (long long)epoch, m->uri, fr_strerror(rc), fr_s3_errmsg(m->s3));
+    }
+}
+
+int fr_ckm_upload(struct fr_ckm *m, const char *dir)
+{
+    if (!m) {
+        return FR_OK;
+    }
     char path[4200];
     snprintf(path, sizeof path, "%s/checkpoint", dir);
     struct fr_buf b;
@@ -162,10 +175,11 @@ void fr_ckm_push(struct fr_ckm *m, const char *dir, int64_t epoch)
     if (rc == FR_OK) {
         rc = fr_s3_put(m->s3, m->key, b.data, b.len, false, NULL);
     }
-    if (rc < 0) {
-        fr_warn("process", "epoch %lld: checkpoint not copied to %s: %s %s (the lake and the "
-                           "local checkpoint are safe; the next copy retries)",
-                (long long)epoch, m->uri, fr_strerror(rc), fr_s3_errmsg(m->s3));
-    }
     fr_buf_free(&b);
+    return rc;
+}
+
+const char *fr_ckm_uri(const struct fr_ckm *m)
+{
+    return m ? m->uri : "";
 }

@@ -24,5 +24,10 @@ int fr_ckm_pull(struct fr_ckm *m, const char *dir);
 /* After fr_ck_save of epoch: copy <dir>/checkpoint to the bucket every
  * process.checkpoint_upload_every_epochs epochs; a failure is a warning. */
 void fr_ckm_push(struct fr_ckm *m, const char *dir, int64_t epoch);
+/* Copy <dir>/checkpoint to the bucket now (`freshet rebuild` on a group's
+ * lake): FR_OK (m NULL: nothing), or the error, not logged. */
+int fr_ckm_upload(struct fr_ckm *m, const char *dir);
+/* s3://bucket/key of the copy, "" for NULL. */
+const char *fr_ckm_uri(const struct fr_ckm *m);
 
 #endif

@@ -1034,6 +1034,30 @@ static int idle_epoch(struct proc_run *run, int64_t epoch)
     return fr_proc_raise(run->proc, wm, &proc_sink, run);
 }
 
+/* A consumer group's rebuild (rebuild_group.c) committed an epoch of this
+ * pipeline after ck_epoch: the checkpoint holds the state from before it,
+ * so starting from it is refused (logged), before its state is even read
+ * (a rebuild under a new policy makes that state refuse the settings). */
+static int refuse_if_rebuilt(struct proc_run *run, int64_t ck_epoch)
+{
+    struct fr_ice_table *bronze = NULL;
+    int rc = fr_lake_table(&run->lake, fr_tbl_name(FR_TBL_BRONZE), &bronze);
+    if (rc == FR_ENOTFOUND) {
+        return FR_OK;
+    }
+    char rebuild[64];
+    int64_t rebuilt;
+    if (rc == FR_OK && fr_maint_rebuilt_after(bronze, run->pipe, ck_epoch, rebuild,
+                                              sizeof rebuild, &rebuilt) == 1) {
+        fr_maint_rebuilt_refused("process", run->pipe, rebuilt, rebuild, ck_epoch, run->dir);
+        rc = FR_ESTATE;
+    } else if (rc < 0) {
+        fr_error("process", "bronze: %s %s", fr_strerror(rc), fr_ice_errmsg());
+    }
+    fr_ice_table_free(bronze);
+    return rc;
+}
+
 static int run_epoch(struct proc_run *run, const struct fr_ck_range *range)
 {
     int64_t t0 = fr_mono_ms();
@@ -1376,6 +1400,10 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
         goto cleanup;
     }
     rc = fr_ck_load(run->dir, &run->ck);
+    if ((rc == FR_OK || rc == FR_ENOTFOUND) &&
+        refuse_if_rebuilt(run, rc == FR_OK ? run->ck.epoch : -1) < 0) {
+        goto cleanup;
+    }
     if (rc == FR_OK) {
         rc = fr_proc_load(run->proc, run->ck.state.data, run->ck.state.len);
         fr_buf_free(&run->ck.state); /* loaded: checkpoints stream the state (ADR 0023) */

@@ -165,27 +165,42 @@ static const enum fr_tbl fn_tables[3] = {FR_TBL_GOLD_EPM, FR_TBL_GOLD_TOP, FR_TB
 
 static int put_i64(struct fr_buf *b, int64_t v) { return fr_buf_append(b, &v, 8); }
 
-static int fn_save(const struct fin *f, struct fr_buf *out)
+/* The state up to its topics section (version 2 has one after it). */
+static int fn_save_head(uint32_t version, const struct fr_win *win, const struct fr_top *top,
+                        int64_t frontier, uint32_t n, const int64_t *wm, struct fr_buf *out)
 {
-    uint32_t version = f->ft ? 2 : 1, n = f->ck.nparts; /* 2: a topics section follows */
     int rc = fr_buf_append(out, FN_MAGIC, 4);
     rc = rc ? rc : fr_buf_append(out, &version, 4);
-    rc = rc ? rc : put_i64(out, f->frontier);
+    rc = rc ? rc : put_i64(out, frontier);
     rc = rc ? rc : fr_buf_append(out, &n, 4);
     for (uint32_t p = 0; rc == FR_OK && p < n; p++) {
-        rc = put_i64(out, f->wm[p]);
+        rc = put_i64(out, wm[p]);
     }
     for (int k = 0; rc == FR_OK && k < 2; k++) {
         size_t at = out->len;
         rc = put_i64(out, 0);
         if (rc == FR_OK) {
-            rc = k == 0 ? fr_win_save(f->win, out) : fr_win_top_save(f->top, out);
+            rc = k == 0 ? fr_win_save(win, out) : fr_win_top_save(top, out);
         }
         if (rc == FR_OK) {
             int64_t len = (int64_t)(out->len - at - 8);
             memcpy(out->data + at, &len, 8);
         }
     }
+    return rc;
+}
+
+int fr_final_state_save(const struct fr_win *win, const struct fr_top *top, int64_t frontier,
+                        uint32_t nparts, const int64_t *wm, struct fr_buf *out)
+{
+    return nparts > FR_CK_MAX_PARTS ? FR_EINVAL
+                                    : fn_save_head(1, win, top, frontier, nparts, wm, out);
+}
+
+static int fn_save(const struct fin *f, struct fr_buf *out)
+{
+    uint32_t version = f->ft ? 2 : 1, n = f->ck.nparts; /* 2: a topics section follows */
+    int rc = fn_save_head(version, f->win, f->top, f->frontier, n, f->wm, out);
     return rc == FR_OK && f->ft ? fr_ftopics_save(f->ft, n, out) : rc;
 }
 
@@ -1004,6 +1019,15 @@ int fr_final_run(struct fr_conf *conf, int once, const char *instance)
         if (rc == FR_OK) {
             rc = fr_ice_last_epoch(t, f->pipe, &f->lake_epoch, &snap);
             rc = rc == FR_ENOTFOUND || rc == 0 ? FR_OK : rc;
+        }
+        char rebuild[64];
+        int64_t rebuilt;
+        if (rc == FR_OK && f->lake_epoch > f->ck.epoch &&
+            fr_maint_rebuilt_after(t, f->pipe, f->ck.epoch, rebuild, sizeof rebuild, &rebuilt) ==
+                1) {
+            fr_maint_rebuilt_refused("finalize", f->pipe, rebuilt, rebuild, f->ck.epoch, f->dir);
+            fr_ice_table_free(t);
+            goto cleanup;
         }
         fr_ice_table_free(t);
         if (rc < 0) {

@@ -202,6 +202,40 @@ const struct fr_ice_snapshot *fr_maint_marker(const struct fr_ice_table *table,
     return NULL;
 }
 
+int fr_maint_rebuilt_after(const struct fr_ice_table *table, const char *pipeline, int64_t after,
+                           char *id, size_t idlen, int64_t *epoch)
+{
+    uint32_t n = 0;
+    const struct fr_ice_snapshot *snaps = fr_ice_table_snapshots(table, &n);
+    for (uint32_t i = n; i-- > 0;) { /* newest first */
+        const char *p = fr_maint_summary(&snaps[i], FR_ICE_SUMMARY_PIPELINE);
+        const char *e = fr_maint_summary(&snaps[i], FR_ICE_SUMMARY_EPOCH);
+        const char *r = fr_maint_summary(&snaps[i], FR_SUMMARY_REBUILD);
+        if (!p || !e || !r || strcmp(p, pipeline) != 0) {
+            continue;
+        }
+        long long x = strtoll(e, NULL, 10);
+        if (x > after) {
+            snprintf(id, idlen, "%s", r);
+            *epoch = (int64_t)x;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+void fr_maint_rebuilt_refused(const char *who, const char *pipeline, int64_t epoch,
+                              const char *id, int64_t ck_epoch, const char *dir)
+{
+    fr_error(who,
+             "epoch %" PRId64 " of %s was committed by rebuild %s (`freshet rebuild` on the "
+             "group's lake), and the checkpoint in %s is older (epoch %" PRId64 "): continuing "
+             "would carry the state from before the rebuild. Start from the rebuild's "
+             "checkpoint: set process.checkpoint_uri (the rebuild copied it to the bucket) or "
+             "copy %s/checkpoint from the machine the rebuild ran on (docs/REBUILD.md)",
+             epoch, pipeline, id, dir, ck_epoch, pipeline);
+}
+
 int fr_maint_has_marker(const struct fr_lake *lake, enum fr_tbl tbl, const char *key,
                         const char *value)
 {

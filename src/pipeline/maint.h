@@ -115,6 +115,17 @@ const char *fr_maint_summary(const struct fr_ice_snapshot *s, const char *key);
  * as table. */
 const struct fr_ice_snapshot *fr_maint_marker(const struct fr_ice_table *table,
                                               const char *pipeline, int64_t epoch);
+/* A consumer group's rebuild (rebuild_group.c) commits each shard's next
+ * epoch (an empty fence) and the finalizer's (gold's overwrite) with
+ * freshet.rebuild: a member whose checkpoint is older than such an epoch
+ * must not replay past it with its old state. 1 when a retained snapshot
+ * of table carries pipeline's marker for an epoch after `after` and
+ * freshet.rebuild (the newest: *epoch and the rebuild's id), else 0. */
+int fr_maint_rebuilt_after(const struct fr_ice_table *table, const char *pipeline, int64_t after,
+                           char *id, size_t idlen, int64_t *epoch);
+/* The message of a member's refusal (logged under who). */
+void fr_maint_rebuilt_refused(const char *who, const char *pipeline, int64_t epoch,
+                              const char *id, int64_t ck_epoch, const char *dir);
 /* 1 when a retained snapshot of table tbl carries key = value, 0 when
  * none does (or the table does not exist), or an error. */
 int fr_maint_has_marker(const struct fr_lake *lake, enum fr_tbl tbl, const char *key,

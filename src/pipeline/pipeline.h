@@ -9,6 +9,8 @@
 
 #include "conf/conf.h"
 
+#include <stdint.h>
+
 /* Longest pipeline id of a shard or finalizer ("<general.pipeline_id>-p63"). */
 #define FR_PIPE_ID_MAX 160
 /* The finalizer's pipeline id: "<general.pipeline_id>" FR_PIPE_FINAL_SUFFIX. */
@@ -26,6 +28,16 @@ int fr_cmd_compact(struct fr_conf *conf, int argc, char **argv);
 /* `freshet process --finalize` (final.c): returns the exit status.
  * instance: the identity published in its stats file (NULL: hostname:pid). */
 int fr_final_run(struct fr_conf *conf, int once, const char *instance);
+
+/* The finalizer's checkpoint state (final.c's format, version 1: without
+ * the enrichment's topics section) from its window operators, its frontier
+ * and the watermark of each partition's shard: for `freshet rebuild` on a
+ * group's lake (rebuild_group.c), which writes the finalizer's checkpoint. */
+struct fr_win;
+struct fr_top;
+struct fr_buf;
+int fr_final_state_save(const struct fr_win *win, const struct fr_top *top, int64_t frontier,
+                        uint32_t nparts, const int64_t *wm, struct fr_buf *out);
 
 /* `freshet process --group` (group.c): returns the exit status. */
 int fr_group_run(struct fr_conf *conf, int argc, char **argv);

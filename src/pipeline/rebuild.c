@@ -41,7 +41,7 @@
  * One thread. Memory: the scan's budget (--memory-mb) plus one row group
  * per output table plus the operators' capped state.
  */
-#include "pipeline/maint.h"
+#include "pipeline/rebuild_int.h"
 
 #include "pipeline/lake.h"
 
@@ -62,50 +62,10 @@
 #include <unistd.h>
 
 #define STATE_CAP ((size_t)1 << 30)
+#define RB_DEFAULT_QUIET_S 30
 #define RAW_CAP ((size_t)64 << 20) /* process.max_event_bytes at most */
 
 /* ================================================================ rebuild */
-
-#define RB_MAX_FILES 4096
-#define RB_DEFAULT_MB 256
-#define RB_DEFAULT_FILE_ROWS 1000000
-
-enum { RB_SILVER, RB_LATE, RB_EPM, RB_TOP, RB_NOUT };
-static const enum fr_tbl rb_tbl[RB_NOUT] = {FR_TBL_SILVER, FR_TBL_LATE, FR_TBL_GOLD_EPM,
-                                            FR_TBL_GOLD_TOP};
-
-/* One output table: files of at most file_rows rows each. */
-struct rb_out {
-    char table_dir[4096];
-    struct fr_tw *tw[RB_MAX_FILES];
-    uint32_t n;
-    uint64_t rows;
-    int64_t old_rows;
-};
-
-struct rb {
-    struct fr_conf *conf;
-    char dir[4096];
-    char id[32];
-    const char *crash_after;
-    size_t memory_bytes;
-    uint64_t file_rows;
-    struct fr_lake lake;        /* the catalog and its warehouse (local or S3) */
-    struct fr_ice_catalog *cat; /* lake.cat */
-    struct fr_proc *proc;
-    struct fr_gate *gate;
-    struct rb_out out[RB_NOUT];
-    struct fr_ck ck;
-    int64_t cut_epoch;
-    int64_t bronze_snapshot;
-    uint64_t bronze_rows, duplicates, rejected, dlq_rejected, dlq_now_valid;
-    uint64_t rejected_by[FR_GATE_REASON_COUNT];
-    uint64_t done;
-    struct fr_lscan_stats scan; /* of bronze */
-    int committed;              /* the overwrite landed: its files are the tables' now */
-    int unknown;                /* a REST commit's outcome is unknown: keep the files */
-    struct fr_progress pg;
-};
 
 static void rb_crash_point(const struct rb *rb, const char *step)
 {
@@ -115,8 +75,10 @@ static void rb_crash_point(const struct rb *rb, const char *step)
     }
 }
 
+const enum fr_tbl rb_tbl[RB_NOUT] = {FR_TBL_SILVER, FR_TBL_LATE, FR_TBL_GOLD_EPM, FR_TBL_GOLD_TOP};
+
 /* The writer the next row of o goes to (a new file every file_rows rows). */
-static int rb_tw(struct rb *rb, int which, struct fr_tw **tw)
+int rb_tw(struct rb *rb, int which, struct fr_tw **tw)
 {
     struct rb_out *o = &rb->out[which];
     if (o->n && o->tw[o->n - 1]->rows < rb->file_rows) {
@@ -168,6 +130,7 @@ static int rb_top(void *arg, const struct fr_top_row *row)
 }
 
 static const struct fr_proc_sink rb_sink = {rb_minute, rb_top};
+static const struct fr_proc_sink rb_no_sink = {NULL, NULL};
 
 /* Release every writer; on failure also remove the files already closed. */
 static void rb_out_release(struct rb *rb, int failed)
@@ -198,7 +161,16 @@ static int rb_replay_bronze(struct rb *rb, const struct fr_ice_file_list *files)
         rc = FR_OK;
         struct fr_proc_pos pos = {lr.partition, lr.offset, lr.ingest_us / 1000};
         struct fr_proc_result res;
-        rc = fr_proc_record(rb->proc, &pos, lr.raw, lr.raw_len, &rb_sink, rb, &res);
+        /* a group's rows go through their partition's shard, whose gold
+         * windows are partial (dropped): gold is the finalizer's */
+        struct fr_proc *proc = rb->group ? rb_group_proc(rb, lr.partition) : rb->proc;
+        if (proc && rb->group) {
+            rc = rb_group_before_row(rb, lr.partition, lr.offset);
+        }
+        rc = !proc ? FR_ESTATE
+             : rc  ? rc
+                   : fr_proc_record(proc, &pos, lr.raw, lr.raw_len,
+                                    rb->group ? &rb_no_sink : &rb_sink, rb, &res);
         if (rc < 0) {
             fr_error("rebuild", "bronze row %d:%" PRId64 ": operators failed: %s", lr.partition,
                      lr.offset, fr_strerror(rc));
@@ -222,6 +194,7 @@ static int rb_replay_bronze(struct rb *rb, const struct fr_ice_file_list *files)
         case FR_PROC_SILVER:
             rc = rb_tw(rb, RB_SILVER, &tw);
             rc = rc ? rc : fr_tw_silver(tw, res.row);
+            rc = rc || !rb->group ? rc : rb_group_silver(rb, res.row);
             rb->out[RB_SILVER].rows++;
             break;
         }
@@ -274,7 +247,10 @@ static int rb_count_dlq(struct rb *rb, const struct fr_ice_file_list *files)
             rb->dlq_now_valid++;
         } else {
             struct fr_proc_result res;
-            rc = fr_proc_record(rb->proc, &pos, raw, len, &rb_sink, rb, &res);
+            struct fr_proc *proc = rb->group ? rb_group_proc(rb, lr.partition) : rb->proc;
+            rc = !proc ? FR_ESTATE
+                       : fr_proc_record(proc, &pos, raw, len, rb->group ? &rb_no_sink : &rb_sink,
+                                        rb, &res);
             rb->dlq_rejected++;
             if (rc == FR_OK && res.outcome != FR_PROC_REJECTED) {
                 rc = FR_ESTATE; /* the two gates disagree: a bug */
@@ -428,6 +404,16 @@ static int rb_commit(struct rb *rb, int64_t watermark_us)
         {FR_SUMMARY_WATERMARK, wm},
     };
     struct fr_ice_commit_info info = {NULL, -1, NULL, props, sizeof props / sizeof props[0]};
+    /* A group's gold carries the finalizer's next epoch: its marker is the
+     * fence that stops a finalizer still running, and its checkpoint
+     * continues from it (rebuild_group.c). */
+    char gold_offsets[4096];
+    struct fr_ice_commit_info gold_info = info;
+    if (rb->group) {
+        rb_group_gold_marker(rb, gold_offsets, sizeof gold_offsets, &gold_info.epoch);
+        gold_info.pipeline_id = rb->group->final_pipe;
+        gold_info.source_offsets = gold_offsets;
+    }
     /* with a REST catalog each table's files are kept apart (one
      * allocation per table) and committed together below */
     struct fr_ice_data_file *files = calloc((size_t)RB_MAX_FILES * RB_NOUT, sizeof *files);
@@ -438,7 +424,7 @@ static int rb_commit(struct rb *rb, int64_t watermark_us)
      * transaction; through REST the start's check stands). */
     struct fr_maint_group group = {.pipeline_id = rb->conf->general_pipeline_id};
     int rc = !files ? FR_ENOMEM : rb->lake.rest ? FR_OK : fr_ice_txn_begin(rb->cat, &txn);
-    if (rc == FR_OK && txn) {
+    if (rc == FR_OK && txn && !rb->group) {
         fr_ice_txn_guard(txn, fr_maint_group_guard, &group);
     }
     for (int k = 0; rc == FR_OK && k < RB_NOUT; k++) {
@@ -455,18 +441,26 @@ static int rb_commit(struct rb *rb, int64_t watermark_us)
         }
         apps[k] = (struct fr_lake_append){fr_tbl_name(rb_tbl[k]), mine, n};
         if (rc == FR_OK && txn) {
-            rc = fr_ice_txn_overwrite(txn, FR_NS, fr_tbl_name(rb_tbl[k]), mine, n, &info);
+            rc = fr_ice_txn_overwrite(txn, FR_NS, fr_tbl_name(rb_tbl[k]), mine, n,
+                                      k == RB_EPM ? &gold_info : &info);
         }
     }
     if (rc == FR_OK) {
         rb_crash_point(rb, "files");
         struct fr_ice_commit_result res;
         rc = txn ? fr_ice_txn_commit(txn, &res)
-                 : fr_maint_commit_rest(&rb->lake, apps, RB_NOUT, 1, &info, "rebuild");
+                 : fr_maint_commit_rest(&rb->lake, apps, RB_NOUT, 1, rb->group ? &gold_info : &info,
+                                        "rebuild");
         rb->unknown = rc == FR_EUNKNOWN;
     }
     if (rc < 0 && group.found[0]) {
         fr_maint_group_refused("rebuild", &group);
+    } else if (rc == FR_EEXIST && rb->group) {
+        fr_error("rebuild",
+                 "the finalizer %s committed while the rebuild ran: the group is not stopped. "
+                 "Nothing of the rebuild landed but its shard fences; stop every instance of "
+                 "the group and run `freshet rebuild` again (docs/REBUILD.md)",
+                 rb->group->final_pipe);
     } else if (rc < 0) {
         fr_error("rebuild", "commit failed: %s (%s) %s %s", fr_strerror(rc), fr_err_name(rc),
                  fr_ice_errmsg(), fr_pq_errmsg());
@@ -544,9 +538,10 @@ int fr_cmd_rebuild(struct fr_conf *conf, int argc, char **argv)
     static const struct option opts[] = {{"memory-mb", required_argument, 0, 'm'},
                                          {"file-rows", required_argument, 0, 'r'},
                                          {"crash-after", required_argument, 0, 'C'},
+                                         {"quiet-s", required_argument, 0, 'q'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
-    long long mb = RB_DEFAULT_MB, file_rows = RB_DEFAULT_FILE_ROWS;
+    long long mb = RB_DEFAULT_MB, file_rows = RB_DEFAULT_FILE_ROWS, quiet_s = RB_DEFAULT_QUIET_S;
     const char *crash_after = NULL;
     int c;
     char *end;
@@ -566,9 +561,17 @@ int fr_cmd_rebuild(struct fr_conf *conf, int argc, char **argv)
                 return 2;
             }
             break;
+        case 'q':
+            quiet_s = strtoll(optarg, &end, 10);
+            if (*end || quiet_s < 0 || quiet_s > 86400) {
+                fprintf(stderr, "freshet rebuild: --quiet-s takes 0..86400\n");
+                return 2;
+            }
+            break;
         case 'C':
-            if (strcmp(optarg, "files") != 0 && strcmp(optarg, "commit") != 0) {
-                fprintf(stderr, "freshet rebuild: --crash-after takes files or commit\n");
+            if (strcmp(optarg, "files") != 0 && strcmp(optarg, "fence") != 0 &&
+                strcmp(optarg, "commit") != 0) {
+                fprintf(stderr, "freshet rebuild: --crash-after takes files, fence or commit\n");
                 return 2;
             }
             crash_after = optarg;
@@ -614,8 +617,17 @@ int fr_cmd_rebuild(struct fr_conf *conf, int argc, char **argv)
     }
     rc = fr_lake_open(conf, &rb->lake);
     rb->cat = rb->lake.cat;
-    if (rc == FR_OK && fr_maint_refuse_group(conf, &rb->lake, "rebuild") < 0) {
-        goto cleanup;
+    if (rc == FR_OK) {
+        int group = rb_group_is(rb);
+        if (group < 0) {
+            goto cleanup;
+        }
+        if (group) {
+            rb->group = rb_group_new(quiet_s);
+            if (!rb->group) {
+                goto cleanup;
+            }
+        }
     }
     rc = rc ? rc : fr_maint_ensure(&rb->lake, 0);
     for (int k = 0; rc == FR_OK && k < RB_NOUT; k++) {
@@ -652,7 +664,7 @@ int fr_cmd_rebuild(struct fr_conf *conf, int argc, char **argv)
         fr_error("rebuild", "bronze: %s %s", fr_strerror(rc), fr_ice_errmsg());
         goto cleanup;
     }
-    rc = rb_cut(rb, bronze);
+    rc = rb->group ? rb_group_open(rb, bronze) : rb_cut(rb, bronze);
     if (rc == FR_ENOTFOUND) {
         status = 0;
         goto cleanup;
@@ -708,12 +720,31 @@ int fr_cmd_rebuild(struct fr_conf *conf, int argc, char **argv)
     }
     struct fr_proc_stats st;
     fr_proc_stats(rb->proc, &st);
+    if (rb->group) {
+        rc = rb_group_settle(rb);
+        rc = rc ? rc : rb_group_fence(rb);
+        if (rc < 0) {
+            goto cleanup;
+        }
+        rb_crash_point(rb, "fence");
+        st.watermark_us = rb->group->frontier;
+    }
     rc = rb_commit(rb, st.watermark_us);
     if (rc < 0) {
         goto cleanup;
     }
     rb->committed = 1;
     rb_crash_point(rb, "commit");
+    if (rb->group) {
+        rc = rb_group_checkpoints(rb);
+        if (rc < 0) {
+            goto cleanup;
+        }
+        unlink(intent);
+        rb_group_report(rb);
+        status = 0;
+        goto cleanup;
+    }
     /* The lake holds the rebuild: the checkpoint continues from it. */
     fr_buf_reset(&rb->ck.state);
     rc = fr_proc_save(rb->proc, &rb->ck.state);
@@ -736,6 +767,7 @@ cleanup:
     fr_ice_table_free(bronze);
     fr_gate_destroy(rb->gate);
     fr_proc_destroy(rb->proc);
+    rb_group_free(rb);
     fr_lake_close(&rb->lake);
     fr_buf_free(&rb->ck.state);
     free(rb);

@@ -372,8 +372,11 @@ int vf_cut_table(struct vf *vf, enum fr_tbl t)
             break;
         }
     }
-    for (uint32_t k = best; !vf->sharded && (t == FR_TBL_SILVER || t == FR_TBL_GOLD_EPM) && k < n;
-         k++) {
+    /* A rebuild's rejected rows: on silver, in either mode (a group's
+     * rebuild, ADR 0066, moves gold's watermark through the finalizer's
+     * marker above). */
+    for (uint32_t k = best;
+         (t == FR_TBL_SILVER || (!vf->sharded && t == FR_TBL_GOLD_EPM)) && k < n; k++) {
         const struct fr_ice_snapshot *s = &snaps[chain[k]];
         int64_t e, w, r;
         if (!vf_summary_get(s, VF_SUMMARY_REBUILD)) {

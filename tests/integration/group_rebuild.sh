@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# group_rebuild.sh — `freshet rebuild` on a consumer group's lake (ADR 0066,
+# docs/REBUILD.md "A consumer group's lake"): over the embedded log with 2
+# partitions, shards (`process --partition N --once`) and the finalizer
+# (`process --finalize --once`) build lake G from two thirds of a synthetic
+# stream (duplicates, late, out-of-order, malformed events); then
+#
+#   1. right after the group ran, rebuild refuses (a member committed less
+#      than --quiet-s ago): the group must be stopped;
+#   2. under the same policy, the rebuilt tables equal the group's own, row
+#      for row (DuckDB): the per-partition recomputation and gold's are the
+#      group's;
+#   3. under lateness 60 s (more late arrivals): a rebuild stopped right
+#      after its fences (--crash-after fence) leaves the tables as they were
+#      and a shard started then refuses (its checkpoint predates the
+#      rebuild); run again, the rebuild lands, and every table equals a
+#      control lake C built by shards and a finalizer with lateness 60 s
+#      from the start; `freshet verify` passes;
+#   4. the rest of the stream: the group continues from the rebuilt
+#      checkpoints, C likewise; every table still equals C's, verify passes;
+#   5. a shard given its checkpoint from before the rebuild refuses, names
+#      the rebuild, and commits nothing.
+#
+# Loopback only. Usage: group_rebuild.sh [SEED]
+set -euo pipefail
+BIN=${FR_BINARY:?FR_BINARY must point at the freshet binary}
+SRC=${FR_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+SEED=${1:-5}
+COUNT=8000
+if [ ! -d "$SRC/tests/interop/node_modules/@duckdb/node-api" ]; then
+    echo "skip: tests/interop/node_modules missing (run scripts/setup.sh --test)"; exit 77
+fi
+command -v node >/dev/null || { echo "skip: node is not installed"; exit 77; }
+command -v python3 >/dev/null || { echo "skip: python3 missing"; exit 77; }
+work=$(mktemp -d "${TMPDIR:-/tmp}/fr-grebuild.XXXXXX")
+feed_pid=""; ing_pid=""
+cleanup() {
+    [ -n "$ing_pid" ] && kill -9 "$ing_pid" 2>/dev/null || true
+    [ -n "$feed_pid" ] && kill -TERM "$feed_pid" 2>/dev/null || true
+    wait 2>/dev/null || true
+    if [ "${KEEP:-0}" = 1 ]; then echo "kept $work"; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+cd "$work"
+fail() { echo "FAIL: $*"; exit 1; }
+
+# Event time at 10 events/s, ending a minute ago; late events 5 minutes
+# late. The first connection pauses after 5,000 events.
+er=10
+start=$(date -u -d "-$((COUNT / er + 60)) sec" +%Y-%m-%dT%H:%M:%SZ)
+"$BIN" feed --listen 127.0.0.1:0 --synthetic --seed "$SEED" --count "$COUNT" --rate 4000 \
+    --stall-every 5000 --stall-ms 60000 \
+    --event-rate "$er" --start "$start" --dup-rate 0.02 --late-rate 0.02 --late-ms 300000 \
+    --ooo-rate 0.05 --ooo-ms 90000 --malformed-rate 0.01 >feed.out 2>feed.log &
+feed_pid=$!
+for _ in $(seq 100); do grep -q '^listening' feed.out 2>/dev/null && break; sleep 0.1; done
+url=$(awk '/^listening/ {print $2; exit}' feed.out)
+[ -n "$url" ] || { cat feed.log; fail "feed did not start"; }
+lg=(--set log.partitions=2)
+log_end() {
+    "$BIN" --data log-home "${lg[@]}" log list --json 2>/dev/null |
+        python3 -c 'import json,sys; print(sum(p["end_offset"] for p in json.load(sys.stdin)))' 2>/dev/null || echo 0
+}
+ingest_until() { # ingest_until MIN_RECORDS: then stop ingest
+    "$BIN" --data log-home "${lg[@]}" ingest --source "$url" 2>>ingest.log & ing_pid=$!
+    prev=-1; still=0
+    for _ in $(seq 600); do
+        sleep 0.1
+        end=$(log_end)
+        [ "$end" -ge "$1" ] && break
+        if [ "$end" = "$prev" ]; then still=$((still + 1)); else still=0; fi
+        prev=$end
+        [ "$still" -ge 20 ] && break
+    done
+    kill -TERM "$ing_pid"; wait "$ing_pid" || fail "ingest did not stop cleanly"
+    ing_pid=""
+}
+# Each lake reads its own copy of the log (a catalog holds absolute paths).
+sync_log() { for l in "$@"; do mkdir -p "$l"; rm -rf "$l/log"; cp -r log-home/log "$l/log"; done; }
+common=("${lg[@]}" --set process.idle_timeout_s=0 --set process.epoch_max_records=400)
+late60=(--set process.lateness_s=60)
+group() { # group LAKE [settings...]: each shard once, then the finalizer once
+    local lake=$1; shift
+    for p in 0 1; do
+        "$BIN" --data "$lake" "${common[@]}" "$@" process --partition "$p" --once 2>>"$lake.log" ||
+            fail "$lake: shard $p: $(tail -3 "$lake.log")"
+    done
+    "$BIN" --data "$lake" "${common[@]}" "$@" process --finalize --once 2>>"$lake.log" ||
+        fail "$lake: finalizer: $(tail -3 "$lake.log")"
+}
+tables() { "$BIN" --data "$1" "${common[@]}" tables --json --files >"$2"; }
+compare() { node "$SRC/tests/interop/lake_compare.mjs" "$1" "$2" | sed 's/^/  /'; }
+catalog() {
+    python3 -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); print(sorted(c.execute("select * from iceberg_tables").fetchall()))' "$1"
+}
+
+ingest_until 5000
+sync_log g c
+echo "log: $(log_end) records in 2 partitions"
+group g
+tables g g0.json
+cp -r g/process/freshet-p0 stale-p0
+
+# 1. Right after the group ran: refused, nothing written.
+before=$(catalog g/lake/catalog.db)
+rc=0; "$BIN" --data g "${common[@]}" rebuild >r1.out 2>r1.log || rc=$?
+[ "$rc" = 1 ] || { cat r1.log; fail "a rebuild right after the group committed exited $rc, not 1"; }
+grep -q "rebuild: error: freshet-\(p[01]\|gold\) (epoch [0-9]*) committed [0-9.]* s ago: the group is running" r1.log ||
+    { cat r1.log; fail "the refusal does not say which member committed and when"; }
+[ "$(catalog g/lake/catalog.db)" = "$before" ] || fail "the refused rebuild changed the catalog"
+echo "PASS 1: refused while the group may run: $(grep -o 'freshet-[a-z0-9]* (epoch [0-9]*) committed [0-9.]* s ago' r1.log)"
+
+# 2. The same policy: the same tables.
+"$BIN" --data g "${common[@]}" rebuild --quiet-s 0 >r2.out 2>r2.log || { cat r2.log; fail "rebuild, same policy"; }
+cat r2.out
+tables g g1.json
+compare g0.json g1.json || fail "a rebuild under the same policy changed the group's tables"
+echo "PASS 2: under the same policy the rebuilt tables equal the group's"
+
+# 3. Lateness 60 s: stopped after its fences, a shard refuses; then the rebuild lands.
+rc=0; "$BIN" --data g "${common[@]}" "${late60[@]}" rebuild --quiet-s 0 --crash-after fence >r3a.out 2>r3a.log || rc=$?
+[ "$rc" = 3 ] || { cat r3a.log; fail "--crash-after fence exited $rc, not 3"; }
+tables g g2.json
+compare g1.json g2.json || fail "a rebuild stopped after its fences changed the tables"
+rc=0; "$BIN" --data g "${common[@]}" process --partition 0 --once >s3.out 2>s3.log || rc=$?
+[ "$rc" = 1 ] || { cat s3.log; fail "a shard between the fences and the commit exited $rc, not 1"; }
+grep -q "process: error: epoch [0-9]* of freshet-p0 was committed by rebuild [0-9]*" s3.log ||
+    { cat s3.log; fail "the shard's refusal does not name the rebuild"; }
+echo "a shard started between the rebuild's fences and its commit refused: $(grep -o 'epoch [0-9]* of freshet-p0 was committed by rebuild [0-9]*' s3.log)"
+"$BIN" --data g "${common[@]}" "${late60[@]}" rebuild --quiet-s 0 >r3.out 2>r3.log || { cat r3.log; fail "rebuild, lateness 60"; }
+cat r3.out
+group c "${late60[@]}"
+tables g g3.json
+tables c c3.json
+compare g3.json c3.json || fail "the rebuilt group's tables differ from the control's"
+python3 - g3.json <<'PY' || fail "the rebuild under lateness 60 s moved no row to late_arrivals"
+import json, sys
+t = {x["name"]: x for x in json.load(open(sys.argv[1]))["tables"]}
+late, gold = t["late_arrivals"]["records"], t["gold_edits_per_minute"]["records"]
+print(f"  late_arrivals {late} rows, gold_edits_per_minute {gold} rows")
+assert late > 0 and gold > 0
+PY
+"$BIN" --data g "${common[@]}" "${late60[@]}" verify >v3.out 2>&1 || { cat v3.out; fail "verify after the rebuild"; }
+echo "PASS 3: rebuilt under lateness 60 s: equal to the control, verify passes ($(tail -1 v3.out))"
+
+# 4. The rest of the stream: the group continues from the rebuilt checkpoints.
+ingest_until "$COUNT"
+sync_log g c
+echo "log: $(log_end) records"
+group g "${late60[@]}"
+group c "${late60[@]}"
+tables g g4.json
+tables c c4.json
+compare g4.json c4.json || fail "after the rest of the stream the group's tables differ from the control's"
+"$BIN" --data g "${common[@]}" "${late60[@]}" verify >v4.out 2>&1 || { cat v4.out; fail "verify after the continuation"; }
+echo "PASS 4: the group continued from the rebuilt checkpoints: equal to the control, verify passes"
+
+# 5. A shard with its checkpoint from before the rebuild refuses.
+before=$(catalog g/lake/catalog.db)
+rm -rf g/process/freshet-p0 && cp -r stale-p0 g/process/freshet-p0
+rc=0; "$BIN" --data g "${common[@]}" "${late60[@]}" process --partition 0 --once >s5.out 2>s5.log || rc=$?
+[ "$rc" = 1 ] || { cat s5.log; fail "a shard with a checkpoint from before the rebuild exited $rc, not 1"; }
+grep -q "was committed by rebuild [0-9]* (\`freshet rebuild\` on the group's lake), and the checkpoint in .* is older" s5.log ||
+    { cat s5.log; fail "the stale shard's refusal does not say why"; }
+[ "$(catalog g/lake/catalog.db)" = "$before" ] || fail "the stale shard changed the catalog"
+echo "PASS 5: a shard with a checkpoint from before the rebuild refused, nothing committed"
+echo "PASS: freshet rebuild on a consumer group's lake"
