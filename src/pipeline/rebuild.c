@@ -404,16 +404,6 @@ static int rb_commit(struct rb *rb, int64_t watermark_us)
         {FR_SUMMARY_WATERMARK, wm},
     };
     struct fr_ice_commit_info info = {NULL, -1, NULL, props, sizeof props / sizeof props[0]};
-    /* A group's gold carries the finalizer's next epoch: its marker is the
-     * fence that stops a finalizer still running, and its checkpoint
-     * continues from it (rebuild_group.c). */
-    char gold_offsets[4096];
-    struct fr_ice_commit_info gold_info = info;
-    if (rb->group) {
-        rb_group_gold_marker(rb, gold_offsets, sizeof gold_offsets, &gold_info.epoch);
-        gold_info.pipeline_id = rb->group->final_pipe;
-        gold_info.source_offsets = gold_offsets;
-    }
     /* with a REST catalog each table's files are kept apart (one
      * allocation per table) and committed together below */
     struct fr_ice_data_file *files = calloc((size_t)RB_MAX_FILES * RB_NOUT, sizeof *files);
@@ -441,26 +431,18 @@ static int rb_commit(struct rb *rb, int64_t watermark_us)
         }
         apps[k] = (struct fr_lake_append){fr_tbl_name(rb_tbl[k]), mine, n};
         if (rc == FR_OK && txn) {
-            rc = fr_ice_txn_overwrite(txn, FR_NS, fr_tbl_name(rb_tbl[k]), mine, n,
-                                      k == RB_EPM ? &gold_info : &info);
+            rc = fr_ice_txn_overwrite(txn, FR_NS, fr_tbl_name(rb_tbl[k]), mine, n, &info);
         }
     }
     if (rc == FR_OK) {
         rb_crash_point(rb, "files");
         struct fr_ice_commit_result res;
         rc = txn ? fr_ice_txn_commit(txn, &res)
-                 : fr_maint_commit_rest(&rb->lake, apps, RB_NOUT, 1, rb->group ? &gold_info : &info,
-                                        "rebuild");
+                 : fr_maint_commit_rest(&rb->lake, apps, RB_NOUT, 1, &info, "rebuild");
         rb->unknown = rc == FR_EUNKNOWN;
     }
     if (rc < 0 && group.found[0]) {
         fr_maint_group_refused("rebuild", &group);
-    } else if (rc == FR_EEXIST && rb->group) {
-        fr_error("rebuild",
-                 "the finalizer %s committed while the rebuild ran: the group is not stopped. "
-                 "Nothing of the rebuild landed but its shard fences; stop every instance of "
-                 "the group and run `freshet rebuild` again (docs/REBUILD.md)",
-                 rb->group->final_pipe);
     } else if (rc < 0) {
         fr_error("rebuild", "commit failed: %s (%s) %s %s", fr_strerror(rc), fr_err_name(rc),
                  fr_ice_errmsg(), fr_pq_errmsg());

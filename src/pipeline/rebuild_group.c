@@ -8,29 +8,27 @@
  * the group's part of it.
  *
  *   CHECK ──► REPLAY ──► SETTLE ──► FENCE ──► COMMIT ──► CHECKPOINTS
- *     │          │          │          │         │            │
- *     │          │          │          │         │            └ each shard's (epoch = its
- *     │          │          │          │         │              fence) and the finalizer's
- *     │          │          │          │         │              (epoch = the overwrite's),
- *     │          │          │          │         │              locally and in the bucket
- *     │          │          │          │         │              (process.checkpoint_uri)
- *     │          │          │          │         └ one overwrite of silver, late_arrivals
- *     │          │          │          │           and gold; gold_edits_per_minute's
- *     │          │          │          │           snapshot is the finalizer's next epoch
- *     │          │          │          │           (a finalizer that committed meanwhile
- *     │          │          │          │           makes it FR_EEXIST: nothing lands)
- *     │          │          │          └ per shard an empty epoch after its cut, marked
- *     │          │          │            freshet.rebuild: a shard that committed since
- *     │          │          │            the check makes it FR_EEXIST (stop); a shard
- *     │          │          │            that commits after it is refused by the epoch
- *     │          │          │            marker's compare-and-swap
- *     │          │          └ each shard's last idle raise, the frontier (the minimum of
- *     │          │            the shards' watermarks), gold's windows up to it
- *     │          └ bronze in log order; each row through its partition's operators;
- *     │            the idle epochs the markers record are raised at their offsets
- *     └ the shards and the finalizer from bronze's and gold's markers; the group
- *       stopped: none committed within --quiet-s, none holds its lock here;
- *       enrichment off (not built: the lookups' state is the shards' own)
+ *
+ *   CHECK        the shards and the finalizer from bronze's and gold's markers;
+ *                the group stopped: none committed within --quiet-s, none holds
+ *                its pipeline lock on this machine; enrichment off (not built:
+ *                the lookups' state is each shard's own, saved per epoch)
+ *   REPLAY       bronze in log order; each row through its partition's
+ *                operators; the idle epochs the markers record are raised at
+ *                their offsets; silver rows also into gold's operators
+ *   SETTLE       the frontier (the minimum of the shards' watermarks) and
+ *                gold's windows up to it
+ *   FENCE        per shard an empty epoch after its cut, then the finalizer's
+ *                next epoch (the shard epochs up to the fences, the new
+ *                frontier), each marked freshet.rebuild=<id> through the epoch
+ *                marker's compare-and-swap: a member that committed since the
+ *                check makes it fail (the rebuild stops), a member that tries
+ *                after it is refused (FR_EEXIST) and stops
+ *   COMMIT       one overwrite of silver, late_arrivals and gold (rebuild.c),
+ *                no marker: it belongs to the finalizer's fenced epoch
+ *   CHECKPOINTS  each shard's (epoch = its fence) and the finalizer's, in
+ *                their checkpoint directories here and in the bucket
+ *                (process.checkpoint_uri)
  *
  * A member that starts with a checkpoint older than the rebuild finds a
  * rebuild's epoch among those it would replay and refuses
@@ -247,13 +245,6 @@ int rb_group_open(struct rb *rb, const struct fr_ice_table *bronze)
                  "reprocess the topic into a new lake (docs/REBUILD.md)");
         return FR_EUNSUPPORTED;
     }
-    if (rb->lake.rest) {
-        fr_error("rebuild",
-                 "a consumer group's lake through a REST catalog: a group rebuild commits "
-                 "its fences and its overwrite through the SQLite catalog only for now "
-                 "(docs/REBUILD.md)");
-        return FR_EUNSUPPORTED;
-    }
     int64_t newest_ms = INT64_MIN;
     char newest[FR_PIPE_ID_MAX + 40] = "";
     int rc = FR_OK;
@@ -422,10 +413,49 @@ int rb_group_settle(struct rb *rb)
     return rc ? rc : fr_win_top_advance(g->top, g->frontier, gold_top, rb);
 }
 
+/* One fence: an empty append to table carrying pipe's marker for info's
+ * epoch and this rebuild's id, through the lake's catalog (SQLite: the
+ * marker's compare-and-swap; REST: the epoch commit, fr_lake_commit_rest).
+ * A member that committed that epoch first: FR_EEXIST (logged). */
+static int fence_one(struct rb *rb, enum fr_tbl tbl, const struct fr_ice_commit_info *info)
+{
+    const char *table = fr_tbl_name(tbl);
+    int rc;
+    if (rb->lake.rest) {
+        struct fr_lake_append app = {table, NULL, 0};
+        rc = fr_lake_commit_rest(&rb->lake, &app, 1, info, rb->conf->lake_catalog_uri);
+    } else {
+        rc = fr_ice_append(rb->cat, FR_NS, table, NULL, 0, info, NULL);
+    }
+    if (rc == FR_OK) {
+        /* the epoch's marker must be this rebuild's: a member's own empty
+         * epoch with the same range would pass the REST commit's check */
+        struct fr_ice_table *t = NULL;
+        rc = fr_lake_table(&rb->lake, table, &t);
+        const struct fr_ice_snapshot *m =
+            rc == FR_OK ? fr_maint_marker(t, info->pipeline_id, info->epoch) : NULL;
+        const char *id = m ? fr_maint_summary(m, FR_SUMMARY_REBUILD) : NULL;
+        rc = rc < 0 ? rc : id && strcmp(id, rb->id) == 0 ? FR_OK : FR_EEXIST;
+        fr_ice_table_free(t);
+    }
+    if (rc == FR_EEXIST) {
+        fr_error("rebuild",
+                 "%s committed epoch %" PRId64 " while the rebuild ran: the group is not "
+                 "stopped. Nothing of the rebuild landed but the fences before it; stop every "
+                 "instance of the group and run `freshet rebuild` again (docs/REBUILD.md)",
+                 info->pipeline_id, info->epoch);
+    } else if (rc < 0) {
+        fr_error("rebuild", "fencing %s: %s (%s) %s", info->pipeline_id, fr_strerror(rc),
+                 fr_err_name(rc), fr_ice_errmsg());
+    }
+    return rc;
+}
+
 int rb_group_fence(struct rb *rb)
 {
     struct rb_group *g = rb->group;
-    for (uint32_t p = 0; p < g->nparts; p++) {
+    int rc = FR_OK;
+    for (uint32_t p = 0; rc == FR_OK && p < g->nparts; p++) {
         struct rb_shard *sh = &g->shard[p];
         if (!sh->present) {
             continue;
@@ -445,24 +475,27 @@ int rb_group_fence(struct rb *rb)
         /* the idle raise only when there is one */
         struct fr_ice_commit_info info = {pipe, r.epoch, offsets, props,
                                           sh->nraises ? 4u : 3u};
-        int rc = fr_ice_append(rb->cat, FR_NS, fr_tbl_name(FR_TBL_BRONZE), NULL, 0, &info, NULL);
-        if (rc == FR_EEXIST) {
-            fr_error("rebuild",
-                     "shard %s committed epoch %" PRId64 " while the rebuild ran: the group is "
-                     "not stopped. Nothing of the rebuild landed but the fences before it; stop "
-                     "every instance of the group and run `freshet rebuild` again",
-                     pipe, r.epoch);
-            return rc;
+        rc = fence_one(rb, FR_TBL_BRONZE, &info);
+        if (rc == FR_OK) {
+            sh->epoch = r.epoch;
+            sh->fenced = 1;
         }
-        if (rc < 0) {
-            fr_error("rebuild", "fencing %s: %s (%s) %s", pipe, fr_strerror(rc), fr_err_name(rc),
-                     fr_ice_errmsg());
-            return rc;
-        }
-        sh->epoch = r.epoch;
-        sh->fenced = 1;
     }
-    return FR_OK;
+    if (rc == FR_OK) {
+        /* The finalizer's next epoch: the shard epochs up to the fences,
+         * settled at the new frontier. gold's overwrite then carries no
+         * marker: it belongs to this epoch (verify's cut). */
+        char offsets[4096], wm[32], rows[32];
+        int64_t epoch;
+        rb_group_gold_marker(rb, offsets, sizeof offsets, &epoch);
+        snprintf(wm, sizeof wm, "%" PRId64, g->frontier);
+        snprintf(rows, sizeof rows, "%" PRIu64, g->silver_rows);
+        struct fr_ice_kv props[] = {
+            {FR_SUMMARY_WATERMARK, wm}, {FR_SUMMARY_RECORDS, rows}, {FR_SUMMARY_REBUILD, rb->id}};
+        struct fr_ice_commit_info info = {g->final_pipe, epoch, offsets, props, 3};
+        rc = fence_one(rb, FR_TBL_GOLD_EPM, &info);
+    }
+    return rc;
 }
 
 void rb_group_gold_marker(struct rb *rb, char *offsets, size_t offlen, int64_t *epoch)
