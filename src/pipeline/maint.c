@@ -132,23 +132,27 @@ int fr_maint_group_guard(const struct fr_ice_table *base, void *arg)
 
 void fr_maint_group_refused(const char *cmd, const struct fr_maint_group *g)
 {
-    int rebuild = strcmp(cmd, "rebuild") == 0;
+    if (strcmp(cmd, "rebuild") == 0) {
+        fr_error(cmd,
+                 "the lake is a consumer group's now (pipeline %s, a scale-out shard or "
+                 "finalizer of %s, committed to it while this rebuild ran on what was a single "
+                 "process's lake): the rebuild lands nothing. Stop the group and run `freshet "
+                 "rebuild` again: on a group's lake it rebuilds every shard and gold "
+                 "(docs/REBUILD.md, ADR 0066).",
+                 g->found, g->pipeline_id);
+        return;
+    }
     fr_error(cmd,
              "the lake is a consumer group's (pipeline %s, a scale-out shard or finalizer of "
-             "%s, commits to it): %s refuses it. %s Stop the group, then reprocess the topic "
-             "into a new lake (another --data or lake.warehouse) with the setting you want, "
-             "while the log still holds it (docs/SCALEOUT.md, ADR 0045).",
-             g->found, g->pipeline_id, cmd,
-             rebuild ? "A rebuild recomputes one pipeline's state from bronze; a group's state "
-                       "is each shard's own (its partition's watermark and dedup set, in "
-                       "checkpoints on each instance's machine) and gold is the finalizer's "
-                       "(its frontier): a rebuild would leave every shard's checkpoint with the "
-                       "old state and gold inconsistent with silver."
-                     : "A replay lands dead letters through one pipeline's operator state; in "
-                       "a group each dead letter belongs to its partition's shard (its "
-                       "checkpoint on some instance's machine) and its gold windows to the "
-                       "finalizer: landed here, they would be missing from gold and from the "
-                       "shards' state. The dead letters stay listed (`freshet dlq list`).");
+             "%s, commits to it): %s refuses it. A replay lands dead letters through one "
+             "pipeline's operator state; in a group each dead letter belongs to its "
+             "partition's shard (its checkpoint on some instance's machine) and its gold "
+             "windows to the finalizer: landed here, they would be missing from gold and from "
+             "the shards' state. The dead letters stay listed (`freshet dlq list`). Stop the "
+             "group, then reprocess the topic into a new lake (another --data or "
+             "lake.warehouse) with the setting you want, while the log still holds it "
+             "(docs/SCALEOUT.md, ADR 0045).",
+             g->found, g->pipeline_id, cmd);
 }
 
 int fr_maint_refuse_group(struct fr_conf *conf, const struct fr_lake *lake, const char *cmd)

@@ -9,7 +9,9 @@
 #      than --quiet-s ago): the group must be stopped;
 #   2. under the same policy, the rebuilt tables equal the group's own, row
 #      for row (DuckDB): the per-partition recomputation and gold's are the
-#      group's;
+#      group's; likewise on lake I, whose shards ran past the log's end and
+#      committed idle epochs that raised their watermarks (and gold's
+#      frontier): the rebuild raises them where the idle epochs did;
 #   3. under lateness 60 s (more late arrivals): a rebuild stopped right
 #      after its fences (--crash-after fence) leaves the tables as they were
 #      and a shard started then refuses (its checkpoint predates the
@@ -95,7 +97,7 @@ catalog() {
 }
 
 ingest_until 5000
-sync_log g c
+sync_log g c i
 echo "log: $(log_end) records in 2 partitions"
 group g
 tables g g0.json
@@ -116,6 +118,35 @@ cat r2.out
 tables g g1.json
 compare g0.json g1.json || fail "a rebuild under the same policy changed the group's tables"
 echo "PASS 2: under the same policy the rebuilt tables equal the group's"
+
+# 2b. Idle epochs: shards left running past the log's end commit empty
+# epochs that raise their watermark to the wall clock minus the lateness,
+# and the finalizer settles gold up to there. The rebuild raises each
+# shard's watermark where its idle epochs did, so gold is the same.
+shard_pids=()
+for p in 0 1; do
+    "$BIN" --data i "${common[@]}" --set process.idle_timeout_s=1 --set process.trigger_ms=200 \
+        process --partition "$p" 2>>i.log & shard_pids+=($!)
+done
+for _ in $(seq 300); do
+    idle=$("$BIN" --data i "${common[@]}" tables --json 2>/dev/null | python3 -c '
+import json, sys
+t = {x["name"]: x for x in json.load(sys.stdin)["tables"]}
+s = t["bronze_recentchange"]["snapshots"]
+print(len({x["summary"].get("freshet.pipeline-id") for x in s if x["summary"].get("freshet.epoch-records") == "0"}))' 2>/dev/null || echo 0)
+    [ "$idle" = 2 ] && break
+    sleep 0.2
+done
+for pid in "${shard_pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; wait "$pid" || true; done
+[ "$idle" = 2 ] || { tail -5 i.log; fail "the running shards committed no idle epoch each"; }
+"$BIN" --data i "${common[@]}" process --finalize --once 2>>i.log || fail "i: finalizer: $(tail -3 i.log)"
+tables i i0.json
+sleep 1
+"$BIN" --data i "${common[@]}" rebuild --quiet-s 0 >r2b.out 2>r2b.log || { cat r2b.log; fail "rebuild after idle epochs"; }
+grep "idle epochs kept" r2b.log | sed 's/^.*rebuild: info: /  /'
+tables i i1.json
+compare i0.json i1.json || fail "a rebuild after idle epochs changed the group's tables"
+echo "PASS 2b: after idle epochs, under the same policy the rebuilt tables equal the group's"
 
 # 3. Lateness 60 s: stopped after its fences, a shard refuses; then the rebuild lands.
 rc=0; "$BIN" --data g "${common[@]}" "${late60[@]}" rebuild --quiet-s 0 --crash-after fence >r3a.out 2>r3a.log || rc=$?

@@ -6,7 +6,15 @@
 fr_add_script_test(NAME integration_rebuild LABELS integration TIMEOUT 180
     COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/rebuild.sh 3)
 # rebuild and dlq replay never write beside the scale-out pipelines
-# (ADR 0045): a rebuild paused while a shard commits is refused inside the
-# compare-and-swap; both refuse a group's lake at once and write nothing.
+# (ADR 0045, 0066): a single-process rebuild paused while a shard commits is
+# refused inside the compare-and-swap; dlq replay refuses a group's lake at
+# once and writes nothing.
 fr_add_script_test(NAME integration_group_maint LABELS integration TIMEOUT 240
     COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/group_maint.sh)
+# `freshet rebuild` on a consumer group's lake (ADR 0066): refused while the
+# group may run; the same policy reproduces the group's tables (also after
+# idle epochs); a new lateness equals a control group built with it, before
+# and after the group continues from the rebuilt checkpoints; a rebuild
+# stopped after its fences, and a stale checkpoint, make shards refuse.
+fr_add_script_test(NAME integration_group_rebuild LABELS integration chaos TIMEOUT 420
+    COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/group_rebuild.sh 5)
