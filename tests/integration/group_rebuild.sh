@@ -21,13 +21,21 @@
 #   4. the rest of the stream: the group continues from the rebuilt
 #      checkpoints, C likewise; every table still equals C's, verify passes;
 #   5. a shard given its checkpoint from before the rebuild refuses, names
-#      the rebuild, and commits nothing.
+#      the rebuild, and commits nothing;
+#   6. with S3_TOOL (and moto): lake R keeps its warehouse in moto's S3
+#      server, its catalog behind `freshet serve` (REST) and its checkpoints'
+#      copies in the bucket (process.checkpoint_uri). The group runs with
+#      lateness 120 s over the whole log, the rebuild with 60 s: every table,
+#      downloaded from the bucket, equals C's row for row; verify passes; a
+#      shard on a machine without its checkpoint directory takes the
+#      rebuilt checkpoint from the bucket, and refuses once that copy is gone.
 #
-# Loopback only. Usage: group_rebuild.sh [SEED]
+# Loopback only. Usage: group_rebuild.sh [SEED] [S3_TOOL]
 set -euo pipefail
 BIN=${FR_BINARY:?FR_BINARY must point at the freshet binary}
 SRC=${FR_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 SEED=${1:-5}
+TOOL=${2:-}
 COUNT=8000
 if [ ! -d "$SRC/tests/interop/node_modules/@duckdb/node-api" ]; then
     echo "skip: tests/interop/node_modules missing (run scripts/setup.sh --test)"; exit 77
@@ -35,8 +43,9 @@ fi
 command -v node >/dev/null || { echo "skip: node is not installed"; exit 77; }
 command -v python3 >/dev/null || { echo "skip: python3 missing"; exit 77; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/fr-grebuild.XXXXXX")
-feed_pid=""; ing_pid=""
+feed_pid=""; ing_pid=""; pids=()
 cleanup() {
+    for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
     [ -n "$ing_pid" ] && kill -9 "$ing_pid" 2>/dev/null || true
     [ -n "$feed_pid" ] && kill -TERM "$feed_pid" 2>/dev/null || true
     wait 2>/dev/null || true
@@ -195,4 +204,54 @@ grep -q "was committed by rebuild [0-9]* (\`freshet rebuild\` on the group's lak
     { cat s5.log; fail "the stale shard's refusal does not say why"; }
 [ "$(catalog g/lake/catalog.db)" = "$before" ] || fail "the stale shard changed the catalog"
 echo "PASS 5: a shard with a checkpoint from before the rebuild refused, nothing committed"
+
+# 6. S3 warehouse, REST catalog, checkpoint copies in the bucket.
+if [ -z "$TOOL" ] || ! python3 -c 'import moto.server' 2>/dev/null; then
+    echo "PASS: freshet rebuild on a consumer group's lake (step 6 skipped: no S3_TOOL or moto)"
+    exit 0
+fi
+url_of() { for _ in $(seq 150); do grep -q '^listening' "$1" 2>/dev/null && break; sleep 0.1; done
+           awk '/^listening/ {print $2; exit}' "$1"; }
+# shellcheck source=s3_lib.sh
+. "$SRC/tests/integration/s3_lib.sh"
+moto_start
+curl -sf -X PUT "$E/lake" >/dev/null || fail "cannot create the bucket"
+s3=(--set lake.warehouse=s3://lake/wh --set "s3.endpoint=$E")
+token=grb-$$-$RANDOM
+FRESHET_SERVE_API_TOKEN=$token "$BIN" --data "$work/catalog" "${s3[@]}" serve --listen 127.0.0.1:0 \
+    >serve.out 2>serve.log & pids+=($!)
+export FRESHET_LAKE_CATALOG_TOKEN=$token
+cat_url=$(url_of serve.out); cat_url=${cat_url%/}
+[ -n "$cat_url" ] || fail "serve did not start"
+sync_log r
+rr=("${s3[@]}" --set "lake.catalog_uri=$cat_url/iceberg" --set process.checkpoint_uri=s3://lake/ck
+    --set process.checkpoint_upload_every_epochs=1)
+group r "${rr[@]}"
+sleep 1
+"$BIN" --data r "${common[@]}" "${rr[@]}" "${late60[@]}" rebuild --quiet-s 0 >r6.out 2>r6.log ||
+    { cat r6.log; fail "rebuild through REST and S3"; }
+"$BIN" --data r "${common[@]}" "${rr[@]}" tables --json --files >r6-bucket.json
+s3_download "$TOOL" r6-bucket.json r/lake/warehouse lake wh r6-files r6.json || fail "downloading the bucket's data files"
+compare r6.json c4.json || fail "the group rebuilt through REST and S3 differs from the control"
+"$BIN" --data r "${common[@]}" "${rr[@]}" "${late60[@]}" verify >v6.out 2>&1 || { cat v6.out; fail "verify through REST and S3"; }
+fence=$(python3 - r6-bucket.json <<'PY'
+import json, sys
+t = {x["name"]: x for x in json.load(open(sys.argv[1]))["tables"]}
+print(max(int(s["summary"]["freshet.epoch"]) for s in t["bronze_recentchange"]["snapshots"]
+          if s["summary"].get("freshet.pipeline-id") == "freshet-p0" and "freshet.rebuild" in s["summary"]))
+PY
+)
+rm -rf r/process/freshet-p0
+"$BIN" --data r "${common[@]}" "${rr[@]}" "${late60[@]}" process --partition 0 --once >s6.out 2>s6.log ||
+    { cat s6.log; fail "a shard without its checkpoint directory, with the bucket's copy"; }
+grep -q "checkpoint of epoch $fence taken from s3://lake/ck/freshet-p0/checkpoint" s6.log ||
+    { cat s6.log; fail "the shard did not take the rebuilt checkpoint (epoch $fence) from the bucket"; }
+rm -rf r/process/freshet-p0
+# moto refuses an anonymous DELETE; it does not check signatures
+curl -sf -X DELETE -H "Authorization: AWS4-HMAC-SHA256 Credential=testing/20261206/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=00" \
+    "$E/lake/ck/freshet-p0/checkpoint" >/dev/null || fail "cannot delete the bucket's copy"
+rc=0; "$BIN" --data r "${common[@]}" "${rr[@]}" "${late60[@]}" process --partition 0 --once >s6b.out 2>s6b.log || rc=$?
+[ "$rc" = 1 ] && grep -q "was committed by rebuild" s6b.log ||
+    { cat s6b.log; fail "a shard with no checkpoint at all on a rebuilt lake exited $rc without refusing"; }
+echo "PASS 6: through REST and S3: equal to the control, verify passes; the rebuilt checkpoint comes from the bucket (epoch $fence); without it the shard refuses"
 echo "PASS: freshet rebuild on a consumer group's lake"

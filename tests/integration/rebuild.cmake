@@ -17,4 +17,4 @@ fr_add_script_test(NAME integration_group_maint LABELS integration TIMEOUT 240
 # and after the group continues from the rebuilt checkpoints; a rebuild
 # stopped after its fences, and a stale checkpoint, make shards refuse.
 fr_add_script_test(NAME integration_group_rebuild LABELS integration chaos TIMEOUT 420
-    COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/group_rebuild.sh 5)
+    COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/group_rebuild.sh 5 $<TARGET_FILE:s3_tool>)
