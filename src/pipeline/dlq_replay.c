@@ -7,7 +7,10 @@
  */
 #include "pipeline/dlq_int.h"
 
+#include "pipeline/ckmirror.h"
 #include "pipeline/lake.h"
+#include "pipeline/pipeline.h"
+#include "pipeline/tables.h"
 
 #include "core/clock.h"
 #include "core/diag.h"
@@ -46,10 +49,18 @@ struct rp {
     struct fr_tw tw[RP_NOUT];
     int committed;
     int unknown; /* a REST commit's outcome is unknown: keep files and intent */
-    /* counts */
-    uint64_t seen, skipped_reason, already, landed;
-    uint64_t silver, late, duplicates, gold;
-    uint64_t still[FR_GATE_REASON_COUNT];
+    /* a consumer group's lake: the shard being replayed (-1: one process) */
+    int shard;
+    char pipe[FR_PIPE_ID_MAX]; /* "<id>-p<N>" */
+    int64_t lake_epoch;        /* the pipeline's newest epoch in the lake */
+    int64_t end;               /* a shard: the offset after that epoch */
+    int64_t quiet_s;           /* a group's members silent this long before */
+    uint8_t present[FR_CK_MAX_PARTS]; /* the group's shards (rp_group_check) */
+    struct rp_counts { /* of one pipeline's replay */
+        uint64_t seen, skipped_reason, already, landed;
+        uint64_t silver, late, duplicates, gold;
+        uint64_t still[FR_GATE_REASON_COUNT];
+    } n;
 };
 
 static void rp_crash_point(const struct rp *rp, const char *step)
@@ -63,18 +74,20 @@ static void rp_crash_point(const struct rp *rp, const char *step)
 static int rp_minute(void *arg, const struct fr_win_row *row)
 {
     struct rp *rp = arg;
-    rp->gold++;
+    rp->n.gold++;
     return rp->dry_run ? FR_OK : fr_tw_gold_epm(&rp->tw[RP_EPM], row);
 }
 
 static int rp_top(void *arg, const struct fr_top_row *row)
 {
     struct rp *rp = arg;
-    rp->gold++;
+    rp->n.gold++;
     return rp->dry_run ? FR_OK : fr_tw_gold_top(&rp->tw[RP_TOP], row);
 }
 
 static const struct fr_proc_sink rp_sink = {rp_minute, rp_top};
+/* a shard's windows are partial: gold is the finalizer's */
+static const struct fr_proc_sink rp_shard_sink = {NULL, NULL};
 
 /* One dead letter: gate, then the operators, then the rows. */
 static int rp_record(struct rp *rp, const struct fr_lscan_row *lr, const char *raw, size_t len)
@@ -84,11 +97,12 @@ static int rp_record(struct rp *rp, const struct fr_lscan_row *lr, const char *r
     char detail[FR_GATE_DETAIL_MAX];
     enum fr_gate_reason why = fr_gate_decode(rp->gate, &pos, raw, len, &row, detail);
     if (why != FR_GATE_OK) {
-        rp->still[why]++;
+        rp->n.still[why]++;
         return FR_OK; /* still a dead letter: nothing changes */
     }
     struct fr_proc_result res;
-    int rc = fr_proc_record(rp->proc, &pos, raw, len, &rp_sink, rp, &res);
+    int rc = fr_proc_record(rp->proc, &pos, raw, len, rp->shard >= 0 ? &rp_shard_sink : &rp_sink,
+                            rp, &res);
     if (rc < 0) {
         return rc;
     }
@@ -96,23 +110,23 @@ static int rp_record(struct rp *rp, const struct fr_lscan_row *lr, const char *r
     switch (res.outcome) {
     case FR_PROC_SILVER:
         outcome = "silver";
-        rp->silver++;
+        rp->n.silver++;
         rc = rp->dry_run ? FR_OK : fr_tw_silver(&rp->tw[RP_SILVER], res.row);
         break;
     case FR_PROC_LATE:
         outcome = "late";
-        rp->late++;
+        rp->n.late++;
         rc = rp->dry_run ? FR_OK
                          : fr_tw_late(&rp->tw[RP_LATE], res.row, res.watermark_us, res.lateness_us);
         break;
     case FR_PROC_DUPLICATE:
         outcome = "duplicate";
-        rp->duplicates++;
+        rp->n.duplicates++;
         break;
     default:
         return FR_ESTATE; /* the gate passed it: fr_proc cannot reject it */
     }
-    rp->landed++;
+    rp->n.landed++;
     if (rc < 0 || rp->dry_run) {
         return rc;
     }
@@ -135,19 +149,23 @@ static int rp_scan(struct rp *rp, const struct fr_ice_file_list *files)
     fr_buf_init(&bytes, RAW_CAP);
     struct fr_progress pg;
     fr_progress_start(&pg, "dlq replay", "rows", (uint64_t)files->total_records);
-    uint64_t prev = UINT64_MAX;
+    uint64_t prev = UINT64_MAX, done = 0;
     int rc = fr_lscan_open(files, &lopts, &ls);
     struct fr_lscan_row lr;
     while (rc == FR_OK && (rc = fr_lscan_next(ls, &lr)) == 1) {
         rc = FR_OK;
-        fr_progress_tick(&pg, ++rp->seen);
+        fr_progress_tick(&pg, ++done);
+        if (rp->shard >= 0 && lr.partition != rp->shard) {
+            continue; /* another shard's dead letter */
+        }
+        rp->n.seen++;
         uint64_t key = dlq_pos_key(lr.partition, lr.offset);
         if (!dlq_reason_selected(rp->reasons, rp->nreasons, lr.tag, lr.tag_len)) {
-            rp->skipped_reason++;
+            rp->n.skipped_reason++;
             continue;
         }
         if (dlq_done_has(&rp->done, key)) {
-            rp->already++;
+            rp->n.already++;
             continue;
         }
         if (key == prev) {
@@ -182,6 +200,76 @@ static int rp_scan(struct rp *rp, const struct fr_ice_file_list *files)
     return rc < 0 ? rc : FR_OK;
 }
 
+/* A shard's replay epoch: bronze (with the marker) first, the others with
+ * rows, in one transaction: SQLite's (the marker's compare-and-swap) or
+ * the REST catalog's epoch commit; the landed marker must be this
+ * replay's. FR_EEXIST when the shard committed that epoch first. */
+static int rp_commit_shard(struct rp *rp, const struct fr_ice_commit_info *info)
+{
+    struct fr_lake_append apps[RP_NOUT];
+    uint32_t n = 0;
+    int rc = FR_OK;
+    for (int k = 0; k < RP_NOUT; k++) {
+        if (rp->tw[k].rows || k == RP_BRONZE) {
+            apps[n++] = (struct fr_lake_append){fr_tbl_name(rp_tbl[k]), &rp->tw[k].file,
+                                                rp->tw[k].rows ? 1u : 0u};
+        }
+    }
+    if (rp->lake.rest) {
+        rc = fr_lake_commit_rest(&rp->lake, apps, n, info, rp->conf->lake_catalog_uri);
+        rp->unknown = rc == FR_EUNKNOWN;
+    } else {
+        struct fr_ice_txn *txn = NULL;
+        rc = fr_ice_txn_begin(rp->cat, &txn);
+        for (uint32_t a = 0; rc == FR_OK && a < n; a++) {
+            rc = fr_ice_txn_append(txn, FR_NS, apps[a].table, apps[a].files, apps[a].nfiles, info);
+        }
+        if (rc == FR_OK) {
+            struct fr_ice_commit_result res;
+            rc = fr_ice_txn_commit(txn, &res);
+        }
+        fr_ice_txn_free(txn);
+    }
+    if (rc == FR_OK) {
+        struct fr_ice_table *t = NULL;
+        rc = fr_lake_table(&rp->lake, fr_tbl_name(FR_TBL_BRONZE), &t);
+        const struct fr_ice_snapshot *m =
+            rc == FR_OK ? fr_maint_marker(t, info->pipeline_id, info->epoch) : NULL;
+        const char *id = m ? fr_maint_summary(m, FR_SUMMARY_DLQ_REPLAY) : NULL;
+        rc = rc < 0 ? rc : id && strcmp(id, rp->id) == 0 ? FR_OK : FR_EEXIST;
+        fr_ice_table_free(t);
+    }
+    if (rc == FR_EEXIST) {
+        fr_error("dlq",
+                 "shard %s committed epoch %" PRId64 " while the replay ran: the group is not "
+                 "stopped, and this shard's dead letters did not land. Stop every instance of "
+                 "the group and run `freshet dlq replay` again",
+                 info->pipeline_id, info->epoch);
+    } else if (rc < 0 && rc != FR_EUNKNOWN) {
+        fr_error("dlq", "%s: commit failed: %s (%s) %s", info->pipeline_id, fr_strerror(rc),
+                 fr_err_name(rc), fr_ice_errmsg());
+    }
+    return rc;
+}
+
+/* A shard's checkpoint, installed: its copy in the bucket too
+ * (process.checkpoint_uri), where its next owner takes it. */
+static int rp_upload(struct rp *rp)
+{
+    struct fr_ckm *m = NULL;
+    int rc = fr_ckm_open(rp->conf, rp->pipe, &m);
+    if (rc == FR_OK && m) {
+        rc = fr_ckm_upload(m, rp->dir);
+        if (rc < 0) {
+            fr_error("dlq", "%s's checkpoint could not be copied to %s: %s; run `freshet dlq "
+                            "replay` again before starting the group",
+                     rp->pipe, fr_ckm_uri(m), fr_strerror(rc));
+        }
+    }
+    fr_ckm_close(m);
+    return rc;
+}
+
 /* STAGE, COMMIT, INSTALL, CLEAN (the state machine at the top). */
 static int rp_commit(struct rp *rp)
 {
@@ -196,6 +284,9 @@ static int rp_commit(struct rp *rp)
     rp_crash_point(rp, "files");
     struct fr_ck staged = rp->ck;
     fr_buf_init(&staged.state, STATE_CAP);
+    if (rp->shard >= 0) {
+        staged.epoch = rp->lake_epoch + 1; /* a shard's replay is its next epoch */
+    }
     struct intent in = {.base_crc = dlq_crc_of(&rp->ck.state), .base_len = rp->ck.state.len};
     snprintf(in.id, sizeof in.id, "%s", rp->id);
     snprintf(in.phase, sizeof in.phase, "staged");
@@ -215,12 +306,28 @@ static int rp_commit(struct rp *rp)
     fr_proc_stats(rp->proc, &st);
     char wm[32], records[32];
     snprintf(wm, sizeof wm, "%" PRId64, st.watermark_us);
-    snprintf(records, sizeof records, "%" PRIu64, rp->landed);
+    snprintf(records, sizeof records, "%" PRIu64, rp->n.landed);
     struct fr_ice_kv props[] = {{FR_SUMMARY_DLQ_REPLAY, rp->id},
                                 {FR_SUMMARY_DLQ_REPLAY_RECORDS, records},
-                                {FR_SUMMARY_WATERMARK, wm}};
-    struct fr_ice_commit_info info = {NULL, -1, NULL, props, sizeof props / sizeof props[0]};
-    if (rp->lake.rest) {
+                                {FR_SUMMARY_WATERMARK, wm},
+                                {FR_SUMMARY_RECORDS, "0"}};
+    struct fr_ice_commit_info info = {NULL, -1, NULL, props, 3};
+    char offsets[128];
+    if (rp->shard >= 0) {
+        /* On a group's lake, the shard's next epoch: its marker (no log
+         * record: an empty range at its offsets) fences a shard still
+         * running, and the finalizer consumes it like any shard epoch, so
+         * gold counts the landed rows (ADR 0067). */
+        struct fr_ck_range r = {.epoch = staged.epoch, .nparts = (uint32_t)rp->shard + 1};
+        r.start[rp->shard] = r.end[rp->shard] = rp->end;
+        fr_ck_range_text(&r, "recentchange", rp->shard, offsets, sizeof offsets);
+        info = (struct fr_ice_commit_info){rp->pipe, staged.epoch, offsets, props, 4};
+        rc = rp_commit_shard(rp, &info);
+        if (rc < 0) {
+            fr_buf_free(&staged.state);
+            return rc; /* logged */
+        }
+    } else if (rp->lake.rest) {
         /* the same appends in one REST transaction (maint_rest.c) */
         struct fr_lake_append apps[RP_NOUT];
         uint32_t n = 0;
@@ -241,7 +348,7 @@ static int rp_commit(struct rp *rp)
      * group's lake: refused inside the swap (ADR 0045; the SQLite catalog's
      * transaction; through REST the start's check stands). */
     struct fr_maint_group group = {.pipeline_id = rp->conf->general_pipeline_id};
-    rc = rp->lake.rest ? FR_OK : fr_ice_txn_begin(rp->cat, &txn);
+    rc = rp->lake.rest || rp->shard >= 0 ? FR_OK : fr_ice_txn_begin(rp->cat, &txn);
     if (rc == FR_OK && txn) {
         fr_ice_txn_guard(txn, fr_maint_group_guard, &group);
     }
@@ -270,6 +377,9 @@ static int rp_commit(struct rp *rp)
     rp_crash_point(rp, "commit");
     rc = fr_ck_save(rp->dir, &staged);
     fr_buf_free(&staged.state);
+    if (rc == FR_OK && rp->shard >= 0) {
+        rc = rp_upload(rp);
+    }
     if (rc < 0) {
         fr_error("dlq",
                  "replay %s landed but its checkpoint could not be installed: %s; run "
@@ -283,24 +393,25 @@ static int rp_commit(struct rp *rp)
 
 static void rp_report(const struct rp *rp, int64_t ms)
 {
-    printf("dlq replay %s%s: %" PRIu64 " dead letters read", rp->id,
-           rp->dry_run ? " (dry run: nothing written)" : "", rp->seen);
+    printf("dlq replay %s%s%s%s: %" PRIu64 " dead letters read", rp->id,
+           rp->shard >= 0 ? " of shard " : "", rp->shard >= 0 ? rp->pipe : "",
+           rp->dry_run ? " (dry run: nothing written)" : "", rp->n.seen);
     if (rp->nreasons) {
-        printf(", %" PRIu64 " of other reasons skipped", rp->skipped_reason);
+        printf(", %" PRIu64 " of other reasons skipped", rp->n.skipped_reason);
     }
-    printf(", %" PRIu64 " replayed before, in %.1f s\n", rp->already, (double)ms / 1000.0);
+    printf(", %" PRIu64 " replayed before, in %.1f s\n", rp->n.already, (double)ms / 1000.0);
     printf("  landed %" PRIu64 ": %" PRIu64 " silver, %" PRIu64 " late, %" PRIu64
            " duplicates; %" PRIu64 " gold rows settled\n",
-           rp->landed, rp->silver, rp->late, rp->duplicates, rp->gold);
+           rp->n.landed, rp->n.silver, rp->n.late, rp->n.duplicates, rp->n.gold);
     uint64_t still = 0;
     for (int r = 1; r < FR_GATE_REASON_COUNT; r++) {
-        still += rp->still[r];
+        still += rp->n.still[r];
     }
     printf("  still rejected %" PRIu64, still);
     const char *sep = " (";
     for (int r = 1; r < FR_GATE_REASON_COUNT; r++) {
-        if (rp->still[r]) {
-            printf("%s%s %" PRIu64, sep, fr_gate_reason_name((enum fr_gate_reason)r), rp->still[r]);
+        if (rp->n.still[r]) {
+            printf("%s%s %" PRIu64, sep, fr_gate_reason_name((enum fr_gate_reason)r), rp->n.still[r]);
             sep = ", ";
         }
     }
@@ -333,138 +444,148 @@ static void replay_usage(FILE *out)
                  "                   commit), as a crash would\n");
 }
 
-int fr_dlq_replay_cmd(struct fr_conf *conf, int argc, char **argv)
+/* A consumer group's lake (ADR 0067): each shard in turn, through its own
+ * checkpoint (the bucket's copy when newer), as that shard's next epoch.
+ * Refused while a shard committed within --quiet-s or holds its lock
+ * here. 0 done, 1 failed (logged). */
+static int rp_run(struct rp *rp, int64_t t0);
+static int rp_group_check(struct rp *rp)
 {
-    static const struct option opts[] = {{"reason", required_argument, 0, 'r'},
-                                         {"dry-run", no_argument, 0, 'n'},
-                                         {"lookups", no_argument, 0, 'L'},
-                                         {"crash-after", required_argument, 0, 'C'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    struct rp *rp = calloc(1, sizeof *rp);
-    char **reasons = calloc((size_t)argc + 1, sizeof *reasons);
-    if (!rp || !reasons) {
-        free(rp);
-        free(reasons);
-        return 1;
-    }
-    int status = 2;
-    int lock_fd = -1;
-    int lookups = 0;
-    struct fr_ice_table *bronze = NULL, *dlq = NULL;
-    struct fr_ice_file_list files = {0};
-    fr_buf_init(&rp->ck.state, STATE_CAP);
-    rp->conf = conf;
-    rp->reasons = reasons;
-    int c;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'r':
-            if (fr_gate_reason_from_name(optarg, strlen(optarg)) <= 0) {
-                fprintf(stderr, "freshet dlq replay: unknown reason \"%s\" (docs/QUALITY.md)\n",
-                        optarg);
-                goto cleanup;
-            }
-            reasons[rp->nreasons++] = optarg;
-            break;
-        case 'n':
-            rp->dry_run = 1;
-            break;
-        case 'L':
-            lookups = 1;
-            break;
-        case 'C':
-            if (strcmp(optarg, "files") != 0 && strcmp(optarg, "staged") != 0 &&
-                strcmp(optarg, "commit") != 0) {
-                fprintf(stderr, "freshet dlq replay: --crash-after takes files, staged or "
-                                "commit\n");
-                goto cleanup;
-            }
-            rp->crash_after = optarg;
-            break;
-        case 'h':
-            replay_usage(stdout);
-            status = 0;
-            goto cleanup;
-        default:
-            replay_usage(stderr);
-            goto cleanup;
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "freshet dlq replay: unexpected argument \"%s\"\n", argv[optind]);
-        goto cleanup;
-    }
-    static const struct fr_lake_need lookup_needs[] = {
-        {FR_LAKE_CAP_SQLITE_CATALOG,
-         "the replay of failed lookups (--lookups, or enrich.enabled) commits through the "
-         "SQLite catalog only; run it where the catalog lives (for `freshet serve`'s catalog: "
-         "freshet --data <its data dir> dlq replay --lookups, without lake.catalog_uri)"}};
-    if ((lookups || conf->enrich_enabled) &&
-        (status = fr_lake_require(conf, "dlq replay", lookup_needs, 1)) != 0) {
-        goto cleanup;
-    }
-    status = 1;
-    int64_t t0 = fr_mono_ms();
-    rp->replayed_at_us = fr_wall_us();
-    snprintf(rp->id, sizeof rp->id, "%" PRId64, rp->replayed_at_us / 1000);
-
-    if (!fr_lake_maybe_exists(conf)) {
-        char where[4200];
-        fprintf(stderr, "freshet dlq replay: no lake at %s (has `freshet process` run?)\n",
-                fr_lake_catalog_name(conf, where, sizeof where));
-        goto cleanup;
-    }
-    lock_fd = fr_maint_lock(conf, "dlq replay", rp->dir, sizeof rp->dir);
-    if (lock_fd < 0) {
-        goto cleanup;
-    }
-    int rc = fr_lake_open(conf, &rp->lake);
-    rp->cat = rp->lake.cat;
-    if (rc == FR_OK && fr_maint_refuse_group(conf, &rp->lake, "dlq replay") < 0) {
-        goto cleanup;
-    }
-    rc = rc ? rc : fr_maint_ensure(&rp->lake, 1);
-    if (rc < 0) {
-        fr_error("dlq", "catalog: %s (%s) %s", fr_strerror(rc), fr_err_name(rc), fr_ice_errmsg());
-        goto cleanup;
-    }
-    rc = fr_dlq_recover(conf, rp->dir, &rp->lake, 0);
-    if (rc < 0) {
-        goto cleanup;
-    }
-    if (lookups) {
-        /* The enrichment stage's dead letters, not the gate's. */
-        status = fr_dlq_replay_lookups(conf, rp->dir, &rp->lake, rp->dry_run) < 0 ? 1 : 0;
-        goto cleanup;
-    }
-
-    /* CHECK: the checkpoint must describe the lake exactly. */
-    rc = fr_lake_table(&rp->lake, fr_tbl_name(FR_TBL_BRONZE), &bronze);
-    int64_t lake_epoch = -1;
-    if (rc == FR_OK) {
-        rc = fr_ice_last_epoch(bronze, conf->general_pipeline_id, &lake_epoch, NULL);
-        rc = rc == FR_ENOTFOUND ? FR_OK : rc;
-    }
+    struct fr_conf *conf = rp->conf;
+    struct fr_ice_table *bronze = NULL;
+    int rc = fr_lake_table(&rp->lake, fr_tbl_name(FR_TBL_BRONZE), &bronze);
     if (rc < 0) {
         fr_error("dlq", "bronze: %s %s", fr_strerror(rc), fr_ice_errmsg());
+        return 1;
+    }
+    uint8_t *present = rp->present;
+    int64_t newest_ms = INT64_MIN;
+    char newest[FR_PIPE_ID_MAX + 40] = "";
+    uint32_t nshards = 0;
+    for (uint32_t p = 0; p < FR_CK_MAX_PARTS; p++) {
+        char pipe[FR_PIPE_ID_MAX];
+        int64_t epoch, snap;
+        snprintf(pipe, sizeof pipe, "%s-p%u", conf->general_pipeline_id, p);
+        if (fr_ice_last_epoch(bronze, pipe, &epoch, &snap) != FR_OK) {
+            continue;
+        }
+        const struct fr_ice_snapshot *m = fr_maint_marker(bronze, pipe, epoch);
+        present[p] = 1;
+        nshards++;
+        if (m && m->timestamp_ms > newest_ms) {
+            newest_ms = m->timestamp_ms;
+            snprintf(newest, sizeof newest, "%s (epoch %" PRId64 ")", pipe, epoch);
+        }
+    }
+    fr_ice_table_free(bronze);
+    if (nshards == 0) {
+        fr_error("dlq", "no shard of %s committed an epoch", conf->general_pipeline_id);
+        return 1;
+    }
+    int64_t age_ms = fr_wall_ms() - newest_ms;
+    if (age_ms < rp->quiet_s * 1000) {
+        fr_error("dlq",
+                 "%s committed %.1f s ago: the group is running (or stopped less than "
+                 "--quiet-s %" PRId64 " s ago). Stop every instance of the group, then run "
+                 "`freshet dlq replay` again (docs/DLQ.md, \"A consumer group's lake\")",
+                 newest, (double)age_ms / 1000.0, rp->quiet_s);
+        return 1;
+    }
+    return 0;
+}
+
+static int rp_group(struct rp *rp, int64_t t0)
+{
+    struct fr_conf *conf = rp->conf;
+    const uint8_t *present = rp->present;
+    int rc;
+    char base[20]; /* the replay's id: Unix ms */
+    snprintf(base, sizeof base, "%.19s", rp->id);
+    int status = 0;
+    for (uint32_t p = 0; status == 0 && p < FR_CK_MAX_PARTS; p++) {
+        if (!present[p]) {
+            continue;
+        }
+        rp->shard = (int)p;
+        snprintf(rp->pipe, sizeof rp->pipe, "%s-p%u", conf->general_pipeline_id, p);
+        snprintf(rp->id, sizeof rp->id, "%sp%u", base, p);
+        memset(&rp->n, 0, sizeof rp->n);
+        rp->committed = rp->unknown = 0;
+        fr_buf_reset(&rp->ck.state);
+        long holder = 0;
+        int fd = -1;
+        struct fr_ckm *m = NULL;
+        rc = fr_maint_ck_dir(conf, rp->pipe, rp->dir, sizeof rp->dir);
+        if (rc == FR_OK && (fd = fr_ck_lock(rp->dir, &holder)) < 0) {
+            fr_error("dlq", "%s is running on this machine (pid %ld holds %s/lock): stop every "
+                            "instance of the group first",
+                     rp->pipe, holder, rp->dir);
+            rc = FR_EBUSY;
+        }
+        if (rc == FR_OK) {
+            rc = fr_ckm_open(conf, rp->pipe, &m);
+            rc = rc ? rc : fr_ckm_pull(m, rp->dir);
+            fr_ckm_close(m);
+        }
+        rc = rc ? rc : fr_dlq_recover(conf, rp->dir, &rp->lake, 0);
+        status = rc < 0 ? 1 : rp_run(rp, t0);
+        if (fd >= 0) {
+            close(fd);
+        }
+    }
+    return status;
+}
+
+/* CHECK .. COMMIT for rp's pipeline (one process's, or one shard's when
+ * rp->shard >= 0): its checkpoint in rp->dir must be at the lake's newest
+ * epoch of it. 0 done, 1 failed (logged; what this attempt wrote is
+ * removed unless its commit's outcome is unknown). Frees what it
+ * allocates, so a group's replay calls it once per shard. */
+static int rp_run(struct rp *rp, int64_t t0)
+{
+    struct fr_conf *conf = rp->conf;
+    const char *pipe = rp->shard >= 0 ? rp->pipe : conf->general_pipeline_id;
+    struct fr_ice_table *bronze = NULL, *dlq = NULL;
+    struct fr_ice_file_list files = {0};
+    int status = 1;
+    /* CHECK: the checkpoint must describe the lake exactly. */
+    int rc = fr_lake_table(&rp->lake, fr_tbl_name(FR_TBL_BRONZE), &bronze);
+    rp->lake_epoch = -1;
+    if (rc == FR_OK) {
+        rc = fr_ice_last_epoch(bronze, pipe, &rp->lake_epoch, NULL);
+        rc = rc == FR_ENOTFOUND ? FR_OK : rc;
+    }
+    if (rc == FR_OK && rp->shard >= 0) {
+        /* the offset after the shard's newest epoch: its next epoch's start */
+        const struct fr_ice_snapshot *m = fr_maint_marker(bronze, pipe, rp->lake_epoch);
+        const char *off = m ? fr_maint_summary(m, FR_ICE_SUMMARY_OFFSETS) : NULL;
+        struct fr_ck_range r;
+        rc = off && fr_ck_range_parse(off, "recentchange", rp->lake_epoch, &r) == FR_OK &&
+                     r.nparts > (uint32_t)rp->shard
+                 ? FR_OK
+                 : FR_ECORRUPT;
+        rp->end = rc == FR_OK ? r.end[rp->shard] : 0;
+    }
+    if (rc < 0) {
+        fr_error("dlq", "bronze (%s): %s %s", pipe, fr_strerror(rc), fr_ice_errmsg());
         goto cleanup;
     }
     rc = fr_ck_load(rp->dir, &rp->ck);
-    if (rc == FR_ENOTFOUND && lake_epoch < 0) {
-        printf("dlq replay: nothing to replay (the processor has not committed an epoch)\n");
+    if (rc == FR_ENOTFOUND && rp->lake_epoch < 0) {
+        printf("dlq replay: nothing to replay (%s has not committed an epoch)\n", pipe);
         status = 0;
         goto cleanup;
     }
     if (rc < 0) {
-        fr_error("dlq", "processor checkpoint in %s: %s", rp->dir, fr_strerror(rc));
+        fr_error("dlq", "checkpoint of %s in %s: %s", pipe, rp->dir, fr_strerror(rc));
         goto cleanup;
     }
-    if (rp->ck.epoch != lake_epoch) {
+    if (rp->ck.epoch != rp->lake_epoch) {
         fr_error("dlq",
-                 "the lake holds epoch %" PRId64 " but the processor checkpoint is at epoch "
-                 "%" PRId64 ": run `freshet process --once` first so the checkpoint catches up",
-                 lake_epoch, rp->ck.epoch);
+                 "the lake holds epoch %" PRId64 " of %s but its checkpoint (%s) is at epoch "
+                 "%" PRId64 ": run `freshet process %s--once` first so the checkpoint catches up",
+                 rp->lake_epoch, pipe, rp->dir, rp->ck.epoch,
+                 rp->shard >= 0 ? "--partition N " : "");
         goto cleanup;
     }
 
@@ -518,7 +639,7 @@ int fr_dlq_replay_cmd(struct fr_conf *conf, int argc, char **argv)
         }
     }
     rc = rp_scan(rp, &files);
-    if (rc == FR_OK && rp->landed && !rp->dry_run) {
+    if (rc == FR_OK && rp->n.landed && !rp->dry_run) {
         rc = rp_commit(rp);
     }
     if (rc < 0) {
@@ -529,12 +650,6 @@ int fr_dlq_replay_cmd(struct fr_conf *conf, int argc, char **argv)
     }
     rp_report(rp, fr_mono_ms() - t0);
     status = 0;
-    /* A pipeline that enriches: its failed lookups too (all of them: the
-     * --reason filters name the gate's reasons). */
-    if (conf->enrich_enabled && rp->nreasons == 0 &&
-        fr_dlq_replay_lookups(conf, rp->dir, &rp->lake, rp->dry_run) < 0) {
-        status = 1;
-    }
 
 cleanup:
     if (status == 1 && !rp->committed && !rp->unknown && rp->cat && rp->id[0] && !rp->dry_run) {
@@ -551,13 +666,165 @@ cleanup:
     }
     for (int k = 0; k < RP_NOUT; k++) {
         fr_tw_abort(&rp->tw[k]);
+        memset(&rp->tw[k], 0, sizeof rp->tw[k]);
     }
     fr_ice_file_list_free(&files);
     fr_ice_table_free(bronze);
     fr_ice_table_free(dlq);
     dlq_done_free(&rp->done);
+    memset(&rp->done, 0, sizeof rp->done);
     fr_gate_destroy(rp->gate);
     fr_proc_destroy(rp->proc);
+    rp->gate = NULL;
+    rp->proc = NULL;
+    return status;
+}
+
+int fr_dlq_replay_cmd(struct fr_conf *conf, int argc, char **argv)
+{
+    static const struct option opts[] = {{"reason", required_argument, 0, 'r'},
+                                         {"dry-run", no_argument, 0, 'n'},
+                                         {"lookups", no_argument, 0, 'L'},
+                                         {"crash-after", required_argument, 0, 'C'},
+                                         {"quiet-s", required_argument, 0, 'q'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    struct rp *rp = calloc(1, sizeof *rp);
+    char **reasons = calloc((size_t)argc + 1, sizeof *reasons);
+    if (!rp || !reasons) {
+        free(rp);
+        free(reasons);
+        return 1;
+    }
+    int status = 2;
+    int lock_fd = -1;
+    int lookups = 0;
+    int group = 0;
+    long long quiet_s = 30;
+    char *end;
+    fr_buf_init(&rp->ck.state, STATE_CAP);
+    rp->shard = -1;
+    rp->conf = conf;
+    rp->reasons = reasons;
+    int c;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'r':
+            if (fr_gate_reason_from_name(optarg, strlen(optarg)) <= 0) {
+                fprintf(stderr, "freshet dlq replay: unknown reason \"%s\" (docs/QUALITY.md)\n",
+                        optarg);
+                goto cleanup;
+            }
+            reasons[rp->nreasons++] = optarg;
+            break;
+        case 'n':
+            rp->dry_run = 1;
+            break;
+        case 'L':
+            lookups = 1;
+            break;
+        case 'q':
+            quiet_s = strtoll(optarg, &end, 10);
+            if (*end || quiet_s < 0 || quiet_s > 86400) {
+                fprintf(stderr, "freshet dlq replay: --quiet-s takes 0..86400\n");
+                goto cleanup;
+            }
+            break;
+        case 'C':
+            if (strcmp(optarg, "files") != 0 && strcmp(optarg, "staged") != 0 &&
+                strcmp(optarg, "commit") != 0) {
+                fprintf(stderr, "freshet dlq replay: --crash-after takes files, staged or "
+                                "commit\n");
+                goto cleanup;
+            }
+            rp->crash_after = optarg;
+            break;
+        case 'h':
+            replay_usage(stdout);
+            status = 0;
+            goto cleanup;
+        default:
+            replay_usage(stderr);
+            goto cleanup;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "freshet dlq replay: unexpected argument \"%s\"\n", argv[optind]);
+        goto cleanup;
+    }
+    static const struct fr_lake_need lookup_needs[] = {
+        {FR_LAKE_CAP_SQLITE_CATALOG,
+         "the replay of failed lookups (--lookups, or enrich.enabled) commits through the "
+         "SQLite catalog only; run it where the catalog lives (for `freshet serve`'s catalog: "
+         "freshet --data <its data dir> dlq replay --lookups, without lake.catalog_uri)"}};
+    if ((lookups || conf->enrich_enabled) &&
+        (status = fr_lake_require(conf, "dlq replay", lookup_needs, 1)) != 0) {
+        goto cleanup;
+    }
+    status = 1;
+    int64_t t0 = fr_mono_ms();
+    rp->replayed_at_us = fr_wall_us();
+    snprintf(rp->id, sizeof rp->id, "%" PRId64, rp->replayed_at_us / 1000);
+
+    if (!fr_lake_maybe_exists(conf)) {
+        char where[4200];
+        fprintf(stderr, "freshet dlq replay: no lake at %s (has `freshet process` run?)\n",
+                fr_lake_catalog_name(conf, where, sizeof where));
+        goto cleanup;
+    }
+    lock_fd = fr_maint_lock(conf, "dlq replay", rp->dir, sizeof rp->dir);
+    if (lock_fd < 0) {
+        goto cleanup;
+    }
+    int rc = fr_lake_open(conf, &rp->lake);
+    rp->cat = rp->lake.cat;
+    if (rc == FR_OK) {
+        struct fr_maint_group g = {.pipeline_id = conf->general_pipeline_id};
+        group = fr_maint_is_group(&rp->lake, &g);
+        if (group < 0) {
+            goto cleanup;
+        }
+        if (group && (lookups || conf->enrich_enabled)) {
+            fr_error("dlq", "a consumer group's lake (pipeline %s) with enrichment: the replay of "
+                            "a group's dead letters with enrich.enabled, and of its failed "
+                            "lookups, is not built (the lookups' state is each shard's own, "
+                            "saved per epoch; docs/DLQ.md)",
+                     g.found);
+            goto cleanup;
+        }
+        rp->quiet_s = quiet_s;
+        if (group && rp_group_check(rp) != 0) {
+            goto cleanup; /* before anything is written */
+        }
+    }
+    rc = rc ? rc : fr_maint_ensure(&rp->lake, 1);
+    if (rc < 0) {
+        fr_error("dlq", "catalog: %s (%s) %s", fr_strerror(rc), fr_err_name(rc), fr_ice_errmsg());
+        goto cleanup;
+    }
+    rc = fr_dlq_recover(conf, rp->dir, &rp->lake, 0);
+    if (rc < 0) {
+        goto cleanup;
+    }
+    if (lookups) {
+        /* The enrichment stage's dead letters, not the gate's. */
+        status = fr_dlq_replay_lookups(conf, rp->dir, &rp->lake, rp->dry_run) < 0 ? 1 : 0;
+        goto cleanup;
+    }
+
+    if (group) {
+        status = rp_group(rp, t0);
+        goto cleanup;
+    }
+    status = rp_run(rp, t0);
+    /* A pipeline that enriches: its failed lookups too (all of them: the
+     * --reason filters name the gate's reasons). */
+    if (status == 0 && conf->enrich_enabled && rp->nreasons == 0 &&
+        fr_dlq_replay_lookups(conf, rp->dir, &rp->lake, rp->dry_run) < 0) {
+        status = 1;
+    }
+
+cleanup:
     fr_lake_close(&rp->lake);
     fr_buf_free(&rp->ck.state);
     free(rp);
@@ -567,4 +834,3 @@ cleanup:
     }
     return status;
 }
-

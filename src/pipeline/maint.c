@@ -155,9 +155,8 @@ void fr_maint_group_refused(const char *cmd, const struct fr_maint_group *g)
              g->found, g->pipeline_id, cmd);
 }
 
-int fr_maint_refuse_group(struct fr_conf *conf, const struct fr_lake *lake, const char *cmd)
+int fr_maint_is_group(const struct fr_lake *lake, struct fr_maint_group *g)
 {
-    struct fr_maint_group g = {.pipeline_id = conf->general_pipeline_id};
     static const enum fr_tbl where[] = {FR_TBL_BRONZE, FR_TBL_GOLD_EPM};
     for (size_t k = 0; k < sizeof where / sizeof where[0]; k++) {
         struct fr_ice_table *t = NULL;
@@ -166,17 +165,27 @@ int fr_maint_refuse_group(struct fr_conf *conf, const struct fr_lake *lake, cons
             continue;
         }
         if (rc < 0) {
-            fr_error(cmd, "%s: %s %s", fr_tbl_name(where[k]), fr_strerror(rc), fr_ice_errmsg());
+            fr_error("maint", "%s: %s %s", fr_tbl_name(where[k]), fr_strerror(rc),
+                     fr_ice_errmsg());
             return -1;
         }
-        int group = fr_maint_group_marker(t, &g);
+        int group = fr_maint_group_marker(t, g);
         fr_ice_table_free(t);
         if (group) {
-            fr_maint_group_refused(cmd, &g);
-            return -1;
+            return 1;
         }
     }
     return 0;
+}
+
+int fr_maint_refuse_group(struct fr_conf *conf, const struct fr_lake *lake, const char *cmd)
+{
+    struct fr_maint_group g = {.pipeline_id = conf->general_pipeline_id};
+    int group = fr_maint_is_group(lake, &g);
+    if (group == 1) {
+        fr_maint_group_refused(cmd, &g);
+    }
+    return group ? -1 : 0;
 }
 
 const char *fr_maint_summary(const struct fr_ice_snapshot *s, const char *key)
@@ -215,12 +224,13 @@ int fr_maint_rebuilt_after(const struct fr_ice_table *table, const char *pipelin
         const char *p = fr_maint_summary(&snaps[i], FR_ICE_SUMMARY_PIPELINE);
         const char *e = fr_maint_summary(&snaps[i], FR_ICE_SUMMARY_EPOCH);
         const char *r = fr_maint_summary(&snaps[i], FR_SUMMARY_REBUILD);
-        if (!p || !e || !r || strcmp(p, pipeline) != 0) {
+        const char *d = fr_maint_summary(&snaps[i], FR_SUMMARY_DLQ_REPLAY);
+        if (!p || !e || (!r && !d) || strcmp(p, pipeline) != 0) {
             continue;
         }
         long long x = strtoll(e, NULL, 10);
         if (x > after) {
-            snprintf(id, idlen, "%s", r);
+            snprintf(id, idlen, "%s %s", r ? "rebuild" : "dlq replay", r ? r : d);
             *epoch = (int64_t)x;
             return 1;
         }
@@ -232,11 +242,11 @@ void fr_maint_rebuilt_refused(const char *who, const char *pipeline, int64_t epo
                               const char *id, int64_t ck_epoch, const char *dir)
 {
     fr_error(who,
-             "epoch %" PRId64 " of %s was committed by rebuild %s (`freshet rebuild` on the "
-             "group's lake), and the checkpoint in %s is older (epoch %" PRId64 "): continuing "
-             "would carry the state from before the rebuild. Start from the rebuild's "
-             "checkpoint: set process.checkpoint_uri (the rebuild copied it to the bucket) or "
-             "copy %s/checkpoint from the machine the rebuild ran on (docs/REBUILD.md)",
+             "epoch %" PRId64 " of %s was committed by %s (`freshet rebuild` or `freshet dlq "
+             "replay` on the group's lake), and the checkpoint in %s is older (epoch %" PRId64
+             "): continuing would carry the state from before it. Start from the checkpoint "
+             "it wrote: set process.checkpoint_uri (it copied it to the bucket) or copy "
+             "%s/checkpoint from the machine it ran on (docs/REBUILD.md, docs/DLQ.md)",
              epoch, pipeline, id, dir, ck_epoch, pipeline);
 }
 

@@ -102,6 +102,9 @@ int fr_maint_group_marker(const struct fr_ice_table *table, struct fr_maint_grou
 /* fr_ice_guard_fn over a struct fr_maint_group: FR_EUNSUPPORTED when the
  * table carries a scale-out marker. */
 int fr_maint_group_guard(const struct fr_ice_table *base, void *arg);
+/* 1 (g->found set) when bronze or gold_edits_per_minute carries a
+ * scale-out marker, 0 not, -1 error (logged). */
+int fr_maint_is_group(const struct fr_lake *lake, struct fr_maint_group *g);
 /* At the start of command cmd: 0 when the lake is not a group's, -1 after
  * printing why cmd refuses it and what to do instead (or a catalog error). */
 int fr_maint_refuse_group(struct fr_conf *conf, const struct fr_lake *lake, const char *cmd);
@@ -116,11 +119,12 @@ const char *fr_maint_summary(const struct fr_ice_snapshot *s, const char *key);
 const struct fr_ice_snapshot *fr_maint_marker(const struct fr_ice_table *table,
                                               const char *pipeline, int64_t epoch);
 /* A consumer group's rebuild (rebuild_group.c) commits each shard's next
- * epoch (an empty fence) and the finalizer's (gold's overwrite) with
- * freshet.rebuild: a member whose checkpoint is older than such an epoch
- * must not replay past it with its old state. 1 when a retained snapshot
- * of table carries pipeline's marker for an epoch after `after` and
- * freshet.rebuild (the newest: *epoch and the rebuild's id), else 0. */
+ * epoch (an empty fence) and the finalizer's with freshet.rebuild, and a
+ * group's dlq replay each shard's next epoch with freshet.dlq-replay: a
+ * member whose checkpoint is older than such an epoch must not replay
+ * past it with its old state. 1 when a retained snapshot of table carries
+ * pipeline's marker for an epoch after `after` and one of those keys (the
+ * newest: *epoch, and in id "rebuild <id>" or "dlq replay <id>"), else 0. */
 int fr_maint_rebuilt_after(const struct fr_ice_table *table, const char *pipeline, int64_t after,
                            char *id, size_t idlen, int64_t *epoch);
 /* The message of a member's refusal (logged under who). */

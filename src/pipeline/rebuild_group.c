@@ -90,25 +90,7 @@ static int64_t summary_i64(const struct fr_ice_snapshot *s, const char *key, int
 int rb_group_is(struct rb *rb)
 {
     struct fr_maint_group g = {.pipeline_id = rb->conf->general_pipeline_id};
-    static const enum fr_tbl where[] = {FR_TBL_BRONZE, FR_TBL_GOLD_EPM};
-    for (size_t k = 0; k < sizeof where / sizeof where[0]; k++) {
-        struct fr_ice_table *t = NULL;
-        int rc = fr_lake_table(&rb->lake, fr_tbl_name(where[k]), &t);
-        if (rc == FR_ENOTFOUND) {
-            continue;
-        }
-        if (rc < 0) {
-            fr_error("rebuild", "%s: %s %s", fr_tbl_name(where[k]), fr_strerror(rc),
-                     fr_ice_errmsg());
-            return -1;
-        }
-        int group = fr_maint_group_marker(t, &g);
-        fr_ice_table_free(t);
-        if (group) {
-            return 1;
-        }
-    }
-    return 0;
+    return fr_maint_is_group(&rb->lake, &g);
 }
 
 /* The idle epochs of shard p that bronze still holds (their markers). */
@@ -124,7 +106,8 @@ static int collect_raises(struct rb *rb, const struct fr_ice_table *bronze, uint
         const char *who = fr_maint_summary(s, FR_ICE_SUMMARY_PIPELINE);
         int64_t epoch = summary_i64(s, FR_ICE_SUMMARY_EPOCH, -1);
         if (!who || strcmp(who, pipe) != 0 || epoch < 0 ||
-            summary_i64(s, FR_SUMMARY_RECORDS, -1) != 0) {
+            summary_i64(s, FR_SUMMARY_RECORDS, -1) != 0 ||
+            fr_maint_summary(s, FR_SUMMARY_DLQ_REPLAY)) { /* a replay epoch is not idle */
             continue;
         }
         const char *off = fr_maint_summary(s, FR_ICE_SUMMARY_OFFSETS);

@@ -5,3 +5,9 @@
 # SIGKILLs and a stop at every step of the protocol; the processor continues.
 fr_add_script_test(NAME integration_dlq LABELS integration TIMEOUT 180
     COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/dlq.sh 5)
+# `freshet dlq replay` on a consumer group's lake (ADR 0067): refused while
+# the group may run; each shard's dead letters land as its next epoch,
+# exactly once, and the finalizer counts them; the group continues from the
+# replay's checkpoints; a stale checkpoint makes a shard refuse.
+fr_add_script_test(NAME integration_group_dlq LABELS integration TIMEOUT 300
+    COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/group_dlq.sh 7)

@@ -1,18 +1,16 @@
 #!/usr/bin/env bash
-# group_maint.sh — `freshet rebuild` and `freshet dlq replay` never write
-# beside the scale-out pipelines (ADR 0045, docs/SCALEOUT.md): over the
-# embedded log with 2 partitions (loopback only),
+# group_maint.sh — a single-process `freshet rebuild` never writes beside
+# the scale-out pipelines (ADR 0045, docs/SCALEOUT.md): over the embedded
+# log with 2 partitions (loopback only),
 #
 #   A. a single-process lake; a rebuild is paused (SIGSTOP) after its start
 #      checks, a shard (`process --partition 0`, another pipeline lock, as
 #      on another machine) commits to the same tables meanwhile, then the
 #      rebuild resumes: its commit is refused inside the catalog's
 #      compare-and-swap, naming the shard's pipeline, and silver keeps the
-#      shard's rows (no rebuild snapshot lands);
-#   B. a group's lake (shards and the finalizer, then stopped): dlq replay
-#      refuses at once, saying why and what to do instead; nothing is
-#      written and `freshet verify` still passes. (`freshet rebuild` runs on
-#      a group's lake: tests/integration/group_rebuild.sh, ADR 0066.)
+#      shard's rows (no rebuild snapshot lands).
+#   (On a group's lake both commands run, with the group stopped:
+#   tests/integration/group_rebuild.sh and group_dlq.sh, ADR 0066, 0067.)
 #
 # Usage: group_maint.sh [SEED] [COUNT]
 set -euo pipefail
@@ -63,7 +61,6 @@ ing_pid=""
 kill -TERM "$feed_pid"; wait "$feed_pid" || true
 feed_pid=""
 echo "log: $(log_end) records in 2 partitions"
-mkdir b && cp -r a/log b/log
 snapshots_with() {  # how many snapshots of table $2 in lake $1 carry summary key $3
     python3 - "$@" <<'PY'
 import glob, json, os, sys
@@ -101,27 +98,4 @@ grep -q "rebuild: error: the lake is a consumer group's now (pipeline freshet-p0
 [ "$(snapshots_with a silver_recentchange freshet.rebuild)" = 0 ] || fail "the rebuild's overwrite landed beside the shard"
 echo "the resumed rebuild was refused inside the compare-and-swap; no rebuild snapshot landed"
 
-# B. A group's lake, the group stopped: refused at once, nothing written.
-b=(--data "$work/b" "${lg[@]}" --set process.idle_timeout_s=0)
-for p in 0 1; do
-    "$BIN" "${b[@]}" process --partition "$p" --once 2>>group-b.log || fail "shard $p"
-done
-"$BIN" "${b[@]}" process --finalize --once 2>>group-b.log || fail "finalize"
-"$BIN" "${b[@]}" verify >verify-b1.out 2>&1 || { cat verify-b1.out; fail "verify on the group's lake"; }
-catalog() {  # the catalog's rows: every table and the metadata file it names
-    python3 -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); print(sorted(c.execute("select * from iceberg_tables").fetchall()))' "$1"
-}
-before=$(catalog b/lake/catalog.db)
-for cmd in "dlq replay"; do
-    rc=0; "$BIN" "${b[@]}" $cmd >cmd.out 2>cmd.log || rc=$?
-    [ "$rc" = 1 ] || { cat cmd.log cmd.out; fail "$cmd on a group's lake exited $rc, not 1"; }
-    grep -q "$cmd: error: the lake is a consumer group's (pipeline freshet-\(p[01]\|gold\), " cmd.log ||
-        { cat cmd.log; fail "$cmd: no refusal naming a scale-out pipeline"; }
-    grep -q "Stop the group, then reprocess the topic into a new lake" cmd.log ||
-        { cat cmd.log; fail "$cmd: the refusal does not say what to do instead"; }
-    echo "$cmd on the group's lake: refused ($(grep -o "the lake is a consumer group's (pipeline [^,]*" cmd.log))"
-done
-[ "$(catalog b/lake/catalog.db)" = "$before" ] || fail "the catalog changed"
-"$BIN" "${b[@]}" verify >verify-b2.out 2>&1 || { cat verify-b2.out; fail "verify after the refusals"; }
-tail -1 verify-b2.out | sed 's/^/freshet verify: /'
-echo "PASS: rebuild and dlq replay never write beside the scale-out pipelines"
+echo "PASS: a single-process rebuild never writes beside a scale-out pipeline"

@@ -200,7 +200,7 @@ before=$(catalog g/lake/catalog.db)
 rm -rf g/process/freshet-p0 && cp -r stale-p0 g/process/freshet-p0
 rc=0; "$BIN" --data g "${common[@]}" "${late60[@]}" process --partition 0 --once >s5.out 2>s5.log || rc=$?
 [ "$rc" = 1 ] || { cat s5.log; fail "a shard with a checkpoint from before the rebuild exited $rc, not 1"; }
-grep -q "was committed by rebuild [0-9]* (\`freshet rebuild\` on the group's lake), and the checkpoint in .* is older" s5.log ||
+grep -q "was committed by rebuild [0-9]* (\`freshet rebuild\` or \`freshet dlq replay\` on the group's lake), and the checkpoint in .* is older" s5.log ||
     { cat s5.log; fail "the stale shard's refusal does not say why"; }
 [ "$(catalog g/lake/catalog.db)" = "$before" ] || fail "the stale shard changed the catalog"
 echo "PASS 5: a shard with a checkpoint from before the rebuild refused, nothing committed"

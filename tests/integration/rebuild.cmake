@@ -5,10 +5,9 @@
 # continues and equals a lake processed from scratch under the new policy.
 fr_add_script_test(NAME integration_rebuild LABELS integration TIMEOUT 180
     COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/rebuild.sh 3)
-# rebuild and dlq replay never write beside the scale-out pipelines
-# (ADR 0045, 0066): a single-process rebuild paused while a shard commits is
-# refused inside the compare-and-swap; dlq replay refuses a group's lake at
-# once and writes nothing.
+# a single-process rebuild never writes beside the scale-out pipelines
+# (ADR 0045): paused while a shard commits, it is refused inside the
+# compare-and-swap.
 fr_add_script_test(NAME integration_group_maint LABELS integration TIMEOUT 240
     COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/group_maint.sh)
 # `freshet rebuild` on a consumer group's lake (ADR 0066): refused while the
