@@ -532,7 +532,8 @@ int fr_ice_compact(struct fr_ice_catalog *cat, const char *ns, const char *name,
                 bytes += small[j]->file_size;
                 j++;
             }
-            if (opts.deadline_ms > 0 && fr_mono_ms() >= opts.deadline_ms) {
+            if (opts.deadline_ms > 0 && fr_mono_ms() >= opts.deadline_ms &&
+                !(opts.first_bin_always && stats->groups == 0)) {
                 stats->deferred++;
             } else if (j - i >= opts.min_inputs) {
                 rc = compact_bin(cat, t, small + i, (uint32_t)(j - i), &opts, stats);

@@ -616,6 +616,9 @@ struct fr_ice_compact_opts {
     /* > 0: start no bin at or after this time (fr_mono_ms): the live
      * processor bounds a round; the bins left wait for the next one. */
     int64_t deadline_ms;
+    /* With deadline_ms: the call's first bin starts even past it (a
+     * maintenance round's first step, so every round makes progress). */
+    bool first_bin_always;
 };
 
 /* The stream processor's policy for a target size (src/pipeline/epoch.c):

@@ -1034,7 +1034,11 @@ void fr_maint_tables(struct fr_lake *lake, const struct fr_conf *conf,
     int first = round && round->next_table > 0 && round->next_table < FR_TBL_EVERY
                     ? round->next_table
                     : 0;
-    int stopped_at = -1;
+    /* the table a round cut short after its compaction: its expiry first
+     * (not its compaction again: that one can use the budget up every
+     * round, and the tables after it would never get their turn) */
+    int expire_first = round && round->next_expire && round->next_table == first;
+    int stopped_at = -1, stopped_expire = 0, worked = 0;
     /* Size tiers (fr_ice_compact_opts_stream, ADR 0020): a merged file is
      * read again only once enough files of its size exist, so a round's
      * cost and the live file count do not grow with the table's age. */
@@ -1071,7 +1075,7 @@ void fr_maint_tables(struct fr_lake *lake, const struct fr_conf *conf,
         if (!want[t]) {
             continue;
         }
-        if (deadline && fr_mono_ms() >= deadline) {
+        if (deadline && worked && fr_mono_ms() >= deadline) {
             stopped_at = t;
             break;
         }
@@ -1079,20 +1083,29 @@ void fr_maint_tables(struct fr_lake *lake, const struct fr_conf *conf,
         int64_t t_table = fr_mono_ms();
         struct fr_ice_compact_stats cs = {0};
         struct fr_ice_expire_stats es = {0};
-        int rc = fr_lake_compact(lake, FR_NS, name, &copts, &cs);
-        deferred += cs.deferred;
-        if (rc < 0) {
-            fr_warn("process", "compacting %s: %s %s", name, fr_strerror(rc), fr_ice_errmsg());
+        int rc = FR_OK;
+        if (!(i == 0 && expire_first)) {
+            /* the round's first step starts at least one bin, whatever the
+             * budget: a round that cannot finish one would never end one */
+            copts.first_bin_always = !worked;
+            rc = fr_lake_compact(lake, FR_NS, name, &copts, &cs);
+            worked = 1;
+            deferred += cs.deferred;
+            if (rc < 0) {
+                fr_warn("process", "compacting %s: %s %s", name, fr_strerror(rc), fr_ice_errmsg());
+            }
+            before += cs.files_before;
+            after += cs.files_after;
+            inputs += cs.inputs;
+            outputs += cs.groups;
+            bytes_in += cs.bytes_in;
+            if (deadline && fr_mono_ms() >= deadline) {
+                stopped_at = t; /* this table's expiry and the rest next round */
+                stopped_expire = 1;
+                break;
+            }
         }
-        before += cs.files_before;
-        after += cs.files_after;
-        inputs += cs.inputs;
-        outputs += cs.groups;
-        bytes_in += cs.bytes_in;
-        if (deadline && fr_mono_ms() >= deadline) {
-            stopped_at = t; /* this table's expiry and the rest next round */
-            break;
-        }
+        worked = 1;
         rc = fr_lake_expire(lake, FR_NS, name, cutoff, (uint32_t)conf->maintenance_retain_last,
                             &es);
         if (rc < 0) {
@@ -1124,13 +1137,15 @@ void fr_maint_tables(struct fr_lake *lake, const struct fr_conf *conf,
     }
     fr_info("process",
             "maintenance: %u files (%" PRId64 " KiB) compacted into %u, live files %u -> %u, "
-            "%u snapshots expired, %u files deleted, %u orphans removed%s in %" PRId64 " ms%s%s",
+            "%u snapshots expired, %u files deleted, %u orphans removed%s in %" PRId64 " ms%s%s%s",
             inputs, bytes_in / 1024, outputs, before, after, snaps, files, orphaned,
             orphans ? "" : " (not looked for this round)", fr_mono_ms() - t0,
             stopped_at >= 0 || deferred ? "; budget spent, the next round goes on from " : "",
+            stopped_at >= 0 && stopped_expire ? "the expiry of " : "",
             stopped_at >= 0 ? fr_tbl_name(stopped_at) : deferred ? "the bins left" : "");
     if (round) {
         round->next_table = stopped_at >= 0 ? stopped_at : 0;
+        round->next_expire = stopped_at >= 0 && stopped_expire;
     }
 }
 

@@ -64,8 +64,11 @@ int fr_cmd_dlq(struct fr_conf *conf, int argc, char **argv);
  * maintenance.orphans_after_s has passed since round->orphans_ms (wall
  * ms, updated), removal of files no retained version reaches that are
  * older than maintenance.orphans_after_s. A round starts no new step after
- * process.maintain_budget_ms; round->next_table remembers where the next
- * one goes on (without round every round starts at the first table). On every lake: SQLite or REST
+ * process.maintain_budget_ms, except its first step (at least one bin of
+ * a compaction, or an expiry), so that every round makes progress; round->
+ * next_table and next_expire remember where the next one goes on: the table
+ * it stopped before, or the expiry of the table whose compaction used the
+ * budget up (without round every round starts at the first table). On every lake: SQLite or REST
  * catalog, local or S3 warehouse (fr_lake_compact). Run by the one
  * process that maintains the tables (the processor; in the scale-out mode
  * the finalizer). Failures are logged and left to the next round: the
@@ -74,6 +77,7 @@ int fr_cmd_dlq(struct fr_conf *conf, int argc, char **argv);
 struct fr_maint_round {
     int64_t orphans_ms; /* wall ms of the last orphan removal */
     int next_table;     /* where a round cut short by its budget goes on */
+    int next_expire;    /* 1: with next_table's expiry (its compaction was done) */
 };
 void fr_maint_tables(struct fr_lake *lake, const struct fr_conf *conf,
                      const uint8_t want[FR_TBL_EVERY], int64_t older_than_ms,

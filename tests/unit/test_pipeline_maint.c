@@ -240,9 +240,13 @@ static void test_compact_cmd(void)
     fr_conf_free(&conf);
 }
 
-/* A round's budget (process.maintain_budget_ms): spent before its first
- * bin, the round merges nothing, skips the table's expiry and remembers
- * the table; a round without a budget then merges every file. */
+/* A round's budget (process.maintain_budget_ms). Spent before the first
+ * bin (listing 60 files takes longer than 1 ms), the round still merges one
+ * bin, its first step, so that every round makes progress; it then goes on
+ * next time with that table's expiry, not its compaction again (which used
+ * the budget up: a table whose compaction always did would starve every
+ * table after it, as on a loaded machine against moto's S3), and the round
+ * after that with the next table. Without a budget a round does it all. */
 static void test_round_budget(void)
 {
     struct fr_conf conf;
@@ -253,27 +257,29 @@ static void test_round_budget(void)
                  FR_OK);
     uint8_t want[FR_TBL_EVERY] = {0};
     want[FR_TBL_BRONZE] = 1;
+    want[FR_TBL_SILVER] = 1;
     struct fr_maint_round round = {0};
-    /* the listing of 60 files takes longer than 1 ms: no bin starts */
     fr_maint_tables(&lake, &conf, want, 0, &round);
     CHECK_EQ_INT(round.next_table, FR_TBL_BRONZE);
+    CHECK_EQ_INT(round.next_expire, 1);
     struct fr_ice_table *table = NULL;
     struct fr_ice_file_list live = {0};
     CHECK_EQ_INT(fr_lake_table(&lake, fr_tbl_name(FR_TBL_BRONZE), &table), FR_OK);
     CHECK_EQ_INT(fr_ice_files(lake.cat, table, -1, false, &live), FR_OK);
-    CHECK_EQ_INT(live.nfiles, FILES);
+    CHECK_EQ_INT(live.nfiles, 1); /* one bin took every small file */
+    CHECK_EQ_INT(live.total_records, FILES * ROWS);
     fr_ice_file_list_free(&live);
     fr_ice_table_free(table);
+    /* the next round: bronze's expiry (its first step), then silver, before
+     * or after whose compaction the budget stops it (or the round ends):
+     * never bronze's compaction again */
+    fr_maint_tables(&lake, &conf, want, 0, &round);
+    CHECK(round.next_table == FR_TBL_SILVER || (round.next_table == 0 && !round.next_expire));
     CHECK_EQ_INT(fr_conf_set(&conf, "process.maintain_budget_ms=0", FR_CONF_FLAG, err, sizeof err),
                  FR_OK);
     fr_maint_tables(&lake, &conf, want, 0, &round);
     CHECK_EQ_INT(round.next_table, 0);
-    CHECK_EQ_INT(fr_lake_table(&lake, fr_tbl_name(FR_TBL_BRONZE), &table), FR_OK);
-    CHECK_EQ_INT(fr_ice_files(lake.cat, table, -1, false, &live), FR_OK);
-    CHECK_EQ_INT(live.nfiles, 1);
-    CHECK_EQ_INT(live.total_records, FILES * ROWS);
-    fr_ice_file_list_free(&live);
-    fr_ice_table_free(table);
+    CHECK_EQ_INT(round.next_expire, 0);
     fr_lake_close(&lake);
     fr_conf_free(&conf);
 }
