@@ -4,34 +4,38 @@ item 3; docs/DAMAGE.md, "A full disk"). disk_full.py starts each command
 on an almost full mount; here the mount fills under a long-running
 `freshet process` (not --once) that consumes a live log.
 
-The lake (catalog.db and the warehouse) and the checkpoint directory live
-on a small tmpfs mounted for this test (root only; skipped with exit 77
-otherwise; unmounted at exit); the log stays on the roomy disk, so the
-live feed never stops and the processor always has records to commit.
-`freshet feed` serves an endless synthetic stream (duplicates, late and
-malformed events among it) and `freshet ingest` writes it to the log for
-the whole test. Then:
+The lake (catalog.db and the warehouse) and the checkpoint directory
+(checkpoint, offsets WAL) each live on a small tmpfs mounted for this test
+(root only; skipped with exit 77 otherwise; unmounted at exit); the log
+stays on the roomy disk, so the live feed never stops and the processor
+always has records to commit. `freshet feed` serves an endless synthetic
+stream (duplicates, late and malformed events among it) and `freshet
+ingest` writes it to the log for the whole test. Then:
 
-  1. commits: three times, once the running processor has committed a
-     few epochs, a filler takes all but LEAVE bytes of the mount (0, 64
-     KiB, 256 KiB: the wall lands at a different step of the epoch). The
-     processor must exit 1 (it is crash-only: docs/DAMAGE.md) with an
-     error that says the disk is full and names the path it could not
-     write; started again on the still full disk (as `freshet up`'s
-     supervisor or systemd would) it must exit 1 the same way, not crash
-     or spin. Then the filler is removed: every Parquet file the catalog
-     references ends in its footer, every metadata file it references
-     parses, `freshet verify` passes, and a new processor carries on.
+  1. commits: once the running processor has committed a few epochs, a
+     filler takes all but LEAVE bytes of one mount: the lake's with 0, 64
+     KiB and 256 KiB left (the wall lands at a different step of the
+     epoch: its data files, its metadata, the catalog), then the
+     checkpoint's with 0 (the commit goes through, the checkpoint does
+     not). The processor must exit 1 (it is crash-only: docs/DAMAGE.md)
+     with an error line that says the disk is full and names the path it
+     could not write; started again on the still full disk (as `freshet
+     up`'s supervisor or systemd would) it must exit 1 the same way, not
+     crash, hang or spin. Then the filler is removed: every Parquet file
+     the catalog references ends in its footer, every metadata file it
+     references parses, no temporary file is left on either mount,
+     `freshet verify` passes, and a new processor carries on.
   2. compaction: the processor is stopped (SIGTERM) after epoch E and
-     started again with process.maintain_every_epochs = E+2, so that a
-     maintenance round follows its first epoch, with a filler leaving a
-     third of bronze's bytes free: enough for that epoch, not for the
-     round's merged bronze file. The epoch must commit, the round must
-     warn that compacting stops on the full disk (the tables keep their
-     files), the next epoch must stop the processor (exit 1, path named),
+     started again with process.maintain_every_epochs = E+2 (a round right
+     after its first epoch) and the largest process.compact_target_bytes
+     (the round merges all of bronze), with a filler leaving a third of
+     bronze's bytes free: room for that epoch, not for the merged bronze
+     file. The epoch must commit, the round must warn that compacting
+     bronze stopped on the full disk and go on (the table keeps its
+     files), a later epoch must stop the processor (exit 1, path named),
      and the lake must be whole as in 1.
   3. recovery: space freed, a processor with a round every 4 epochs runs
-     until a round compacts files without a warning; ingest and the feed
+     until a round compacts files with no warning; ingest and the feed
      stop, the processor drains the log and stops on SIGTERM (exit 0).
      `freshet verify` passes with the lake's consumed offsets at the log's
      end: every log record is in bronze or the dlq exactly once, nothing
@@ -40,7 +44,6 @@ the whole test. Then:
 Every wait has a timeout; no figure is a timing. KEEP=1 keeps the work
 directory. FR_BINARY: the freshet binary.
 """
-import glob
 import json
 import os
 import re
@@ -54,16 +57,22 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fr_testlib import exit_on_failures, remove_work, start_listening, stop  # noqa: E402
 
 BIN = os.environ.get("FR_BINARY") or sys.exit("FR_BINARY must point at the freshet binary")
-MOUNT_BYTES = 40 << 20
+MOUNT_BYTES = 40 << 20     # the lake's tmpfs (catalog.db and the warehouse)
+CK_MOUNT_BYTES = 8 << 20   # the checkpoint directory's (checkpoint, offsets WAL)
 WAIT_S = 120
 RATE = 300
-LEAVES = [0, 65536, 262144]
+# (mount, bytes left free): the lake's fills the wall at a different step of
+# the epoch each time (its files, its commit); the checkpoint's lets the
+# commit through and stops the checkpoint, so the restart finds the epoch
+# in the lake ahead of its checkpoint.
+CYCLES = [("lake", 0), ("lake", 65536), ("lake", 262144), ("checkpoint", 0)]
 ROUND_BRONZE_MIN = 3 << 20  # bronze bytes before the compaction phase
 FULL = r"[Nn]o space left|FR_ENOSPC|disk is full|SQLITE_FULL|database or disk is full"
 SANITIZER = re.compile(r"ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:|SUMMARY: UndefinedBehavior")
 EPOCH = re.compile(r"process: info: epoch (\d+): \d+ records")
 
 failures = []
+CK_DIR = None  # the checkpoint directory (main)
 PROCS = []  # every processor started, killed at exit if still running
 
 
@@ -228,11 +237,12 @@ def lake_whole(data, conf, label):
         bad.append("(no data file or no metadata file referenced at all)")
     # A write that failed cleans up after itself: no temporary file is left
     # to hold space on the full disk (only a crash may leave one).
-    for root, _, names in os.walk(os.path.dirname(os.path.realpath(os.path.join(data, "lake")))):
-        bad += [os.path.join(root, n) for n in names if ".tmp" in n]
+    for top in (os.path.join(data, "lake"), CK_DIR):
+        for root, _, names in os.walk(top):
+            bad += [os.path.join(root, n) for n in names if ".tmp" in n]
     rc, out = freshet(data, conf, ["verify"])
     if bad:
-        fail(f"{label}: referenced files are incomplete: {bad[:3]}")
+        fail(f"{label}: half-written or temporary files: {bad[:3]}")
     if rc != 0:
         fail(f"{label}: freshet verify exit {rc}\n{tail(out, 12)}")
     if not bad and rc == 0:
@@ -264,12 +274,14 @@ def new_epochs(proc, n):
     return len(proc.epochs()) >= n or proc.p.poll() is not None
 
 
-def commit_phase(work, d, mount, conf):
-    """Fill under a running processor LEAVES times; each stops it cleanly."""
+def commit_phase(work, d, mounts, conf):
+    """Fill a mount under a running processor, CYCLES times; each stops it
+    cleanly."""
     stops = 0
     proc = Processor(work, d, conf, [])
-    for leave in LEAVES:
-        label = f"commit, filled to {leave} B free"
+    for which, leave in CYCLES:
+        mount = mounts[which]
+        label = f"{which} mount filled to {leave} B free"
         wait_for(lambda: new_epochs(proc, 3), f"{label}: the processor's first epochs")
         if proc.p.poll() is not None:
             fail(f"{label}: the processor exited {proc.p.returncode} before the fill\n"
@@ -291,8 +303,8 @@ def commit_phase(work, d, mount, conf):
 
 
 def compaction_phase(work, d, mount, conf, proc):
-    """A maintenance round right after one epoch, on a disk with room for
-    the epoch but not for the round's merged bronze file."""
+    """A maintenance round right after one epoch, on a lake mount with room
+    for the epoch but not for the round's merged bronze file."""
     label = "compaction round"
     wait_for(lambda: table_bytes(d, "bronze_recentchange") >= ROUND_BRONZE_MIN or proc.p.poll() is not None,
              f"{label}: bronze to reach {ROUND_BRONZE_MIN} bytes", timeout=300, every=1)
@@ -301,10 +313,7 @@ def compaction_phase(work, d, mount, conf, proc):
         fail(f"{label}: the processor stopped on SIGTERM with exit {rc}\n" + tail(proc.text()), fatal=True)
     last = proc.epochs()[-1]
     bronze = table_bytes(d, "bronze_recentchange")
-    # Room for the epoch: its files, and its checkpoint written next to the
-    # old one (temp, then rename); not for a merged bronze file.
-    ck = max(os.path.getsize(f) for f in glob.glob(os.path.join(mount, "process", "*", "checkpoint")))
-    leave = bronze // 3 + 2 * ck
+    leave = bronze // 3  # room for the epoch's files, not for a merged bronze file
     every = last + 2  # (epoch + 1) % every == 0 right after epoch last + 1
     filler = Filler(mount, leave)
     # Every bronze file under 1/64 of the target is packed at each round
@@ -324,7 +333,7 @@ def compaction_phase(work, d, mount, conf, proc):
              f"(bronze {bronze} B, {leave} B free)\n" + tail(text))
     else:
         said = re.sub(r"^\S+Z freshet\[\d+\] ", "", warned[0])
-        print(f"ok   {label}: bronze {bronze} B, checkpoint {ck} B, {leave} B left free: epoch "
+        print(f"ok   {label}: bronze {bronze} B, {leave} B left free: epoch "
               f"{last + 1} committed, then the round warned and went on: {said[:200]}")
     check_stopped_on_full(proc, rc, mount, f"{label}: the next epoch")
     filler.free()
@@ -332,7 +341,7 @@ def compaction_phase(work, d, mount, conf, proc):
     return rc == 1 and bool(warned)
 
 
-def recovery_phase(work, d, mount, conf, ing, feed):
+def recovery_phase(work, d, conf, ing, feed):
     """Space freed: a round compacts again; the log drains; verify."""
     proc = Processor(work, d, conf, ["--set", "process.maintain_every_epochs=4"])
     rounds = re.compile(r"maintenance: (\d+) files")
@@ -382,14 +391,19 @@ def main():
         print("skip: mounting a tmpfs needs root")
         sys.exit(77)
     work = tempfile.mkdtemp(prefix="fr-diskfull-live.")
-    mount = os.path.join(work, "mnt")
-    os.mkdir(mount)
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={MOUNT_BYTES}", "tmpfs", mount],
-                       capture_output=True, text=True)
-    if r.returncode != 0:
-        print(f"skip: cannot mount a tmpfs here: {r.stderr.strip()}")
-        remove_work(work)
-        sys.exit(77)
+    mounts = {"lake": os.path.join(work, "lake-mnt"), "checkpoint": os.path.join(work, "ck-mnt")}
+    for which, size in (("lake", MOUNT_BYTES), ("checkpoint", CK_MOUNT_BYTES)):
+        os.mkdir(mounts[which])
+        r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", mounts[which]],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            print(f"skip: cannot mount a tmpfs here: {r.stderr.strip()}")
+            subprocess.run(["umount", "-l", mounts["lake"]], capture_output=True)
+            remove_work(work)
+            sys.exit(77)
+    mount = mounts["lake"]
+    global CK_DIR
+    CK_DIR = os.path.join(mounts["checkpoint"], "process")
     d = os.path.join(work, "d")
     os.makedirs(d)
     os.makedirs(os.path.join(mount, "lake"))
@@ -398,7 +412,7 @@ def main():
     # the lake's own growth (metadata files, small files) well inside the
     # mount; only the fillers fill it. A short lateness keeps the
     # checkpoint (the dedup keys) small next to bronze.
-    conf = ["--set", f"process.checkpoint_dir={mount}/process", "--set", "process.trigger_ms=200",
+    conf = ["--set", f"process.checkpoint_dir={CK_DIR}", "--set", "process.trigger_ms=200",
             "--set", "process.epoch_max_records=300", "--set", "process.maintain_every_epochs=8",
             "--set", "maintenance.expire_after_s=0", "--set", "maintenance.retain_last=3",
             "--set", "process.lateness_s=10"]
@@ -416,10 +430,10 @@ def main():
             ing = subprocess.Popen([BIN, "--data", d, "--set", "ingest.backoff_min_ms=50",
                                     "--set", "ingest.backoff_max_ms=300", "ingest", "--source", url],
                                    stderr=lf)
-        proc, n = commit_phase(work, d, mount, conf)
+        proc, n = commit_phase(work, d, mounts, conf)
         stops += n
         stops += compaction_phase(work, d, mount, conf, proc)
-        recovery_phase(work, d, mount, conf, ing, feed)
+        recovery_phase(work, d, conf, ing, feed)
         ing = feed = None
     except Fatal:
         pass
@@ -431,7 +445,8 @@ def main():
             if p.poll() is None:
                 p.kill()
                 p.wait()
-        subprocess.run(["umount", "-l", mount])
+        for m in mounts.values():
+            subprocess.run(["umount", "-l", m])
         remove_work(work)
     exit_on_failures(failures, "live disk-full checks")
     print(f"disk filled under a running pipeline: {stops} stops on it, each resumed; verify passes")
