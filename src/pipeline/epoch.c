@@ -1095,9 +1095,11 @@ static int run_epoch(struct proc_run *run, const struct fr_ck_range *range)
     }
     if (rc < 0) { /* the cause was described where it happened */
         fr_error("process",
-                 "epoch %" PRId64 " stopped before its commit (%s): nothing of it is in the lake; "
-                 "the checkpoint stays at epoch %" PRId64 " and a restart replays the epoch",
-                 range->epoch, fr_err_name(rc), run->ck.epoch);
+                 "epoch %" PRId64 " stopped before its %s (%s): the checkpoint stays at epoch %" PRId64
+                 " and a restart replays the epoch",
+                 range->epoch,
+                 run->write ? "commit, nothing of it is in the lake" : "replay (it is in the lake)",
+                 fr_err_name(rc), run->ck.epoch);
     }
     int64_t t1 = fr_mono_ms();
     if (rc == FR_OK && run->write) {
