@@ -4,13 +4,12 @@ item 3; docs/DAMAGE.md, "A full disk"). disk_full.py starts each command
 on an almost full mount; here the mount fills under a long-running
 `freshet process` (not --once) that consumes a live log.
 
-The lake (catalog.db and the warehouse) and the checkpoint directory
-(checkpoint, offsets WAL) each live on a small tmpfs mounted for this test
-(root only; skipped with exit 77 otherwise; unmounted at exit); the log
-stays on the roomy disk, so the live feed never stops and the processor
-always has records to commit. `freshet feed` serves an endless synthetic
-stream (duplicates, late and malformed events among it) and `freshet
-ingest` writes it to the log for the whole test. Then:
+The lake (catalog.db and the warehouse), the checkpoint directory
+(checkpoint, offsets WAL) and the log each live on a tmpfs mounted for
+this test (root only; skipped with exit 77 otherwise; unmounted at exit).
+`freshet feed` serves an endless synthetic stream (duplicates, late and
+malformed events among it) and `freshet ingest` writes it to the log for
+the whole test, so the processor always has records to commit. Then:
 
   1. commits: once the running processor has committed a few epochs, a
      filler takes all but LEAVE bytes of one mount: the lake's with 0, 64
@@ -34,7 +33,13 @@ ingest` writes it to the log for the whole test. Then:
      bronze stopped on the full disk and go on (the table keeps its
      files), a later epoch must stop the processor (exit 1, path named),
      and the lake must be whole as in 1.
-  3. recovery: space freed, a processor with a round every 4 epochs runs
+  3. the log: with a processor running, the log's mount fills under
+     ingest. Ingest must exit 1 naming the log's partition directory
+     (ingest is crash-only too), the processor must catch up with the
+     durable records and wait, not exit; ingest restarted on the full disk
+     exits 1 the same way; once space is freed ingest resumes from the
+     last durable record and the log grows on.
+  4. recovery: space freed, the processor (a round every 4 epochs) runs
      until a round compacts files with no warning; ingest and the feed
      stop, the processor drains the log and stops on SIGTERM (exit 0).
      `freshet verify` passes with the lake's consumed offsets at the log's
@@ -59,6 +64,7 @@ from fr_testlib import exit_on_failures, remove_work, start_listening, stop  # n
 BIN = os.environ.get("FR_BINARY") or sys.exit("FR_BINARY must point at the freshet binary")
 MOUNT_BYTES = 40 << 20     # the lake's tmpfs (catalog.db and the warehouse)
 CK_MOUNT_BYTES = 8 << 20   # the checkpoint directory's (checkpoint, offsets WAL)
+LOG_MOUNT_BYTES = 128 << 20  # the log's
 WAIT_S = 120
 RATE = 300
 # (mount, bytes left free): the lake's fills the wall at a different step of
@@ -136,6 +142,30 @@ class Filler:
         self.paths = []
 
 
+class Ingest:
+    """One `freshet ingest` run against the feed, its stderr in its own file."""
+    count = 0
+
+    def __init__(self, work, data, url):
+        Ingest.count += 1
+        self.logf = os.path.join(work, f"ingest-{Ingest.count}.log")
+        with open(self.logf, "w") as lf:
+            self.p = subprocess.Popen([BIN, "--data", data, "--set", "ingest.backoff_min_ms=50",
+                                       "--set", "ingest.backoff_max_ms=300", "ingest", "--source", url],
+                                      stderr=lf)
+        PROCS.append(self.p)
+
+    def text(self):
+        with open(self.logf, errors="replace") as f:
+            return f.read()
+
+    def wait_exit(self, what):
+        try:
+            return self.p.wait(timeout=WAIT_S)
+        except subprocess.TimeoutExpired:
+            fail(f"{what}: ingest did not stop within {WAIT_S} s\n" + tail(self.text()), fatal=True)
+
+
 class Processor:
     """One `freshet process` run, its stderr in its own file."""
     count = 0
@@ -175,20 +205,22 @@ def tail(text, n=8):
     return "\n".join("     | " + line for line in text.splitlines()[-n:])
 
 
-def full_error(text, mount):
-    """The line that says the disk is full and names a path on the mount."""
+def full_error(text, paths, levels=(" error: ",)):
+    """The line that says the disk is full and names a path on the mount
+    (paths: the mount, or the data directory's symlink to it)."""
+    paths = (paths,) if isinstance(paths, str) else paths
     for line in text.splitlines():
-        if re.search(FULL, line) and " error: " in line and mount in line:
+        if re.search(FULL, line) and any(lv in line for lv in levels) and any(p in line for p in paths):
             return re.sub(r"^\S+Z freshet\[\d+\] ", "", line)
     return None
 
 
-def check_stopped_on_full(proc, rc, mount, label):
+def check_stopped_on_full(proc, rc, mount, label, levels=(" error: ",)):
     text = proc.text()
     problems = []
     if rc != 1:
         problems.append(f"exit {rc}, want 1" + (" (a signal)" if rc < 0 else ""))
-    said = full_error(text, mount)
+    said = full_error(text, mount, levels)
     if said is None:
         problems.append("no error line that says the disk is full and names the path on the mount")
     if SANITIZER.search(text):
@@ -341,9 +373,51 @@ def compaction_phase(work, d, mount, conf, proc):
     return rc == 1 and bool(warned)
 
 
-def recovery_phase(work, d, conf, ing, feed):
-    """Space freed: a round compacts again; the log drains; verify."""
+def ingest_phase(work, d, mount, conf, ing, url):
+    """The log's disk fills under ingest while a processor runs: ingest
+    stops (exit 1, the log's path named), the processor waits for records;
+    once space is freed ingest resumes from its last durable record."""
+    label = "log mount filled to 0 B free"
     proc = Processor(work, d, conf, ["--set", "process.maintain_every_epochs=4"])
+    wait_for(lambda: new_epochs(proc, 2), f"{label}: the processor's first epochs")
+    filler = Filler(mount, 0)
+    rc = ing.wait_exit(label)
+    # The log layer names the partition whose flush failed (a warning),
+    # then ingest stops with an error.
+    named = (mount, os.path.join(d, "log"))  # d/log is the symlink to the mount
+    check_stopped_on_full(ing, rc, named, f"{label}: ingest", levels=(" error: ", " warn: "))
+    stops = rc == 1
+    durable = log_end(d)
+    if durable <= 0:
+        fail(f"{label}: the log does not read after the wall (end {durable})")
+
+    def waiting():
+        st = status(d)
+        return proc.p.poll() is not None or (st and st["offsets_behind"] == 0)
+    wait_for(waiting, f"{label}: the processor to catch up with the log", every=1)
+    if proc.p.poll() is not None:
+        fail(f"{label}: the processor exited {proc.p.returncode} while the log was full\n"
+             + tail(proc.text()))
+    else:
+        print(f"ok   {label}: the processor caught up with the {durable} durable records and waits")
+    again = Ingest(work, d, url)
+    rc = again.wait_exit(label + ", ingest restarted while full")
+    check_stopped_on_full(again, rc, named, label + ", ingest restarted while full",
+                          levels=(" error: ", " warn: "))
+    filler.free()
+    ing = Ingest(work, d, url)
+    wait_for(lambda: log_end(d) > durable + 3 * RATE or ing.p.poll() is not None,
+             f"{label}: ingest to resume", every=1)
+    if ing.p.poll() is not None or "resuming after" not in ing.text():
+        fail(f"{label}: ingest did not resume from the log's last record\n" + tail(ing.text()))
+    else:
+        print(f"ok   {label}: space freed: ingest resumed from the last durable record "
+              f"(log end {durable} -> {log_end(d)})")
+    return proc, ing, stops
+
+
+def recovery_phase(work, d, conf, proc, ing, feed):
+    """Space freed: a round compacts again; the log drains; verify."""
     rounds = re.compile(r"maintenance: (\d+) files")
     wait_for(lambda: any(int(m.group(1)) > 0 for m in rounds.finditer(proc.text()))
              or proc.p.poll() is not None, "a maintenance round that compacts files")
@@ -391,14 +465,16 @@ def main():
         print("skip: mounting a tmpfs needs root")
         sys.exit(77)
     work = tempfile.mkdtemp(prefix="fr-diskfull-live.")
-    mounts = {"lake": os.path.join(work, "lake-mnt"), "checkpoint": os.path.join(work, "ck-mnt")}
-    for which, size in (("lake", MOUNT_BYTES), ("checkpoint", CK_MOUNT_BYTES)):
+    mounts = {"lake": os.path.join(work, "lake-mnt"), "checkpoint": os.path.join(work, "ck-mnt"),
+              "log": os.path.join(work, "log-mnt")}
+    for which, size in (("lake", MOUNT_BYTES), ("checkpoint", CK_MOUNT_BYTES), ("log", LOG_MOUNT_BYTES)):
         os.mkdir(mounts[which])
         r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", mounts[which]],
                            capture_output=True, text=True)
         if r.returncode != 0:
             print(f"skip: cannot mount a tmpfs here: {r.stderr.strip()}")
-            subprocess.run(["umount", "-l", mounts["lake"]], capture_output=True)
+            for m in mounts.values():
+                subprocess.run(["umount", "-l", m], capture_output=True)
             remove_work(work)
             sys.exit(77)
     mount = mounts["lake"]
@@ -408,6 +484,8 @@ def main():
     os.makedirs(d)
     os.makedirs(os.path.join(mount, "lake"))
     os.symlink(os.path.join(mount, "lake"), os.path.join(d, "lake"))
+    os.makedirs(os.path.join(mounts["log"], "log"))
+    os.symlink(os.path.join(mounts["log"], "log"), os.path.join(d, "log"))
     # Rounds every 8 epochs that expire all but the last 3 snapshots keep
     # the lake's own growth (metadata files, small files) well inside the
     # mount; only the fillers fill it. A short lateness keeps the
@@ -426,19 +504,18 @@ def main():
                                      "--malformed-rate", "0.01", "--malformed-kinds",
                                      "truncated,missing_wiki,type_invalid"],
                                     "feed", stderr=subprocess.DEVNULL)
-        with open(os.path.join(work, "ingest.log"), "w") as lf:
-            ing = subprocess.Popen([BIN, "--data", d, "--set", "ingest.backoff_min_ms=50",
-                                    "--set", "ingest.backoff_max_ms=300", "ingest", "--source", url],
-                                   stderr=lf)
+        ing = Ingest(work, d, url)
         proc, n = commit_phase(work, d, mounts, conf)
         stops += n
         stops += compaction_phase(work, d, mount, conf, proc)
-        recovery_phase(work, d, conf, ing, feed)
+        proc, ing, n = ingest_phase(work, d, mounts["log"], conf, ing, url)
+        stops += n
+        recovery_phase(work, d, conf, proc, ing.p, feed)
         ing = feed = None
     except Fatal:
         pass
     finally:
-        for p in [ing, feed]:
+        for p in [feed]:
             if p is not None and p.poll() is None:
                 stop(p)
         for p in PROCS:
