@@ -110,6 +110,7 @@ struct proc_run {
     int64_t lake_epoch; /* the newest epoch in the lake at start, -1: none */
     struct epoch_counts n;
     int sink_rc;
+    int64_t epoch_now; /* the epoch in flight (run_epoch), for the writers' errors */
     struct fr_stats *stats; /* <data>/stats/process.stats, a shard's process-p<N>.stats */
     struct fr_maint_round maint; /* orphan cadence and budget carry-over (fr_maint_tables) */
     struct fr_ckm *ckm;     /* the checkpoint's copy in a bucket, or NULL */
@@ -132,6 +133,27 @@ static int epoch_writes(const struct proc_run *run, int t)
                        t == FR_TBL_DLQ_LOOKUPS);
 }
 
+/* Log a table writer's failure, with the Parquet detail of the calling
+ * thread (fr_pq_errmsg is per thread: call it where the write failed),
+ * which names the file and the cause ("writing <path>: no space left on
+ * device"). */
+static void write_failed(int64_t epoch, int t, int rc)
+{
+    fr_error("process", "epoch %" PRId64 ": writing %s failed: %s (%s) %s", epoch,
+             fr_tbl_name((enum fr_tbl)t), fr_strerror(rc), fr_err_name(rc), fr_pq_errmsg());
+}
+
+/* The outcome rc of a row for table t of the epoch in flight, on this
+ * thread: a failure (a full disk when a row group or the file's header is
+ * written) is described here, where the detail is. */
+static int tw_put(const struct proc_run *run, int t, int rc)
+{
+    if (rc < 0) {
+        write_failed(run->epoch_now, t, rc);
+    }
+    return rc;
+}
+
 /* ---------------------------------------------------------------- sinks */
 
 static int sink_minute(void *arg, const struct fr_win_row *row)
@@ -141,7 +163,8 @@ static int sink_minute(void *arg, const struct fr_win_row *row)
         return FR_OK; /* a shard */
     }
     run->n.gold_epm++;
-    return run->write ? fr_tw_gold_epm(&run->tw[FR_TBL_GOLD_EPM], row) : FR_OK;
+    return run->write ? tw_put(run, FR_TBL_GOLD_EPM, fr_tw_gold_epm(&run->tw[FR_TBL_GOLD_EPM], row))
+                      : FR_OK;
 }
 
 static int sink_top(void *arg, const struct fr_top_row *row)
@@ -151,7 +174,8 @@ static int sink_top(void *arg, const struct fr_top_row *row)
         return FR_OK; /* a shard */
     }
     run->n.gold_top++;
-    return run->write ? fr_tw_gold_top(&run->tw[FR_TBL_GOLD_TOP], row) : FR_OK;
+    return run->write ? tw_put(run, FR_TBL_GOLD_TOP, fr_tw_gold_top(&run->tw[FR_TBL_GOLD_TOP], row))
+                      : FR_OK;
 }
 
 static const struct fr_proc_sink proc_sink = {sink_minute, sink_top};
@@ -162,7 +186,9 @@ static const struct fr_proc_sink proc_sink = {sink_minute, sink_top};
 static int bronze_row(struct proc_run *run, const struct fr_row *row, const char *raw,
                       size_t raw_len)
 {
-    return run->bronze_ahead ? FR_OK : fr_tw_bronze(&run->tw[FR_TBL_BRONZE], row, raw, raw_len);
+    return run->bronze_ahead
+               ? FR_OK
+               : tw_put(run, FR_TBL_BRONZE, fr_tw_bronze(&run->tw[FR_TBL_BRONZE], row, raw, raw_len));
 }
 
 static int process_result(struct proc_run *run, const struct fr_proc_pos *pos, const char *raw,
@@ -173,8 +199,9 @@ static int process_result(struct proc_run *run, const struct fr_proc_pos *pos, c
     switch (res->outcome) {
     case FR_PROC_REJECTED:
         run->n.dlq++;
-        return run->write ? fr_tw_dlq(&run->tw[FR_TBL_DLQ], pos, fr_gate_reason_name(res->reason),
-                                      detail, raw, raw_len)
+        return run->write ? tw_put(run, FR_TBL_DLQ,
+                                   fr_tw_dlq(&run->tw[FR_TBL_DLQ], pos,
+                                             fr_gate_reason_name(res->reason), detail, raw, raw_len))
                           : FR_OK;
     case FR_PROC_LATE:
         run->n.bronze++;
@@ -184,8 +211,9 @@ static int process_result(struct proc_run *run, const struct fr_proc_pos *pos, c
         }
         rc = bronze_row(run, res->row, raw, raw_len);
         return rc < 0 ? rc
-                      : fr_tw_late(&run->tw[FR_TBL_LATE], res->row, res->watermark_us,
-                                   res->lateness_us);
+                      : tw_put(run, FR_TBL_LATE,
+                               fr_tw_late(&run->tw[FR_TBL_LATE], res->row, res->watermark_us,
+                                          res->lateness_us));
     case FR_PROC_DUPLICATE:
         run->n.bronze++;
         run->n.duplicates++;
@@ -198,7 +226,7 @@ static int process_result(struct proc_run *run, const struct fr_proc_pos *pos, c
         }
         rc = bronze_row(run, res->row, raw, raw_len);
         if (rc >= 0) {
-            rc = fr_tw_silver(&run->tw[FR_TBL_SILVER], res->row);
+            rc = tw_put(run, FR_TBL_SILVER, fr_tw_silver(&run->tw[FR_TBL_SILVER], res->row));
         }
         if (rc >= 0 && run->es) {
             rc = fr_estage_edit(run->es, res->row, run->tw);
@@ -692,14 +720,6 @@ static int64_t range_records(const struct fr_ck_range *range)
     return total;
 }
 
-/* Log a table writer's failure, with the Parquet detail of the calling
- * thread (fr_pq_errmsg is per thread: call it where the write failed). */
-static void write_failed(int64_t epoch, int t, int rc)
-{
-    fr_error("process", "epoch %" PRId64 ": writing %s failed: %s (%s) %s", epoch,
-             fr_tbl_name((enum fr_tbl)t), fr_strerror(rc), fr_err_name(rc), fr_pq_errmsg());
-}
-
 /* fr_ahead_item_fn, on the decode-ahead thread: an accepted record's
  * bronze row. Only this thread touches the bronze writer until
  * fr_ahead_stop has returned; its errors are described here, where
@@ -1073,6 +1093,7 @@ static int run_epoch(struct proc_run *run, const struct fr_ck_range *range)
         }
     }
     run->write = !committed;
+    run->epoch_now = range->epoch;
     memset(&run->n, 0, sizeof run->n);
     int large = epoch_is_large(run, range);
     for (int t = 0; t < FR_TBL_EVERY; t++) {
@@ -1095,6 +1116,14 @@ static int run_epoch(struct proc_run *run, const struct fr_ck_range *range)
     }
     if (rc == FR_OK && run->es) {
         rc = enrich_epoch(run, range->epoch);
+    }
+    if (rc < 0) { /* the cause was described where it happened */
+        fr_error("process",
+                 "epoch %" PRId64 " stopped before its %s (%s): the checkpoint stays at epoch %" PRId64
+                 " and a restart replays the epoch",
+                 range->epoch,
+                 run->write ? "commit, nothing of it is in the lake" : "replay (it is in the lake)",
+                 fr_err_name(rc), run->ck.epoch);
     }
     int64_t t1 = fr_mono_ms();
     if (rc == FR_OK && run->write) {
@@ -1119,8 +1148,10 @@ static int run_epoch(struct proc_run *run, const struct fr_ck_range *range)
     }
     rc = fr_ck_save_proc(run->dir, &run->ck, run->proc); /* state streamed: ADR 0023 */
     if (rc < 0) {
-        fr_error("process", "epoch %" PRId64 ": checkpoint failed: %s", range->epoch,
-                 fr_strerror(rc));
+        fr_error("process",
+                 "epoch %" PRId64 ": writing the checkpoint %s/checkpoint failed: %s (%s); the "
+                 "epoch is in the lake, a restart replays it from there without committing it again",
+                 range->epoch, run->dir, fr_strerror(rc), fr_err_name(rc));
         return rc;
     }
     fr_ckm_push(run->ckm, run->dir, range->epoch);
@@ -1517,7 +1548,8 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
             }
             rc = fr_ck_wal_append(run->dir, &range);
             if (rc < 0) {
-                fr_error("process", "offsets WAL: %s", fr_strerror(rc));
+                fr_error("process", "epoch %" PRId64 ": offsets WAL %s/offsets.wal: %s (%s)",
+                         range.epoch, run->dir, fr_strerror(rc), fr_err_name(rc));
                 goto cleanup;
             }
         }

@@ -838,8 +838,8 @@ static int run_epoch(struct fin *f, const struct fr_ck_range *r, int committed, 
         rc = fr_ck_save(f->dir, &f->ck);
     }
     if (rc < 0) {
-        fr_error("finalize", "epoch %" PRId64 ": checkpoint failed: %s", r->epoch,
-                 fr_strerror(rc));
+        fr_error("finalize", "epoch %" PRId64 ": writing the checkpoint %s/checkpoint failed: %s (%s)",
+                 r->epoch, f->dir, fr_strerror(rc), fr_err_name(rc));
         return rc;
     }
     fr_ckm_push(f->ckm, f->dir, r->epoch);

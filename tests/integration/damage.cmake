@@ -12,6 +12,13 @@ fr_add_script_test(NAME integration_damage_peers LABELS integration TIMEOUT 600
 # a clear error, leaves the lake whole, and resumes to a control's lake.
 fr_add_script_test(NAME integration_disk_full LABELS integration TIMEOUT 900
     COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/integration/disk_full.py)
+# The disk fills while the pipeline runs (root only; skipped otherwise):
+# a filler takes the tmpfs under a long-running processor that consumes a
+# live feed, during commits and during a maintenance round; each stop is
+# exit 1 naming the path, the lake stays whole, and after the space is
+# freed the processor resumes, drains the log and verify passes.
+fr_add_script_test(NAME integration_disk_full_live LABELS "integration;chaos" TIMEOUT 900
+    COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/integration/disk_full_live.py)
 # Bounded memory under hostile peers: SSE sources (a line that never ends,
 # a 100 MiB comment, a 100 MiB id, one byte a second) and HTTP clients of
 # serve (slow headers, huge headers, many streams); peak RSS under the

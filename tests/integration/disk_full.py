@@ -80,8 +80,8 @@ def referenced(data, args):
     for tab in t["tables"]:
         for f in tab.get("data_files") or []:
             files.append(f.get("local_path") or f["path"].replace("file://", ""))
-        if tab.get("metadata_location"):
-            metas.append(tab["metadata_location"].replace("file://", ""))
+        if tab.get("metadata_file"):
+            metas.append(tab["metadata_file"].replace("file://", ""))
     return files, metas
 
 

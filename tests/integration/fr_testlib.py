@@ -1,5 +1,5 @@
 """fr_testlib.py — what the Python integration tests share (damage.py,
-damage_peers.py, disk_full.py, hostile_memory.py): starting a freshet
+damage_peers.py, disk_full.py, disk_full_live.py, hostile_memory.py): starting a freshet
 process that prints "listening URL", stopping one, removing the work
 directory, and the failure summary that ends a test.
 
