@@ -894,11 +894,12 @@ void fr_estage_publish(struct fr_estage *es, struct fr_stats *st, const char *da
     snprintf(counts, sizeof counts,
              "{\"submitted\":%llu,\"resolved\":%llu,\"no_item\":%llu,\"failed\":%llu,"
              "\"backlog\":%llu,\"pending\":%u,\"cache_hits\":%lld,\"cache_misses\":%lld,"
-             "\"requests\":%lld}",
+             "\"requests\":%lld,\"labelled\":%llu}",
              (unsigned long long)es->c.submitted, (unsigned long long)es->c.resolved,
              (unsigned long long)es->c.no_item, (unsigned long long)es->c.failed,
              (unsigned long long)es->c.backlog, es->used, (long long)cs.cache_hits,
-             (long long)cs.cache_misses, (long long)cs.requests);
+             (long long)cs.cache_misses, (long long)cs.requests,
+             (unsigned long long)es->c.labels[FR_ESTAGE_LABELLED]);
     struct fr_buf buf;
     fr_buf_init(&buf, FR_TOPICS_JSON_CAP);
     int rc = fr_topics_json(es->topics, epoch, es->frontier, counts, &buf);
