@@ -111,7 +111,8 @@ static int plan(struct ice_meta *m, const char *ns, const char *name,
     for (uint32_t i = 0; i < def->nfields; i++) {
         if (*missing & ((uint64_t)1 << i)) {
             next.fields[at] = def->fields[i];
-            next.type_names[at] = ice_sprintf(m->arena, "\"%s\"", ice_type_name(def->fields[i].type));
+            next.type_names[at] =
+                ice_sprintf(m->arena, "\"%s\"", ice_type_name(def->fields[i].type));
             if (!next.type_names[at]) {
                 return FR_ENOMEM;
             }
@@ -176,8 +177,10 @@ int fr_ice_rest_evolve(struct fr_ice_rest *rest, const char *ns, const char *nam
             break; /* refused, unreadable, or every column there (maybe by us: unknown outcome) */
         }
         if (attempt >= EVOLVE_ATTEMPTS) {
-            rc = ice_err(FR_ECONFLICT, "rest: %s.%s: the schema changed under %d attempts to add "
-                                       "columns", ns, name, attempt);
+            rc = ice_err(FR_ECONFLICT,
+                         "rest: %s.%s: the schema changed under %d attempts to add "
+                         "columns",
+                         ns, name, attempt);
             break;
         }
         struct fr_ice_rest_change change = {ns, name, (const char *)body.data, body.len};

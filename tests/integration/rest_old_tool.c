@@ -27,11 +27,16 @@
 #include <string.h>
 
 static const struct fr_ice_field old_topics[] = {
-    {1, "meta_id", FR_ICE_STRING, true, NULL},    {2, "event_time", FR_ICE_TIMESTAMPTZ, true, NULL},
-    {3, "wiki", FR_ICE_STRING, true, NULL},       {4, "server_name", FR_ICE_STRING, true, NULL},
-    {5, "title", FR_ICE_STRING, true, NULL},      {6, "outcome", FR_ICE_STRING, true, NULL},
-    {7, "why", FR_ICE_STRING, false, NULL},       {8, "item", FR_ICE_STRING, false, NULL},
-    {9, "log_partition", FR_ICE_INT, true, NULL}, {10, "log_offset", FR_ICE_LONG, true, NULL},
+    {1, "meta_id", FR_ICE_STRING, true, NULL},
+    {2, "event_time", FR_ICE_TIMESTAMPTZ, true, NULL},
+    {3, "wiki", FR_ICE_STRING, true, NULL},
+    {4, "server_name", FR_ICE_STRING, true, NULL},
+    {5, "title", FR_ICE_STRING, true, NULL},
+    {6, "outcome", FR_ICE_STRING, true, NULL},
+    {7, "why", FR_ICE_STRING, false, NULL},
+    {8, "item", FR_ICE_STRING, false, NULL},
+    {9, "log_partition", FR_ICE_INT, true, NULL},
+    {10, "log_offset", FR_ICE_LONG, true, NULL},
     {11, "replay_id", FR_ICE_STRING, false, NULL},
 };
 static const struct fr_ice_field old_gold[] = {
@@ -65,10 +70,10 @@ static int create_old(struct fr_ice_rest *rest, const char *name, const struct f
 static int append_old(struct fr_lake *lake)
 {
     static const struct fr_pq_column cols[] = {
-        {"meta_id", FR_PQ_STRING, false, 1},     {"event_time", FR_PQ_TIMESTAMP, false, 2},
-        {"wiki", FR_PQ_STRING, false, 3},        {"server_name", FR_PQ_STRING, false, 4},
-        {"title", FR_PQ_STRING, false, 5},       {"outcome", FR_PQ_STRING, false, 6},
-        {"why", FR_PQ_STRING, true, 7},          {"item", FR_PQ_STRING, true, 8},
+        {"meta_id", FR_PQ_STRING, false, 1},      {"event_time", FR_PQ_TIMESTAMP, false, 2},
+        {"wiki", FR_PQ_STRING, false, 3},         {"server_name", FR_PQ_STRING, false, 4},
+        {"title", FR_PQ_STRING, false, 5},        {"outcome", FR_PQ_STRING, false, 6},
+        {"why", FR_PQ_STRING, true, 7},           {"item", FR_PQ_STRING, true, 8},
         {"log_partition", FR_PQ_INT32, false, 9}, {"log_offset", FR_PQ_INT64, false, 10},
         {"replay_id", FR_PQ_STRING, true, 11},
     };
