@@ -185,7 +185,7 @@ export function wikidataUrl(item) {
 // readTopics(t) -> null when the document has no "topics" (enrichment off,
 // or serve refused stats/topics.json), else {epoch, counts {submitted,
 // resolved, noItem, failed, backlog, pending, cacheHits, cacheMisses,
-// requests} (null where absent), hitRate (0..1, null before any lookup),
+// requests, labelled} (null where absent), hitRate (0..1, null before any lookup),
 // topics [{rank, item, label (null: none), edits, wikis, topWikis [{wiki,
 // edits}]}] in rank
 // order, topStart/topEnd (ms; null while there is no open window)}. The
@@ -213,6 +213,7 @@ export function readTopics(t) {
             cacheHits: hits,
             cacheMisses: misses,
             requests: num(c.requests),
+            labelled: num(c.labelled),
         },
         hitRate: hits !== null && misses !== null && hits + misses > 0 ? hits / (hits + misses) : null,
         topics: list.filter(x => x && typeof x === 'object').map(x => ({

@@ -504,6 +504,7 @@ function drawTopics(t) {
         dd.dataset.level = level || '';
     };
     put('resolved', fmtInt(c.resolved));
+    put('labelled', fmtInt(c.labelled));
     put('no-item', fmtInt(c.noItem));
     put('failed', fmtInt(c.failed), c.failed ? 'warn' : null);
     put('pending', fmtInt(c.pending));

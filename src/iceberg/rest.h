@@ -196,6 +196,22 @@ int fr_ice_rest_remove_orphans(struct fr_ice_rest *rest, struct fr_ice_catalog *
                                const char *ns, const char *name, int64_t older_than_ms,
                                bool dry_run, struct fr_ice_orphan_stats *stats);
 
+/* Schema evolution through the REST catalog (rest_schema.c, ADR 0059):
+ * bring ns.name's current schema to def's columns. Every column of def
+ * must be there by name with def's field id; the optional ones that are
+ * missing are appended in def's order, each with def's id, which must be
+ * the id the table assigns next (last-column-id + 1, + 2 ...). They go in
+ * one commit: requirements assert-table-uuid, assert-current-schema-id,
+ * assert-last-assigned-field-id; updates add-schema (the current fields
+ * and the new ones; last-column-id), set-current-schema -1. A 409 or an
+ * unknown outcome reloads and plans again (another process may have added
+ * them), up to 8 times, then FR_ECONFLICT. FR_ECONFIG, nothing sent: a
+ * column under another id, a required one missing, or an id that would
+ * come out different. *added (may be NULL): a bit per def field this call
+ * added by a commit that answered 200. */
+int fr_ice_rest_evolve(struct fr_ice_rest *rest, const char *ns, const char *name,
+                       const struct fr_ice_table_def *def, uint64_t *added);
+
 /* A CreateTableRequest for def (the table freshet's own create would make:
  * the same field ids, spec field ids from 1000, unsorted, def's
  * properties), appended to out, for fr_ice_rest_create_table. */

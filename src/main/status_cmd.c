@@ -9,11 +9,13 @@
  * What it shows: each stage up or down with its pid (the group's members
  * in the scale-out mode), events and records per second, freshness,
  * watermark lag, offsets behind, the silver, duplicate, late and dead-letter
- * counts, and each table's rows, files and bytes. Rates are measured over
- * one second (two reads of the stats files) while a stage is up, 0 for a
- * stage that is down, null when it never ran. It works while the pipeline
- * runs, after it stopped (figures as they were last published, stages
- * down), and on a data directory with no stats files or no lake yet.
+ * counts, with enrichment the resolved edits by label outcome
+ * (process_enrich_labels_total), and each table's rows, files and bytes.
+ * Rates are measured over one second (two reads of the stats files) while
+ * a stage is up, 0 for a stage that is down, null when it never ran. It
+ * works while the pipeline runs, after it stopped (figures as they were
+ * last published, stages down), and on a data directory with no stats
+ * files or no lake yet.
  *
  * --watch redraws in place, like top, every --interval seconds (default 2)
  * until Ctrl-C (or after --count redraws); the lake stays open between
@@ -255,6 +257,15 @@ static void status_text(FILE *out, const struct fr_conf *conf, const struct stat
     fprintf(out, "duplicates %s   late %s   dead letters %s\n",
             fr_fmt_count(a, sizeof a, s->duplicates), fr_fmt_count(b, sizeof b, s->late),
             fr_fmt_count(c, sizeof c, s->dlq));
+    if (s->enrich_edits) { /* with enrichment: resolved edits by label (docs/ENRICH.md) */
+        const struct fr_stats_meta *m = fr_stats_meta(FR_STATS_PROC_ENRICH_LABELS);
+        fprintf(out, "labels");
+        for (unsigned l = 0; l < FR_STATS_NLAB_LABEL; l++) {
+            fprintf(out, "   %s %s", fr_stats_label_value(m, l),
+                    fr_fmt_count(a, sizeof a, s->labels[l]));
+        }
+        fprintf(out, "\n");
+    }
 
     fprintf(out, "\n");
     if (v->lake == 0) {
@@ -349,6 +360,15 @@ static int status_json(struct fr_buf *o, const struct fr_conf *conf, const struc
                   ",\"epochs\":%" PRIu64 "},\"catalog\":",
                   s->events, s->records, s->silver, s->duplicates, s->late, s->dlq, s->epochs);
     fr_buf_json_str(o, v->catalog, strlen(v->catalog));
+    {
+        const struct fr_stats_meta *m = fr_stats_meta(FR_STATS_PROC_ENRICH_LABELS);
+        fr_buf_puts(o, ",\"labels\":{");
+        for (unsigned l = 0; l < FR_STATS_NLAB_LABEL; l++) {
+            fr_buf_printf(o, "%s\"%s\":%" PRIu64, l ? "," : "", fr_stats_label_value(m, l),
+                          s->labels[l]);
+        }
+        fr_buf_putc(o, '}');
+    }
     if (v->lake < 0) {
         fr_buf_puts(o, ",\"lake_error\":");
         fr_buf_json_str(o, v->lake_err, strlen(v->lake_err));

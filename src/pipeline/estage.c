@@ -36,7 +36,7 @@
 #include <unistd.h>
 
 #define ES_MAGIC "FRES"
-#define ES_VERSION 1
+#define ES_VERSION 2 /* 1: without the label counters */
 #define ES_STATE_CAP ((size_t)1 << 30)
 #define ES_KEEP 3
 #define ES_POLL_BATCH 64
@@ -433,6 +433,23 @@ const char *fr_estage_label_why(int label_why)
     }
 }
 
+/* What a resolved slot's row says of its label (the columns fr_tw_topic
+ * writes: a label, else label_why). */
+static enum fr_estage_label es_label_outcome(const struct es_slot *s)
+{
+    if (s->label) {
+        return FR_ESTAGE_LABELLED;
+    }
+    switch (s->label_why) {
+    case FR_ENRICH_LABEL_MISSING:
+        return FR_ESTAGE_LABEL_MISSING;
+    case FR_ENRICH_LABEL_OFF:
+        return FR_ESTAGE_LABEL_OFF;
+    default:
+        return FR_ESTAGE_LABEL_NONE;
+    }
+}
+
 int fr_estage_write(struct fr_estage *es, struct fr_tw *tw, int64_t now_us)
 {
     int rc = FR_OK;
@@ -448,6 +465,7 @@ int fr_estage_write(struct fr_estage *es, struct fr_tw *tw, int64_t now_us)
                                            fr_estage_label_why(s->label_why)};
             rc = fr_tw_topic(&tw[FR_TBL_SILVER_TOPICS], &e, "resolved", NULL, item, &label,
                              NULL);
+            es->c.labels[es_label_outcome(s)]++;
             if (rc >= 0 && es->gold) {
                 rc = fr_topics_add(es->topics, s->event_us, s->item, s->text, s->wiki_len,
                                    s->label, s->label ? strlen(s->label) : 0);
@@ -461,6 +479,9 @@ int fr_estage_write(struct fr_estage *es, struct fr_tw *tw, int64_t now_us)
             rc = fr_tw_dlq_lookup(&tw[FR_TBL_DLQ_LOOKUPS], &e, "lookup_failed",
                                   s->reason ? s->reason : "", s->attempts, now_us);
             es->c.failed++;
+            if (s->reason && strncmp(s->reason, "labels: ", 8) == 0) { /* the label round's */
+                es->c.labels[FR_ESTAGE_LABEL_FAILED]++;
+            }
         }
     }
     if (rc < 0) {
@@ -602,6 +623,9 @@ int fr_estage_save(struct fr_estage *es, int64_t epoch)
     }
     put_u64(&b, t.len, &rc);
     put_bytes(&b, t.data, t.len, &rc);
+    for (int k = 0; k < FR_ESTAGE_LABEL_OUTCOMES; k++) {
+        put_u64(&b, es->c.labels[k], &rc);
+    }
     if (rc == FR_OK) {
         put_u32(&b, fr_crc32c(0, b.data, b.len), &rc);
     }
@@ -673,11 +697,13 @@ int fr_estage_load(struct fr_estage *es, int64_t epoch)
     }
     struct rd r = {b.data, b.data + b.len - 4, 0};
     const uint8_t *magic = rd_take(&r, 4);
-    if (!magic || memcmp(magic, ES_MAGIC, 4) != 0 || rd_u(&r, 2) != ES_VERSION ||
+    uint64_t version = magic ? rd_u(&r, 2) : 0;
+    if (!magic || memcmp(magic, ES_MAGIC, 4) != 0 || version < 1 || version > ES_VERSION ||
         rd_u(&r, 2) != 0 || (int64_t)rd_u(&r, 8) != epoch) {
         goto done;
     }
     struct fr_estage_counts c;
+    memset(&c, 0, sizeof c);
     c.submitted = rd_u(&r, 8);
     c.resolved = rd_u(&r, 8);
     c.no_item = rd_u(&r, 8);
@@ -718,7 +744,10 @@ int fr_estage_load(struct fr_estage *es, int64_t epoch)
     }
     uint64_t tlen = rd_u(&r, 8);
     const uint8_t *tb = rd_take(&r, (size_t)tlen);
-    if (!tb || r.p != r.end) {
+    for (int k = 0; version >= 2 && k < FR_ESTAGE_LABEL_OUTCOMES; k++) {
+        c.labels[k] = rd_u(&r, 8);
+    }
+    if (!tb || r.bad || r.p != r.end) {
         es_clear(es);
         goto done;
     }
@@ -837,6 +866,9 @@ static void publish_stats(struct fr_estage *es, struct fr_stats *st, struct fr_e
     for (unsigned k = 0; k < 4; k++) {
         fr_stats_set_counter(st, FR_STATS_PROC_ENRICH_EDITS, k, outcomes[k]);
     }
+    for (unsigned k = 0; k < FR_ESTAGE_LABEL_OUTCOMES; k++) {
+        fr_stats_set_counter(st, FR_STATS_PROC_ENRICH_LABELS, k, es->c.labels[k]);
+    }
     fr_stats_set(st, FR_STATS_PROC_ENRICH_PENDING, 0, (double)es->used);
     fr_stats_set_counter(st, FR_STATS_PROC_ENRICH_CACHE_HITS, 0, (uint64_t)cs.cache_hits);
     fr_stats_set_counter(st, FR_STATS_PROC_ENRICH_CACHE_MISSES, 0, (uint64_t)cs.cache_misses);
@@ -862,11 +894,12 @@ void fr_estage_publish(struct fr_estage *es, struct fr_stats *st, const char *da
     snprintf(counts, sizeof counts,
              "{\"submitted\":%llu,\"resolved\":%llu,\"no_item\":%llu,\"failed\":%llu,"
              "\"backlog\":%llu,\"pending\":%u,\"cache_hits\":%lld,\"cache_misses\":%lld,"
-             "\"requests\":%lld}",
+             "\"requests\":%lld,\"labelled\":%llu}",
              (unsigned long long)es->c.submitted, (unsigned long long)es->c.resolved,
              (unsigned long long)es->c.no_item, (unsigned long long)es->c.failed,
              (unsigned long long)es->c.backlog, es->used, (long long)cs.cache_hits,
-             (long long)cs.cache_misses, (long long)cs.requests);
+             (long long)cs.cache_misses, (long long)cs.requests,
+             (unsigned long long)es->c.labels[FR_ESTAGE_LABELLED]);
     struct fr_buf buf;
     fr_buf_init(&buf, FR_TOPICS_JSON_CAP);
     int rc = fr_topics_json(es->topics, epoch, es->frontier, counts, &buf);

@@ -42,7 +42,7 @@
  *
  *   size   field
  *   4      magic "FRES"
- *   2      version (1)
+ *   2      version (2; 1 before issue 33's label counters, still loaded)
  *   2      zero
  *   8      epoch
  *   8 x 6  counters: submitted, resolved, no_item, failed, backlog, skipped
@@ -50,6 +50,7 @@
  *            8 event_us, 4 partition, 8 offset, 36 meta_id,
  *            2 wiki length, 2 server_name length, 2 title length, the bytes
  *   8      m, then m bytes: the topics operator (fr_topics_save)
+ *   8 x 5  (version 2) label counters, enum fr_estage_label order
  *   4      CRC-32C of everything before
  *
  * Thread: the epoch loop's. The lookup client runs on it too (inside
@@ -71,8 +72,23 @@ struct fr_stats;
 /* Counters, exactly once (saved with the state): edits submitted for a
  * lookup, their committed outcomes, edits refused by a full pending table
  * (backlog), and edits not enriched (no title or server_name). */
+/* What a resolved edit's row says of its label (label_why, docs/ENRICH.md
+ * "Labels"), and FR_ESTAGE_LABEL_FAILED: dead-lettered because the label
+ * round failed. The order of the stats label set LABEL (stats.c). */
+enum fr_estage_label {
+    FR_ESTAGE_LABELLED = 0,
+    FR_ESTAGE_LABEL_NONE,    /* label_why no_label */
+    FR_ESTAGE_LABEL_MISSING, /* label_why missing */
+    FR_ESTAGE_LABEL_OFF,     /* label_why off */
+    FR_ESTAGE_LABEL_FAILED,
+    FR_ESTAGE_LABEL_OUTCOMES
+};
+
 struct fr_estage_counts {
     uint64_t submitted, resolved, no_item, failed, backlog, skipped;
+    /* counted where the row's label_why is decided (fr_estage_write),
+     * saved with the state: exactly once across restarts */
+    uint64_t labels[FR_ESTAGE_LABEL_OUTCOMES];
 };
 
 /* A shard of the scale-out mode (docs/SCALEOUT.md, ADR 0046): resolved

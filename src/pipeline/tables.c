@@ -240,6 +240,27 @@ int fr_tbl_ensure_one(struct fr_ice_catalog *cat, enum fr_tbl tbl)
     return rc < 0 ? rc : FR_OK;
 }
 
+/* The same through a REST catalog (ADR 0059): the missing columns in one
+ * schema change, the catalog's compare-and-swap settling races. */
+static int tbl_evolve_rest(struct fr_ice_rest *rest, enum fr_tbl tbl)
+{
+    const struct tbl_info *info = &tbl_infos[tbl];
+    uint64_t added = 0;
+    int rc = fr_ice_rest_evolve(rest, FR_NS, info->name, &info->def, &added);
+    if (rc < 0) {
+        fr_error("lake", "%s.%s: cannot add its new columns through the REST catalog: %s (%s)",
+                 FR_NS, info->name, fr_strerror(rc), fr_ice_errmsg());
+        return rc;
+    }
+    for (uint32_t i = 0; i < info->ncols; i++) {
+        if (added & ((uint64_t)1 << i)) {
+            fr_info("lake", "%s.%s: added column %s (field id %d)", FR_NS, info->name,
+                    info->cols[i].name, (int)info->cols[i].id);
+        }
+    }
+    return FR_OK;
+}
+
 int fr_tbl_ensure_rest(struct fr_ice_rest *rest, enum fr_tbl tbl)
 {
     tbl_build();
@@ -259,6 +280,8 @@ int fr_tbl_ensure_rest(struct fr_ice_rest *rest, enum fr_tbl tbl)
             fr_buf_free(&out);
         }
         rc = rc == FR_EEXIST ? FR_OK : rc;
+    } else if (rc == FR_OK) {
+        rc = tbl_evolve_rest(rest, tbl);
     }
     fr_buf_free(&b);
     return rc;

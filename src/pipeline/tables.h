@@ -67,7 +67,9 @@ const struct fr_pq_schema *fr_tbl_pq_schema(enum fr_tbl tbl);
 int fr_tbl_ensure(struct fr_ice_catalog *cat);
 struct fr_ice_rest;
 /* The same through a REST catalog: namespace wiki and table tbl created
- * when absent (a racing creator's 409 is fine). */
+ * when absent (a racing creator's 409 is fine); an existing table lacking
+ * declared optional columns gets them by schema evolution
+ * (fr_ice_rest_evolve, ADR 0059). */
 int fr_tbl_ensure_rest(struct fr_ice_rest *rest, enum fr_tbl tbl);
 /* Create table tbl (any of FR_TBL_EVERY) when it does not exist yet. */
 int fr_tbl_ensure_one(struct fr_ice_catalog *cat, enum fr_tbl tbl);

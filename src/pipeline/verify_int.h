@@ -175,7 +175,7 @@ struct vf_col {
 
 typedef int (*vf_batch_fn)(struct vf *vf, const struct fr_pq_batch *b, void *arg);
 
-enum { ENT_POS = 1, ENT_SIL, ENT_LATE, ENT_FILE, ENT_GROUP, ENT_USER, ENT_CTR, ENT_WIN };
+enum { ENT_POS = 1, ENT_SIL, ENT_LATE, ENT_FILE, ENT_GROUP, ENT_USER, ENT_CTR, ENT_WIN, ENT_LAB };
 
 enum { POS_LATE = 1, POS_REPLAY = 2, POS_DLQ = 4 };
 

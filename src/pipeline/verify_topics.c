@@ -13,6 +13,17 @@
  * (edits descending, then the name bytewise). Windows with no resolved row
  * have no row. Every gold row must be one of those (docs/ENRICH.md).
  *
+ * Labels (issue 33): a row's label is the one its top wiki's resolved
+ * rows of the item hold in the newest minute of the window that has one
+ * (the topics operator keeps, per minute, the last label added; when that
+ * minute's rows hold different labels, any of them is accepted, since the
+ * order edits were added in is not in the table). A gold label that is not
+ * the expected one, or a label where no row holds one, is a mismatch; a
+ * gold row without a label where one is expected is counted
+ * (label_missing) but is not a failure: the operator keeps at most 64 MiB
+ * of label text and a state saved before labels loads without them (ADR
+ * 0057), both documented ways to a row without a label.
+ *
  * Passes are keyed by window start, like gold_top_recomputed. The two
  * tables are loaded and cut here (verify.c's table list holds the core
  * tables); when neither exists the check passes with nothing to compare.
@@ -27,11 +38,17 @@ struct trow {
     int64_t start, end, edits;
     int32_t rank, wikis;
     uint32_t item_len, top_len;
-    char text[]; /* item, then top_wikis */
+    /* gold: the row's label (NULL: none); expected: the newest labelled
+     * minute's label, label_many when that minute holds several */
+    const char *label;
+    uint32_t label_len;
+    int label_many;
+    char text[]; /* item, then top_wikis, then (gold) the label */
 };
 
 struct fam_topics {
     int64_t expected, gold_rows, matched, missing, extra, mismatched, beyond, resolved;
+    int64_t labels_checked, label_missing;
     struct trow *want, *gold;
     char ex[300];
 };
@@ -63,9 +80,10 @@ static uint64_t item_number(const char *p, size_t n)
 }
 
 static struct trow *trow_new(struct vf_mem *m, struct trow **list, int64_t start, const char *item,
-                             uint32_t item_len, const char *top, uint32_t top_len)
+                             uint32_t item_len, const char *top, uint32_t top_len,
+                             const char *label, uint32_t label_len)
 {
-    struct trow *r = vf_mem_alloc(m, sizeof *r + item_len + top_len);
+    struct trow *r = vf_mem_alloc(m, sizeof *r + item_len + top_len + label_len);
     if (!r) {
         return NULL;
     }
@@ -77,6 +95,11 @@ static struct trow *trow_new(struct vf_mem *m, struct trow **list, int64_t start
     if (top_len) {
         memcpy(r->text + item_len, top, top_len);
     }
+    if (label) {
+        memcpy(r->text + item_len + top_len, label, label_len);
+        r->label = r->text + item_len + top_len;
+        r->label_len = label_len;
+    }
     r->next = *list;
     *list = r;
     return r;
@@ -87,7 +110,66 @@ static struct trow *trow_new(struct vf_mem *m, struct trow **list, int64_t start
 static const struct vf_col silver_cols[] = {{"event_time", FR_PQ_TIMESTAMP},
                                             {"wiki", FR_PQ_STRING},
                                             {"outcome", FR_PQ_STRING},
-                                            {"item", FR_PQ_STRING}};
+                                            {"item", FR_PQ_STRING},
+                                            {"?label", FR_PQ_STRING}};
+
+/* The label entry of (minute, item, wiki) (ENT_LAB: key the minute, a the
+ * item, b the wiki, then the label's bytes; count: the label's length,
+ * LAB_MANY when the minute's rows hold more than one label). */
+#define LAB_MANY (UINT64_C(1) << 32)
+
+static uint64_t lab_hash(int64_t minute, struct fr_pq_str item, struct fr_pq_str wiki)
+{
+    return vf_mix(vf_mix(vf_hash(item.ptr, item.len, 29) ^ vf_hash(wiki.ptr, wiki.len, 31)) ^
+                  vf_mix((uint64_t)minute ^ UINT64_C(0x9e3779b97f4a7c15)));
+}
+
+/* Note that a resolved row of (item, wiki) in minute holds label. */
+static int lab_note(struct vf_mem *m, int64_t minute, struct fr_pq_str item, struct fr_pq_str wiki,
+                    struct fr_pq_str label)
+{
+    struct tent_key key = {ENT_LAB, minute, item, wiki};
+    uint64_t h = lab_hash(minute, item, wiki);
+    struct tent *e = vf_mem_find(m, h, vf_tent_eq, &key);
+    if (e) {
+        uint32_t len = (uint32_t)e->count;
+        if (len != label.len || !vf_same_bytes(e->text + e->alen + e->blen, label.ptr, len)) {
+            e->count |= LAB_MANY;
+        }
+        return FR_OK;
+    }
+    e = vf_mem_add(m, h, sizeof *e + item.len + wiki.len + label.len);
+    if (!e) {
+        return FR_ETOOBIG; /* the pass is full: more passes */
+    }
+    e->kind = ENT_LAB;
+    e->key = minute;
+    e->alen = (uint32_t)item.len;
+    e->blen = (uint32_t)wiki.len;
+    e->count = label.len;
+    memcpy(e->text, item.ptr, item.len);
+    memcpy(e->text + item.len, wiki.ptr, wiki.len);
+    memcpy(e->text + item.len + wiki.len, label.ptr, label.len);
+    return FR_OK;
+}
+
+/* The expected label of window start's row of item, whose top wiki is
+ * wiki: the newest minute of the window whose rows hold one. */
+static void lab_expect(const struct vf_mem *m, struct trow *r, struct fr_pq_str item,
+                       struct fr_pq_str wiki)
+{
+    for (int64_t mm = r->start + VF_TOP_WINDOW_US - VF_MINUTE_US; mm >= r->start;
+         mm -= VF_MINUTE_US) {
+        struct tent_key key = {ENT_LAB, mm, item, wiki};
+        const struct tent *e = vf_mem_find(m, lab_hash(mm, item, wiki), vf_tent_eq, &key);
+        if (e) {
+            r->label = e->text + e->alen + e->blen;
+            r->label_len = (uint32_t)e->count;
+            r->label_many = (e->count & LAB_MANY) != 0;
+            return;
+        }
+    }
+}
 
 /* Resolved rows into (window, item, wiki) counters (ENT_CTR: key the
  * window start, a the item, b the wiki) and their windows (ENT_WIN). */
@@ -103,10 +185,17 @@ static int topics_silver(struct vf *vf, const struct fr_pq_batch *b, void *arg)
         struct fr_pq_str wiki = c[1].v.str[i], item = c[3].v.str[i];
         uint64_t kh = vf_mix(vf_hash(item.ptr, item.len, 19) ^ vf_hash(wiki.ptr, wiki.len, 23));
         int64_t m = vf_floor_minute(c[0].v.i64[i]);
+        int labelled = c[4].nulls[i] || c[4].v.str[i].len == 0; /* nothing to note */
         for (int64_t s = m - 9 * VF_MINUTE_US; s <= m && s <= vf->topics_us - VF_TOP_WINDOW_US;
              s += VF_MINUTE_US) {
             if (!vf_in_pass(twin_hash(s), vf->k, vf->passes)) {
                 continue;
+            }
+            if (!labelled) { /* once per row, when one of its windows is in this pass */
+                labelled = 1;
+                if (lab_note(&vf->mem, m, item, wiki, c[4].v.str[i]) < 0) {
+                    return FR_ETOOBIG;
+                }
             }
             struct tent_key key = {ENT_CTR, s, item, wiki},
                             win = {ENT_WIN, s, {NULL, 0}, {NULL, 0}};
@@ -129,7 +218,8 @@ static const struct vf_col gold_cols[] = {{"window_start", FR_PQ_TIMESTAMP},
                                           {"item", FR_PQ_STRING},
                                           {"edits", FR_PQ_INT64},
                                           {"wikis", FR_PQ_INT32},
-                                          {"top_wikis", FR_PQ_STRING}};
+                                          {"top_wikis", FR_PQ_STRING},
+                                          {"?label", FR_PQ_STRING}};
 
 static int topics_gold(struct vf *vf, const struct fr_pq_batch *b, void *arg)
 {
@@ -141,9 +231,10 @@ static int topics_gold(struct vf *vf, const struct fr_pq_batch *b, void *arg)
         if (!vf_in_pass(twin_hash(start), vf->k, vf->passes)) {
             continue;
         }
-        struct fr_pq_str item = c[3].v.str[i], top = c[6].v.str[i];
+        struct fr_pq_str item = c[3].v.str[i], top = c[6].v.str[i], label = c[7].v.str[i];
         struct trow *r = trow_new(&vf->mem, &f->gold, start, item.ptr, (uint32_t)item.len, top.ptr,
-                                  (uint32_t)top.len);
+                                  (uint32_t)top.len, c[7].nulls[i] ? NULL : label.ptr,
+                                  c[7].nulls[i] ? 0 : (uint32_t)label.len);
         if (!r) {
             return FR_ETOOBIG; /* the pass is full: more passes */
         }
@@ -251,10 +342,14 @@ static int topics_expected(struct vf *vf, struct fam_topics *f)
             }
             wikis++;
         }
-        struct trow *r = trow_new(&vf->mem, &items, e->key, e->text, e->alen, top, (uint32_t)tl);
+        struct trow *r =
+            trow_new(&vf->mem, &items, e->key, e->text, e->alen, top, (uint32_t)tl, NULL, 0);
         if (!r) {
             return FR_ETOOBIG;
         }
+        /* the top wiki is the group's first counter (edits, then name) */
+        lab_expect(&vf->mem, r, (struct fr_pq_str){e->text, e->alen},
+                   (struct fr_pq_str){e->text + e->alen, e->blen});
         r->end = e->key + VF_TOP_WINDOW_US;
         r->edits = edits;
         r->wikis = wikis;
@@ -327,7 +422,16 @@ static int topics_finish(struct vf *vf, void *fam)
             snprintf(more, sizeof more, ": top_wikis \"%.*s\", recomputed \"%.*s\"",
                      (int)(g->top_len > 60 ? 60 : g->top_len), g->text + g->item_len,
                      (int)(e->top_len > 60 ? 60 : e->top_len), e->text + e->item_len);
+        } else if (g->label && (!e->label || (!e->label_many &&
+                                              (g->label_len != e->label_len ||
+                                               !vf_same_bytes(g->label, e->label, e->label_len))))) {
+            snprintf(more, sizeof more, ": label \"%.*s\", recomputed %s%.*s%s",
+                     (int)(g->label_len > 60 ? 60 : g->label_len), g->label, e->label ? "\"" : "",
+                     e->label ? (int)(e->label_len > 60 ? 60 : e->label_len) : 4,
+                     e->label ? e->label : "none", e->label ? "\"" : "");
         }
+        f->labels_checked += e->label != NULL;
+        f->label_missing += e->label && !g->label;
         if (more[0]) {
             f->mismatched++;
             example(f, "differs", g, more);
@@ -341,8 +445,8 @@ static int topics_finish(struct vf *vf, void *fam)
 
 static const struct vf_family fam_topics = {
     "gold_topics",
-    {{FR_TBL_SILVER_TOPICS, 0, silver_cols, 4, topics_silver},
-     {FR_TBL_GOLD_TOPICS, 0, gold_cols, 7, topics_gold}},
+    {{FR_TBL_SILVER_TOPICS, 0, silver_cols, 5, topics_silver},
+     {FR_TBL_GOLD_TOPICS, 0, gold_cols, 8, topics_gold}},
     2,
     topics_finish};
 
@@ -413,7 +517,8 @@ void vf_check_topics(struct vf *vf)
     }
     vf_figs(c, "frontier_us", vf->topics_us, "resolved_rows", f.resolved, "expected_rows",
             f.expected, "gold_rows", f.gold_rows, "matched", f.matched, "missing", f.missing,
-            "extra", f.extra, "mismatched", f.mismatched, "beyond_frontier", f.beyond, NULL);
+            "extra", f.extra, "mismatched", f.mismatched, "beyond_frontier", f.beyond,
+            "labels_expected", f.labels_checked, "label_missing", f.label_missing, NULL);
     if (f.missing || f.extra || f.mismatched) {
         vf_problem(c, "%s", f.ex);
     }

@@ -151,6 +151,9 @@ static const char *const stats_stages[] = {"ingest", "process", "serve"};
 static const char *const stats_lookups[] = {"resolved", "no_item", "failed", "backlog"};
 static_assert(sizeof stats_lookups / sizeof *stats_lookups == FR_STATS_NLAB_LOOKUP,
               "lookup outcome labels");
+static const char *const stats_labels[] = {"labelled", "no_label", "missing", "off", "failed"};
+static_assert(sizeof stats_labels / sizeof *stats_labels == FR_STATS_NLAB_LABEL,
+              "label outcome labels");
 static_assert(sizeof stats_outcomes / sizeof *stats_outcomes == FR_STATS_NLAB_OUTCOME,
               "outcome labels");
 static_assert(sizeof stats_stages / sizeof *stats_stages == FR_STATS_NLAB_STAGE, "stage labels");
@@ -230,6 +233,8 @@ const char *fr_stats_label_value(const struct fr_stats_meta *meta, unsigned i)
         return stats_stages[i];
     case STATS_LSET_LOOKUP:
         return stats_lookups[i];
+    case STATS_LSET_LABEL:
+        return stats_labels[i];
     }
     return "?";
 }

@@ -313,6 +313,9 @@ struct fr_stats_summary {
     } stage[2];
     double events_rate, records_rate, silver_rate, duplicate_rate, late_rate, dlq_rate;
     uint64_t events, log_records, records, silver, duplicates, late, dlq, epochs;
+    /* enrichment: edits looked up (every outcome), and resolved edits by
+     * label outcome (process_enrich_labels_total, its label order) */
+    uint64_t enrich_edits, labels[FR_STATS_NLAB_LABEL];
     double last_epoch;
     double freshness_s;     /* now minus the newest committed event time */
     double watermark_s;     /* Unix seconds */

@@ -30,7 +30,8 @@
     X(REASON, "reason", FR_GATE_REASON_COUNT - 1)                                                  \
     X(OUTCOME, "outcome", 4)                                                                       \
     X(STAGE, "stage", 3)                                                                           \
-    X(LOOKUP, "outcome", 4)
+    X(LOOKUP, "outcome", 4)                                                                        \
+    X(LABEL, "outcome", 5)
 
 /* Bucket sets: upper bounds in seconds, ascending; +Inf is implicit. */
 #define FR_STATS_BUCKETS_FSYNC 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1
@@ -124,6 +125,10 @@
       "seconds", NONE, NONE,                                                                       \
       "gold_top_topics is settled up to here: the watermark, held back by the oldest edit "        \
       "still waiting for its lookup.")                                                             \
+    X(PROC_ENRICH_LABELS, PROCESS, "process_enrich_labels_total", COUNTER, "", LABEL, NONE,        \
+      "Resolved edits by their label (issue 33), as committed: labelled, no_label (none in the "   \
+      "wiki's language nor English), missing (the item is deleted), off (enrich.labels = 0); "     \
+      "failed: edits dead-lettered because their label lookup failed.")                            \
     /* ---- serve: kept in serve's memory ---- */                                                  \
     X(STAGE_UP, SERVE, "stage_up", GAUGE, "", STAGE, NONE,                                         \
       "1 when the stage's process is alive (it holds its stats file) and its heartbeat is "        \

@@ -113,6 +113,10 @@ void fr_stats_summarize(const struct fr_stats_snap *ingest, const struct fr_stat
     sum->late = fr_stats_snap_counter(process, FR_STATS_PROC_RECORDS, 2);
     sum->dlq = fr_stats_snap_counter(process, FR_STATS_PROC_RECORDS, 3);
     sum->epochs = fr_stats_snap_counter(process, FR_STATS_PROC_EPOCHS, 0);
+    sum->enrich_edits = summary_sum(process, FR_STATS_PROC_ENRICH_EDITS);
+    for (unsigned l = 0; l < FR_STATS_NLAB_LABEL; l++) {
+        sum->labels[l] = fr_stats_snap_counter(process, FR_STATS_PROC_ENRICH_LABELS, l);
+    }
     sum->last_epoch = fr_stats_snap_gauge(process, FR_STATS_PROC_LAST_EPOCH, 0);
 
     double now_s = (double)now_ms / 1000.0;

@@ -258,6 +258,8 @@ async function dashboard(page, base) {
     check(b.topicItems.length > 0 && b.topicItems.every(t => /^Q[0-9]+$/.test(t)),
           'trending topics: filled with Wikidata items from the pipeline\'s lookups', b.topicItems);
     check(n(b.topicCounts.resolved) > 0, 'trending topics: resolved lookups are counted', b.topicCounts);
+    check(n(b.topicCounts.labelled) > 0 && n(b.topicCounts.labelled) <= n(b.topicCounts.resolved),
+          'trending topics: labelled edits are counted (some of the resolved)', b.topicCounts);
     check(b.topicLabels.some(l => l !== null && l.trim() !== ''),
           'trending topics: labels looked up by the pipeline are shown beside the items', b.topicLabels);
 
@@ -372,7 +374,7 @@ const HOSTILE_LABEL = '<img src=y onerror="window.__pwned=3">';
 const TOPICS_GOOD = {
     updated_ms: 1764621000000, epoch: 12, frontier_ms: 1764620400000,
     counts: {submitted: 100, resolved: 80, no_item: 15, failed: 2, backlog: 0, pending: 3,
-             cache_hits: 40, cache_misses: 60, requests: 5},
+             cache_hits: 40, cache_misses: 60, requests: 5, labelled: 70},
     top: {start_ms: 1764620400000, end_ms: 1764621000000, topics: [
         {rank: 1, item: 'Q42', label: 'Douglas Adams', edits: 12, wikis: 3,
          top_wikis: [{wiki: 'enwiki', edits: 7}, {wiki: 'frwiki', edits: 3}, {wiki: 'plwiki', edits: 2}]},
@@ -397,7 +399,8 @@ const TOPICS_WANT = [
     {rank: '4', label: 'Städte', qid: 'javascript:alert(1)', item: 'Städte javascript:alert(1)', href: null,
      nwikis: '1 wiki', edits: '1', topWikis: 'svwiki 1'},
 ];
-const COUNTS_WANT = {'resolved': '80', 'no-item': '15', 'failed': '2', 'pending': '3', 'hit-rate': '40.0%'};
+const COUNTS_WANT = {'resolved': '80', 'labelled': '70', 'no-item': '15', 'failed': '2', 'pending': '3',
+    'hit-rate': '40.0%'};
 
 // Replace the file the way the processor does (temp + rename), so serve
 // never reads half of it.

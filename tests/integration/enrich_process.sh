@@ -21,11 +21,17 @@
 #   4. SIGKILLs of the processor while lookups are outstanding (slow API
 #      with 429s and maxlag errors),
 #      then a drain: nothing lost or counted twice, tables equal the
-#      control's.
+#      control's;
+#   5. a healthy run SIGKILLed once its label counters show committed
+#      labelled edits, then drained: the counters equal the lake's rows.
 # Labels (issue 33) ride along: each run's resolved edits carry the
 # fixture's label in their wiki's content language, else English, else a
 # reason (topics_check.mjs labels), gold_top_topics' labels are part of the
-# recomputation, and the label columns are compared with the control's.
+# recomputation, and the label columns are compared with the control's; the
+# processor's label counters (process_enrich_labels_total, through `freshet
+# status --json`) equal DuckDB's count of label_why in silver_topics (and of
+# the label round's dead letters) in the control, the faulty run and after
+# the kills (topics_check.mjs labelcounts).
 # Loopback only. Usage: enrich_process.sh [SEED] [KILLS]
 set -euo pipefail
 BIN=${FR_BINARY:?FR_BINARY must point at the freshet binary}
@@ -95,6 +101,8 @@ tables ctl
 check oracle ctl.json
 check partition ctl.json
 check labels ctl.json "$base"
+"$BIN" --data ctl status --json >ctl-status.json
+check labelcounts ctl.json ctl-status.json
 
 # 2. faulty: slow, half the requests fail, a small pending table
 feed badapi --count 1 --api-latency-ms 100 --api-error-rate 0.5
@@ -110,6 +118,8 @@ check oracle faulty.json
 check has faulty.json lookup_failed 1
 check has faulty.json backlog 1
 check labels faulty.json "$base"
+"$BIN" --data faulty status --json >faulty-status.json
+check labelcounts faulty.json faulty-status.json
 "$BIN" --data faulty verify >verify.out 2>&1 || { cat verify.out; fail "verify on the faulty lake"; }
 grep -Eq "enrichment: [1-9][0-9]* waiting" faulty.log || fail "no epoch committed while lookups were outstanding"
 
@@ -172,7 +182,35 @@ tables chaos
 check partition chaos.json
 check oracle chaos.json
 check labels chaos.json "$base"
+"$BIN" --data chaos status --json >chaos-status.json
+check labelcounts chaos.json chaos-status.json # exactly once across the kills
 check core ctl.json chaos.json --any-epochs # kills cut epochs elsewhere
 check same ctl.json chaos.json --all
 "$BIN" --data chaos verify >verify2.out 2>&1 || { cat verify2.out; fail "verify after the kills"; }
+
+# 5. the label counters across a SIGKILL after labelled rows were committed
+# (the slow API above may commit none before its kills): a healthy run is
+# killed once its counters show labelled edits, then drained; the counters
+# still equal the lake's rows (saved with the enrichment state, never
+# counted twice nor lost)
+copy relabel
+# shellcheck disable=SC2046
+"$BIN" --data relabel $(enrich "$base") --set process.trigger_ms=200 \
+    --set process.epoch_max_records=200 process 2>relabel.log & p=$!; pids="$pids $p"
+committed=0
+for _ in $(seq 300); do
+    sleep 0.2
+    "$BIN" --data relabel status --json >relabel-status.json 2>/dev/null || continue
+    if python3 -c 'import json,sys; sys.exit(0 if json.load(open("relabel-status.json"))["labels"]["labelled"] > 0 else 1)'; then
+        committed=1; break
+    fi
+done
+kill -9 "$p"; wait "$p" 2>/dev/null || true
+[ "$committed" = 1 ] || fail "no labelled edit was committed before the kill"
+# shellcheck disable=SC2046
+"$BIN" --data relabel $(enrich "$base") process --once 2>>relabel.log || { tail relabel.log; fail "drain after the kill"; }
+grep -q "resuming after epoch" relabel.log || fail "the drain did not resume from a checkpoint"
+tables relabel
+"$BIN" --data relabel status --json >relabel-status.json
+check labelcounts relabel.json relabel-status.json
 echo "PASS enrich_process"

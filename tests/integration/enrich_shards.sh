@@ -153,6 +153,9 @@ tables chaos
 check oracle chaos.json
 check partition chaos.json
 check labels chaos.json "$base"
+# the shards' label counters, summed over the group, exactly once across the kills
+"$BIN" --data chaos status --json >chaos-status.json
+check labelcounts chaos.json chaos-status.json
 check core ctl.json chaos.json --any-epochs # kills cut epochs elsewhere
 check same ctl.json chaos.json --all
 "$BIN" --data chaos verify >verify-chaos.out 2>&1 || { cat verify-chaos.out; fail "verify after the kills"; }

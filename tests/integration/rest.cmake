@@ -20,3 +20,14 @@ fr_add_script_test(NAME interop_rest
 fr_add_script_test(NAME integration_process_rest
                    COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/process_rest.sh
                    LABELS integration chaos TIMEOUT 300)
+#  - integration_rest_evolve: a REST lake created before the label columns
+#    (tests/integration/rest_old_tool.c makes the old tables and an old
+#    file through serve's catalog) gets them from `freshet process` by
+#    schema evolution through the catalog (ADR 0059), checked by field id
+#    by DuckDB (tests/interop/rest_evolve_check.mjs).
+add_executable(rest_old_tool ${CMAKE_SOURCE_DIR}/tests/integration/rest_old_tool.c)
+target_link_libraries(rest_old_tool PRIVATE fr_pipeline fr_conf)
+fr_add_script_test(NAME integration_rest_evolve
+                   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/rest_evolve.sh
+                           $<TARGET_FILE:rest_old_tool>
+                   LABELS integration interop TIMEOUT 300)

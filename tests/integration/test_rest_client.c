@@ -25,8 +25,13 @@
  * under lost races and unknown outcomes keeps every row once and deletes
  * no live file; the client's listing of every table (nested namespaces,
  * through 503s) equals the library's; a files_only catalog handle creates
- * no catalog.db and refuses row calls. The catalog is read back with the
- * library (src/iceberg), not through the client, to see what really landed.
+ * no catalog.db and refuses row calls; schema evolution through the client
+ * (fr_ice_rest_evolve, ADR 0059) adds the missing columns once with their
+ * declared ids through an applied-then-500 and a dropped-then-500 commit,
+ * and refuses (sending nothing) a column under another id, a missing
+ * required column and an id that would come out different. The catalog is
+ * read back with the library (src/iceberg), not through the client, to see
+ * what really landed.
  */
 #include "check.h"
 
@@ -701,6 +706,90 @@ static void test_list_and_files_only(void)
     fr_ice_catalog_close(cat);
 }
 
+/* The current columns of rc.name as "id:name," and its number of schemas,
+ * read with the library. */
+static void ev_columns(const char *name, char *out, size_t cap, int *nschemas)
+{
+    struct fr_ice_catalog *cat = NULL;
+    struct fr_ice_catalog_opts o = {.data_dir = data_dir};
+    struct fr_ice_table *t = NULL;
+    out[0] = 0;
+    *nschemas = 0;
+    if (fr_ice_catalog_open(&o, &cat) == FR_OK && fr_ice_table_load(cat, "rc", name, &t) == FR_OK) {
+        uint32_t n = 0;
+        const struct fr_ice_field *f = fr_ice_table_fields(t, &n);
+        size_t at = 0;
+        for (uint32_t i = 0; i < n && at < cap; i++) {
+            at += (size_t)snprintf(out + at, cap - at, "%d:%s,", (int)f[i].id, f[i].name);
+        }
+    }
+    fr_ice_table_free(t);
+    fr_ice_catalog_close(cat);
+    struct fr_buf b;
+    fr_buf_init(&b, 1 << 20);
+    if (fr_ice_rest_load_table(client, "rc", name, &b) == FR_OK) {
+        for (const char *p = fr_buf_cstr(&b); (p = strstr(p, "\"type\":\"struct\",\"schema-id\":"));
+             p++) {
+            (*nschemas)++;
+        }
+    }
+    fr_buf_free(&b);
+}
+
+static void test_evolve(void)
+{
+    static const char create[] =
+        "{\"name\":\"ev\",\"schema\":{\"type\":\"struct\",\"fields\":[{\"id\":1,\"name\":\"id\","
+        "\"type\":\"long\",\"required\":true},{\"id\":2,\"name\":\"name\",\"type\":\"string\","
+        "\"required\":false}]}}";
+    CHECK_EQ_INT(fr_ice_rest_create_table(client, "rc", create, strlen(create), NULL), FR_OK);
+    struct fr_ice_field f[4] = {{1, "id", FR_ICE_LONG, true, NULL},
+                                {2, "name", FR_ICE_STRING, false, NULL},
+                                {3, "label", FR_ICE_STRING, false, NULL},
+                                {4, "lang", FR_ICE_STRING, false, NULL}};
+    struct fr_ice_table_def def = {f, 4, NULL, 0, NULL, 0};
+    char cols[512];
+    int ns = 0;
+    uint64_t added = 99;
+    /* applied, answered 500: the reload finds both columns, one schema more */
+    set_fault(APPLY_500, 1);
+    CHECK_EQ_INT(fr_ice_rest_evolve(client, "rc", "ev", &def, &added), FR_OK);
+    CHECK_EQ_INT((int)added, 0); /* no 200 seen */
+    ev_columns("ev", cols, sizeof cols, &ns);
+    CHECK_EQ_STR(cols, "1:id,2:name,3:label,4:lang,");
+    CHECK_EQ_INT(ns, 2);
+    /* again: nothing to add, nothing sent */
+    CHECK_EQ_INT(fr_ice_rest_evolve(client, "rc", "ev", &def, &added), FR_OK);
+    CHECK_EQ_INT((int)added, 0);
+    ev_columns("ev", cols, sizeof cols, &ns);
+    CHECK_EQ_INT(ns, 2);
+    /* dropped, answered 500: the reload finds none, the commit is made again */
+    struct fr_ice_field g[5] = {f[0], f[1], f[2], f[3], {5, "note", FR_ICE_INT, false, NULL}};
+    struct fr_ice_table_def gdef = {g, 5, NULL, 0, NULL, 0};
+    set_fault(DROP_500, 1);
+    CHECK_EQ_INT(fr_ice_rest_evolve(client, "rc", "ev", &gdef, &added), FR_OK);
+    CHECK_EQ_INT((int)added, 1 << 4);
+    ev_columns("ev", cols, sizeof cols, &ns);
+    CHECK_EQ_STR(cols, "1:id,2:name,3:label,4:lang,5:note,");
+    CHECK_EQ_INT(ns, 3);
+    /* refusals, nothing committed: another id, a missing required column,
+     * an id that would come out different */
+    struct fr_ice_field h[6] = {f[0], f[1], f[2], f[3], g[4], {7, "x", FR_ICE_STRING, false, NULL}};
+    struct fr_ice_table_def hdef = {h, 6, NULL, 0, NULL, 0};
+    CHECK_EQ_INT(fr_ice_rest_evolve(client, "rc", "ev", &hdef, &added), FR_ECONFIG);
+    CHECK(strstr(fr_ice_errmsg(), "would get field id 6") != NULL);
+    h[5] = (struct fr_ice_field){6, "x", FR_ICE_STRING, true, NULL};
+    CHECK_EQ_INT(fr_ice_rest_evolve(client, "rc", "ev", &hdef, &added), FR_ECONFIG);
+    CHECK(strstr(fr_ice_errmsg(), "required column x") != NULL);
+    h[5] = (struct fr_ice_field){6, "x", FR_ICE_STRING, false, NULL};
+    h[2].id = 9;
+    CHECK_EQ_INT(fr_ice_rest_evolve(client, "rc", "ev", &hdef, &added), FR_ECONFIG);
+    CHECK(strstr(fr_ice_errmsg(), "column label has field id 3") != NULL);
+    ev_columns("ev", cols, sizeof cols, &ns);
+    CHECK_EQ_STR(cols, "1:id,2:name,3:label,4:lang,5:note,");
+    CHECK_EQ_INT(ns, 3);
+}
+
 int main(void)
 {
     data_dir = check_tmpdir();
@@ -737,6 +826,7 @@ int main(void)
     RUN(test_stage_append_through_faults);
     RUN(test_maintenance_through_rest);
     RUN(test_list_and_files_only);
+    RUN(test_evolve);
     fr_ice_rest_close(client);
     atomic_store(&proxy.stop, 1);
     shutdown(proxy.fd, SHUT_RDWR);

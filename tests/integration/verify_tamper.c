@@ -17,6 +17,11 @@
  *       shared-file        silver's first file appended to late_arrivals
  *       fake-gold          a made-up gold_edits_per_minute row appended
  *       bump-top           gold_top_pages rewritten with one count off by one
+ *       relabel-topic      gold_top_topics rewritten with one row's label
+ *                          replaced by "Tampered label" (prints its
+ *                          window_start in microseconds and its item)
+ *       unlabel-topic      gold_top_topics rewritten with one row's label
+ *                          removed (null; prints the same)
  *       empty-dlq          dlq overwritten with nothing
  *       empty-replays      dlq_replays overwritten with nothing (after a dlq replay)
  * Exit status: 0 done, 1 failure, 2 usage.
@@ -188,6 +193,72 @@ static int bump_top(struct fr_ice_catalog *cat)
     return rc;
 }
 
+/* gold_top_topics rewritten with the first labelled row's label replaced
+ * (relabel) or removed. */
+static int relabel_topic(struct fr_ice_catalog *cat, int remove)
+{
+    struct fr_ice_table *table = NULL;
+    struct fr_ice_file_list list = {0};
+    struct fr_pq_reader *r = NULL;
+    struct fr_pq_scan *scan = NULL;
+    struct fr_tw tw;
+    int rc = fr_ice_table_load(cat, FR_NS, fr_tbl_name(FR_TBL_GOLD_TOPICS), &table);
+    if (rc == FR_OK) {
+        fr_tw_init(&tw, FR_TBL_GOLD_TOPICS, fr_ice_table_dir(table), "tamper", 1, 1 << 20);
+        rc = fr_ice_files(cat, table, -1, true, &list);
+    } else {
+        return rc;
+    }
+    int done = 0;
+    for (size_t i = 0; rc == FR_OK && i < list.nfiles; i++) {
+        rc = fr_pq_reader_open_file(list.files[i].local_path, NULL, &r);
+        if (rc == FR_OK) {
+            rc = fr_pq_scan_open(r, NULL, &scan); /* columns in schema order */
+        }
+        const struct fr_pq_batch *b;
+        while (rc == FR_OK && (rc = fr_pq_scan_next(scan, &b)) == FR_OK) {
+            const struct fr_pq_vec *c = b->cols;
+            for (uint32_t k = 0; rc == FR_OK && k < b->nrows; k++) {
+                const char *label = c[7].nulls[k] ? NULL : c[7].v.str[k].ptr;
+                size_t label_len = c[7].nulls[k] ? 0 : c[7].v.str[k].len;
+                if (label && !done) {
+                    done = 1;
+                    label = remove ? NULL : "Tampered label";
+                    label_len = remove ? 0 : strlen("Tampered label");
+                    printf("window_start_us %" PRId64 " item %.*s\n", c[0].v.i64[k],
+                           (int)c[3].v.str[k].len, c[3].v.str[k].ptr);
+                }
+                rc = fr_tw_gold_topics_raw(&tw, c[0].v.i64[k], c[1].v.i64[k], c[2].v.i32[k],
+                                           c[3].v.str[k].ptr, c[3].v.str[k].len, c[4].v.i64[k],
+                                           c[5].v.i32[k], c[6].v.str[k].ptr, c[6].v.str[k].len,
+                                           label, label_len);
+            }
+        }
+        if (rc == FR_EEOF) {
+            rc = FR_OK;
+        }
+        fr_pq_scan_free(scan);
+        scan = NULL;
+        fr_pq_reader_free(r);
+        r = NULL;
+    }
+    if (rc == FR_OK && !done) {
+        fprintf(stderr, "gold_top_topics has no labelled row\n");
+        rc = FR_EINVAL;
+    }
+    if (rc == FR_OK) {
+        rc = fr_tw_finish(&tw);
+    }
+    if (rc == FR_OK) {
+        rc = fr_ice_overwrite(cat, FR_NS, fr_tbl_name(FR_TBL_GOLD_TOPICS), &tw.file, 1, NULL,
+                              NULL);
+    }
+    fr_tw_abort(&tw);
+    fr_ice_file_list_free(&list);
+    fr_ice_table_free(table);
+    return rc;
+}
+
 static int tamper(const char *mode, const char *data)
 {
     struct fr_ice_catalog_opts copts = {.data_dir = data};
@@ -255,6 +326,8 @@ static int tamper(const char *mode, const char *data)
         }
     } else if (strcmp(mode, "bump-top") == 0) {
         rc = bump_top(cat);
+    } else if (strcmp(mode, "relabel-topic") == 0 || strcmp(mode, "unlabel-topic") == 0) {
+        rc = relabel_topic(cat, strcmp(mode, "unlabel-topic") == 0);
     } else if (strcmp(mode, "empty-dlq") == 0 || strcmp(mode, "empty-replays") == 0) {
         enum fr_tbl t = strcmp(mode, "empty-dlq") == 0 ? FR_TBL_DLQ : FR_TBL_DLQ_REPLAYS;
         rc = fr_ice_overwrite(cat, FR_NS, fr_tbl_name(t), NULL, 0, NULL, NULL);

@@ -38,6 +38,13 @@
 //       else English, else none with label_why no_label / missing; no_item
 //       rows carry none; gold_top_topics' label is checked by 'oracle'
 //       (the label its top wiki's rows hold)
+//   node topics_check.mjs labelcounts A.json STATUS.json [--min-failed N]
+//       (issue 33) the processor's label counters (`freshet status --json`,
+//       "labels": process_enrich_labels_total) equal DuckDB's count of the
+//       processor's own silver_topics rows (replay_id null, outcome
+//       resolved) by label_why (null: labelled), and "failed" equals the
+//       dlq_lookups rows whose detail says the label round failed
+//       ("labels: ..."); at least N of those (default 0)
 import { readFileSync } from 'node:fs';
 import { DuckDBInstance } from '@duckdb/node-api';
 
@@ -264,6 +271,20 @@ if (mode === 'oracle') {
   const glab = await one(`SELECT count(*) FROM ${a.id}_gold_top_topics WHERE label IS NOT NULL`);
   const gall = await one(`SELECT count(*) FROM ${a.id}_gold_top_topics`);
   check('gold_top_topics rows carry labels', gall === 0 || glab > 0, `${glab} of ${gall} rows labelled`);
+} else if (mode === 'labelcounts') {
+  const a = await lake(args[0]);
+  const got = JSON.parse(readFileSync(args[1], 'utf8')).labels;
+  const minFailed = args.includes('--min-failed') ? Number(args[args.indexOf('--min-failed') + 1]) : 0;
+  const want = { labelled: 0, no_label: 0, missing: 0, off: 0, failed: 0 };
+  for (const r of await q(`SELECT coalesce(label_why, 'labelled') AS k, count(*)::INTEGER AS n
+      FROM ${a.id}_silver_topics WHERE outcome = 'resolved' AND replay_id IS NULL GROUP BY ALL`)) {
+    want[r.k] = (want[r.k] ?? 0) + Number(r.n);
+  }
+  want.failed = await one(`SELECT count(*) FROM ${a.id}_dlq_lookups WHERE detail LIKE 'labels: %'`);
+  const same = Object.keys(want).length === Object.keys(got).length &&
+    Object.entries(want).every(([k, n]) => got[k] === n);
+  check('label counters equal the lake\'s rows', same && want.labelled > 0 && want.failed >= minFailed,
+    `status ${JSON.stringify(got)}, lake ${JSON.stringify(want)}`);
 } else {
   console.error(`unknown mode ${mode}`);
   process.exit(2);
