@@ -30,7 +30,7 @@
  *
  * Single-threaded. SIGTERM/SIGINT: the current epoch finishes, then exit 0.
  */
-#include "pipeline/pipeline.h"
+#include "pipeline/epoch_int.h"
 
 #include "core/clock.h"
 #include "core/diag.h"
@@ -59,64 +59,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#define TOPIC "recentchange"
 #define STATE_CAP ((size_t)1 << 30)
 
-static volatile sig_atomic_t process_stop;
+volatile sig_atomic_t ep_process_stop;
 
 static void process_on_signal(int sig)
 {
     (void)sig;
-    process_stop = 1;
+    ep_process_stop = 1;
 }
-
-struct epoch_counts {
-    uint64_t records, bronze, silver, duplicates, late, dlq, gold_epm, gold_top, gold_topics;
-};
-
-struct proc_run {
-    struct fr_conf *conf;
-    /* The pipeline whose epochs this process commits: general.pipeline_id,
-     * or "<pipeline_id>-p<N>" for the shard of partition N (--partition N,
-     * docs/SCALEOUT.md): its own checkpoint, offsets WAL, operator state
-     * and epoch sequence. */
-    char pipe[FR_PIPE_ID_MAX];
-    int shard;          /* the shard's partition, -1: every partition */
-    int64_t idle_ms;    /* the shard's partition has had nothing new since (mono ms) */
-    int64_t idle_end;   /* its log end then */
-    int join_checked;   /* a new shard looked for gold's frontier (plan_epoch) */
-    int idle_planned;   /* plan_epoch's last range is an idle epoch (not answers only) */
-    char dir[4096]; /* checkpoint directory */
-    struct fr_lake lake;        /* the catalog and where data files go */
-    struct fr_ice_catalog *cat; /* lake.cat */
-    struct fr_proc *proc;
-    struct fr_ck ck;
-    uint32_t nparts;
-    struct fr_log_reader *readers[FR_CK_MAX_PARTS];
-    int64_t reader_at[FR_CK_MAX_PARTS]; /* offset readers[p] returns next */
-    struct fr_log_opts lopts;           /* the log backend (log.backend) */
-    struct fr_kafka *kafka;             /* its client when log.backend = kafka */
-    struct fr_ahead *ahead; /* decode ahead for epochs of >= ahead_min records; NULL: never */
-    int64_t ahead_min;
-    int64_t stat_warned_ms; /* when the planner last warned of an unreadable log end */
-    int64_t cut_ms;         /* when the planner last cut an epoch (mono ms), -1: not yet */
-    struct fr_estage *es; /* the enrichment stage when enrich.enabled, else NULL */
-    char table_dir[FR_TBL_EVERY][4096];
-    /* the epoch in flight, indexed by enum fr_tbl (see epoch_writes) */
-    struct fr_tw tw[FR_TBL_EVERY];
-    int write;          /* 0 while replaying an epoch that is already in the lake */
-    int bronze_ahead;   /* bronze rows are written on the decode-ahead thread */
-    int once;           /* --once: no waiting; stop when the log is drained */
-    int64_t lake_epoch; /* the newest epoch in the lake at start, -1: none */
-    struct epoch_counts n;
-    int sink_rc;
-    int64_t epoch_now; /* the epoch in flight (run_epoch), for the writers' errors */
-    struct fr_stats *stats; /* <data>/stats/process.stats, a shard's process-p<N>.stats */
-    struct fr_maint_round maint; /* orphan cadence and budget carry-over (fr_maint_tables) */
-    struct fr_ckm *ckm;     /* the checkpoint's copy in a bucket, or NULL */
-    struct fr_progress pg;  /* --once: records of the log processed (core/progress.h) */
-    uint64_t pg_done;
-};
 
 /* The tables an epoch writes: the six, and the enrichment stage's three
  * when it runs (dlq_replays is only written by `freshet dlq replay`). */
@@ -311,7 +262,7 @@ static int process_item(struct proc_run *run, const struct fr_ahead_item *item)
 /* Publish what moves with the clock and the log (and the heartbeat):
  * called while the planner waits for records. behind: records durable in
  * the log past the checkpoint. */
-static void stats_tick(struct proc_run *run, int64_t behind)
+void ep_stats_tick(struct proc_run *run, int64_t behind)
 {
     double now = (double)fr_wall_ms() / 1000.0;
     fr_stats_set(run->stats, FR_STATS_PROC_BEHIND, 0, (double)behind);
@@ -365,234 +316,6 @@ static void stats_epoch(struct proc_run *run, int64_t epoch, int64_t batch_ms, i
         fr_stats_set(st, FR_STATS_PROC_NEWEST, 0, (double)newest / 1e6);
     }
     fr_stats_publish(st);
-}
-
-/* ------------------------------------------------------------- planning */
-
-/* The durable end of partition p into *end. A partition that does not
- * exist (yet) has nothing new (FR_OK, end = the checkpoint); any other
- * failure (a Kafka leader unreachable) is returned, so that the planner
- * waits, or fails under --once, instead of taking it for "nothing new". */
-static int partition_end(struct proc_run *run, uint32_t p, int64_t *end)
-{
-    struct fr_log_info info;
-    int rc = fr_log_stat_with(run->conf->general_data_dir, TOPIC, (int32_t)p, &run->lopts, &info);
-    *end = rc == FR_OK ? info.end_offset : run->ck.next[p];
-    return rc == FR_ENOTFOUND ? FR_OK : rc;
-}
-
-/* Discover the topic's partitions (ingest creates them). */
-static int discover_partitions(struct proc_run *run)
-{
-    return fr_log_partition_count(run->conf->general_data_dir, TOPIC, &run->lopts,
-                                  FR_CK_MAX_PARTS);
-}
-
-/* The finalizer's frontier: the watermark its newest epoch committed to
- * gold_edits_per_minute (*frontier FR_PROC_WM_NONE when there is none). */
-static int gold_frontier(struct proc_run *run, int64_t *frontier)
-{
-    *frontier = FR_PROC_WM_NONE;
-    char pipe[FR_PIPE_ID_MAX + 8];
-    snprintf(pipe, sizeof pipe, "%s%s", run->conf->general_pipeline_id, FR_PIPE_FINAL_SUFFIX);
-    struct fr_ice_table *t = NULL;
-    int rc = fr_lake_table(&run->lake, fr_tbl_name(FR_TBL_GOLD_EPM), &t);
-    int64_t epoch, snap;
-    if (rc == FR_OK && fr_ice_last_epoch(t, pipe, &epoch, &snap) == FR_OK) {
-        const struct fr_ice_snapshot *m = fr_maint_marker(t, pipe, epoch);
-        const char *w = m ? fr_maint_summary(m, FR_SUMMARY_WATERMARK) : NULL;
-        *frontier = w ? strtoll(w, NULL, 10) : FR_PROC_WM_NONE;
-    }
-    fr_ice_table_free(t);
-    return rc == FR_ENOTFOUND ? FR_OK : rc;
-}
-
-/*
- * Whether the shard's partition has been idle for process.idle_timeout_s:
- * everything in it consumed and its end unchanged that long (wall time on
- * this process's monotonic clock), and the shard's watermark would move.
- * Each idle epoch restarts the timer, so a quiet partition commits one
- * empty epoch per timeout. ADR 0014, "Idle partitions".
- */
-static int shard_idle(struct proc_run *run, int64_t avail, int64_t end)
-{
-    int64_t timeout = run->conf->process_idle_timeout_s * 1000;
-    int64_t now = fr_mono_ms();
-    if (avail > 0 || end != run->idle_end || run->idle_ms == 0) {
-        run->idle_end = end;
-        run->idle_ms = now;
-        return 0;
-    }
-    if (timeout <= 0 || now - run->idle_ms < timeout || run->once) {
-        return 0;
-    }
-    struct fr_proc_stats st;
-    fr_proc_stats(run->proc, &st);
-    int64_t raise = fr_wall_ms() * 1000 - run->conf->process_lateness_s * 1000000;
-    if (st.watermark_us != FR_PROC_WM_NONE && raise <= st.watermark_us) {
-        run->idle_ms = now;
-        return 0;
-    }
-    run->idle_ms = now;
-    return 1;
-}
-
-/* Wait for records and choose the next epoch's range: everything durable
- * when the trigger fires, at most epoch_max_records. Returns 1 with a
- * range, 0 when asked to stop with nothing pending, < 0 under --once when a
- * partition's end cannot be read. */
-static int plan_epoch(struct proc_run *run, struct fr_ck_range *range)
-{
-    int64_t t0 = fr_mono_ms();
-    int64_t max = run->conf->process_epoch_max_records;
-    for (;;) {
-        /* New partitions start at offset 0. The checkpoint's partition
-         * count is the truth for the ones it covers (it may be ahead of
-         * run->nparts after a replayed first epoch). */
-        int n = discover_partitions(run);
-        if ((uint32_t)n > run->ck.nparts) {
-            for (uint32_t p = run->ck.nparts; p < (uint32_t)n; p++) {
-                run->ck.next[p] = 0;
-            }
-            run->ck.nparts = (uint32_t)n;
-        }
-        run->nparts = run->ck.nparts;
-        if (run->shard >= 0 && run->nparts <= (uint32_t)run->shard) {
-            /* The shard's partition does not exist (yet): nothing to plan. */
-            if (process_stop || run->once) {
-                return 0;
-            }
-            stats_tick(run, 0);
-            fr_sleep_ms(200);
-            continue;
-        }
-        int64_t avail = 0;
-        int64_t ends[FR_CK_MAX_PARTS];
-        int stat_rc = FR_OK;
-        for (uint32_t p = 0; p < run->nparts; p++) {
-            if (run->shard >= 0 && p != (uint32_t)run->shard) {
-                ends[p] = run->ck.next[p]; /* another shard's */
-                continue;
-            }
-            int rc = partition_end(run, p, &ends[p]);
-            if (rc < 0 && stat_rc == FR_OK) {
-                stat_rc = rc;
-                if (run->once || fr_mono_ms() - run->stat_warned_ms >= 10000) {
-                    run->stat_warned_ms = fr_mono_ms();
-                    fr_warn("process", "partition %u: cannot read the log's end: %s (%s)%s", p,
-                            fr_strerror(rc), fr_err_name(rc),
-                            run->once ? "" : "; waiting, nothing is planned past it");
-                }
-            }
-            avail += ends[p] - run->ck.next[p];
-        }
-        if (stat_rc < 0) {
-            /* Planning now could cut an epoch without that partition's new
-             * records and turn them late: wait for it (or fail under
-             * --once) rather than guess. */
-            if (run->once) {
-                return stat_rc;
-            }
-            if (process_stop) {
-                return 0;
-            }
-            fr_sleep_ms(200);
-            continue;
-        }
-        stats_tick(run, avail);
-        /* The trigger is a fixed rate, counted from the previous cut. */
-        int due =
-            fr_ck_trigger_left(run->cut_ms, t0, fr_mono_ms(), run->conf->process_trigger_ms) == 0;
-        /* Answered lookups are worth an epoch of their own (no records)
-         * when nothing else comes: their rows and the windows they settle
-         * should not wait for the stream. */
-        /* A shard that joins a running pipeline (a partition added to the
-         * topic: no epoch of its own anywhere) first commits an empty epoch
-         * raising its watermark to gold's frontier, so that its events in
-         * windows already emitted are late, not silver (idle_epoch). */
-        int64_t joined = FR_PROC_WM_NONE;
-        if (run->shard >= 0 && run->ck.epoch == -1 && run->lake_epoch == -1 &&
-            !run->join_checked) {
-            run->join_checked = 1;
-            if (gold_frontier(run, &joined) < 0) {
-                joined = FR_PROC_WM_NONE; /* unreadable: planned without it, as before */
-            }
-        }
-        if (run->shard >= 0 &&
-            (joined != FR_PROC_WM_NONE || shard_idle(run, avail, ends[run->shard]))) {
-            /* An idle epoch: no records, the shard's watermark raised
-             * (run_epoch) so that it stops holding the gold frontier. */
-            memset(range, 0, sizeof *range);
-            range->epoch = run->ck.epoch + 1;
-            range->nparts = run->nparts;
-            for (uint32_t p = 0; p < run->nparts; p++) {
-                range->start[p] = range->end[p] = run->ck.next[p];
-            }
-            run->idle_planned = 1;
-            return 1;
-        }
-        run->idle_planned = 0;
-        int answers = run->es && fr_estage_answered(run->es) > 0;
-        int all_answered = answers && fr_estage_waiting(run->es) == 0;
-        if (avail >= max || (avail > 0 && (due || process_stop || run->once)) ||
-            (answers && (due || process_stop || (run->once && all_answered)))) {
-            range->epoch = run->ck.epoch + 1;
-            range->nparts = run->nparts;
-            /* Share the record budget evenly between the partitions, then
-             * give what some could not use to the others, so that no
-             * partition's records run ahead of the rest (read_range merges
-             * them by append time). */
-            int64_t budget = max;
-            int64_t share = max / (run->shard >= 0 ? 1 : (int64_t)run->nparts);
-            if (share < 1) {
-                share = 1;
-            }
-            for (uint32_t p = 0; p < run->nparts; p++) {
-                int64_t take = ends[p] - run->ck.next[p];
-                if (take > share) {
-                    take = share;
-                }
-                if (take > budget) {
-                    take = budget;
-                }
-                budget -= take;
-                range->start[p] = run->ck.next[p];
-                range->end[p] = run->ck.next[p] + take;
-            }
-            for (uint32_t p = 0; p < run->nparts && budget > 0; p++) {
-                int64_t more = ends[p] - range->end[p];
-                if (more > budget) {
-                    more = budget;
-                }
-                range->end[p] += more;
-                budget -= more;
-            }
-            return 1;
-        }
-        /* --once drains the log, then waits for the lookups still out
-         * (each ends resolved, no item or failed after enrich.max_attempts). */
-        if (process_stop || (run->once && !(run->es && fr_estage_waiting(run->es) > 0))) {
-            return 0;
-        }
-        int nap = avail > 0 ? 10 : 20;
-        if (run->es) {
-            /* Lookups move while the planner waits; the poll returns at once
-             * when the client has nothing in flight, so sleep out the rest
-             * (else this loop would spin until the trigger). */
-            int64_t w0 = fr_mono_ms();
-            int rc = fr_estage_pump(run->es, nap);
-            if (rc < 0) {
-                fr_error("process", "enrichment client: %s", fr_strerror(rc));
-                return rc;
-            }
-            int64_t left = nap - (fr_mono_ms() - w0);
-            if (left > 0) {
-                fr_sleep_ms(left);
-            }
-        } else {
-            fr_sleep_ms(nap);
-        }
-    }
 }
 
 /* ------------------------------------------------------------ one epoch */
@@ -1037,7 +760,7 @@ static int idle_epoch(struct proc_run *run, int64_t epoch)
      * here so that a replayed plan commits what holds now. */
     int64_t frontier;
     if (run->write && epoch == 0 && run->lake_epoch == -1 &&
-        gold_frontier(run, &frontier) == FR_OK && frontier != FR_PROC_WM_NONE) {
+        ep_gold_frontier(run, &frontier) == FR_OK && frontier != FR_PROC_WM_NONE) {
         wm = frontier;
     }
     if (!run->write) {
@@ -1500,13 +1223,13 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
 
     if (once) { /* progress over what the log holds now */
         int64_t total = 0, end;
-        for (int p = 0, np = discover_partitions(run); p < np; p++) {
-            total += partition_end(run, (uint32_t)p, &end) == FR_OK && end > run->ck.next[p]
+        for (int p = 0, np = ep_discover_partitions(run); p < np; p++) {
+            total += ep_partition_end(run, (uint32_t)p, &end) == FR_OK && end > run->ck.next[p]
                          ? end - run->ck.next[p] : 0;
         }
         fr_progress_start(&run->pg, "process", "records", (uint64_t)total);
     }
-    while (!process_stop) {
+    while (!ep_process_stop) {
         struct fr_ck_range range;
         if (have_plan) {
             range = planned;
@@ -1532,7 +1255,7 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
                 goto cleanup;
             }
             if (rc == 0) {
-                rc = plan_epoch(run, &range);
+                rc = ep_plan_epoch(run, &range);
                 if (rc == 1) {
                     run->cut_ms = fr_mono_ms(); /* the trigger counts from here */
                 }
