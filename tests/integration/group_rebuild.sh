@@ -79,9 +79,11 @@ ingest_until() { # ingest_until MIN_RECORDS: then stop ingest
         sleep 0.1
         end=$(log_end)
         [ "$end" -ge "$1" ] && break
-        if [ "$end" = "$prev" ]; then still=$((still + 1)); else still=0; fi
+        # still: nothing new for 4 s once records flow (a loaded machine
+        # can take seconds to start ingest: an empty log is not still)
+        if [ "$end" = "$prev" ] && [ "$end" -gt 0 ]; then still=$((still + 1)); else still=0; fi
         prev=$end
-        [ "$still" -ge 20 ] && break
+        [ "$still" -ge 40 ] && break
     done
     kill -TERM "$ing_pid"; wait "$ing_pid" || fail "ingest did not stop cleanly"
     ing_pid=""
