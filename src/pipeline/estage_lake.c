@@ -55,32 +55,36 @@ int fr_estage_load_committed(struct fr_estage *es, struct fr_lake *lake, const c
     char name[64];
     fr_estage_state_name(epoch, (uint32_t)fp, name, sizeof name);
     rc = fr_estage_load_exact(es, epoch, (uint32_t)fp);
-    if (rc == FR_ENOTFOUND || rc == FR_ECRC) { /* absent, or damaged here: the bucket's copy */
+    /* Absent, or damaged here: the bucket's copy, for the state the run
+     * continues with (an older epoch's would be replaced at once). */
+    if (need && (rc == FR_ENOTFOUND || rc == FR_ECRC)) {
         rc = fr_ckm_get_state(ckm, fr_estage_dir(es), name);
         if (rc == FR_OK) {
             rc = fr_estage_load_exact(es, epoch, (uint32_t)fp);
         }
     }
-    if (rc != FR_ENOTFOUND) {
-        return rc;
-    }
-    if (!need) {
+    if (!need && (rc == FR_ENOTFOUND || rc == FR_ECRC)) {
         fr_debug("process", "epoch %" PRId64 ": enrichment state %s not kept (a later epoch's "
                             "replaces it)", epoch, name);
         return FR_OK;
     }
+    if (rc != FR_ENOTFOUND) {
+        return rc;
+    }
     char where[1200] = "there is no bucket copy (process.checkpoint_uri is not set)";
+    const char *fix = "Set process.checkpoint_uri on every machine (every epoch's state is "
+                      "copied there before its commit), or restore the checkpoint directory";
     if (ckm) {
         char prefix[1100];
         snprintf(where, sizeof where, "not in %s either",
                  fr_ckm_state_prefix(ckm, prefix, sizeof prefix));
+        fix = "The machine that committed it had another (or no) process.checkpoint_uri: "
+              "use the same one everywhere, or restore that machine's checkpoint directory";
     }
     fr_error("process",
              "epoch %" PRId64 " of pipeline %s was committed with the enrichment state %s, "
              "which is not in %s and %s: refusing to go on, since the lookups pending then "
-             "would get no row or two. Set process.checkpoint_uri on every machine (the state "
-             "of every epoch is copied there before its commit), or restore the checkpoint "
-             "directory (docs/ENRICH.md, \"Scale-out\")",
-             epoch, pipeline, name, fr_estage_dir(es), where);
+             "would get no row or two. %s (docs/ENRICH.md, \"Scale-out\")",
+             epoch, pipeline, name, fr_estage_dir(es), where, fix);
     return FR_ENOTFOUND;
 }

@@ -133,21 +133,6 @@ m=$((ROUNDS + 1))
 # shellcheck disable=SC2046
 "$BIN" $(on 0) process --finalize --once 2>final.log || fail "the finalizer: $(tail -3 final.log)"
 
-# every move took its checkpoint and its enrichment state from the bucket
-for m in $(seq 2 $((ROUNDS + 1))); do
-    grep -q 'taken from s3://lake/ck/freshet-p0/checkpoint' "shard0-m$m.log" ||
-        fail "machine $m did not take shard 0's checkpoint from the bucket"
-    grep -q 'enrichment state state-[0-9]*-[0-9a-f]* taken from s3://lake/' "shard0-m$m.log" ||
-        fail "machine $m did not take the enrichment state from the bucket"
-done
-replays=$(cat shard0-m*.log | grep -c 'already in the lake: state rebuilt' || true)
-echo "shard 0 on $((ROUNDS + 1)) machines: $replays epochs replayed after an older checkpoint copy"
-[ "$replays" -ge 1 ] || fail "no move replayed epochs past the checkpoint copy"
-# bounded: the copies of epochs before the newest checkpoint copy are deleted
-copies=$(curl -sf "$E/lake?list-type=2&prefix=ck/freshet-p0/enrich/" | grep -o '<Key>[^<]*</Key>' | grep -c 'state-' || true)
-echo "enrichment state copies left in the bucket for shard 0: $copies"
-[ "$copies" -ge 1 ] && [ "$copies" -le 8 ] || fail "$copies state copies in the bucket (want 1 to 8)"
-
 # ---- what landed -------------------------------------------------------------
 ref() { "$BIN" --data "$work/catalog" "${s3[@]}" "$@"; }
 ref verify >verify.out 2>&1 || { cat verify.out; fail "freshet verify"; }
@@ -177,4 +162,19 @@ for n in ["silver_recentchange", "silver_topics", "gold_top_topics"]:
     print(f"  {n}: {t[n].get('records')} rows")
     assert (t[n].get("records") or 0) > 0, f"{n} is empty: the test would not show anything"
 PY
+# ---- how: every move took its checkpoint and state from the bucket -------------
+for m in $(seq 2 $((ROUNDS + 1))); do
+    grep -q 'taken from s3://lake/ck/freshet-p0/checkpoint' "shard0-m$m.log" ||
+        fail "machine $m did not take shard 0's checkpoint from the bucket"
+    grep -q 'enrichment state state-[0-9]*-[0-9a-f]* taken from s3://lake/' "shard0-m$m.log" ||
+        fail "machine $m did not take the enrichment state from the bucket"
+done
+replays=$(cat shard0-m*.log | grep -c 'already in the lake: state rebuilt' || true)
+echo "shard 0 on $((ROUNDS + 1)) machines: $replays epochs replayed after an older checkpoint copy"
+[ "$replays" -ge 1 ] || fail "no move replayed epochs past the checkpoint copy"
+# bounded: the copies of epochs before the newest checkpoint copy are deleted
+copies=$(curl -sf "$E/lake?list-type=2&prefix=ck/freshet-p0/enrich/" | grep -o '<Key>[^<]*</Key>' | grep -c 'state-' || true)
+echo "enrichment state copies left in the bucket for shard 0: $copies"
+[ "$copies" -ge 1 ] && [ "$copies" -le 8 ] || fail "$copies state copies in the bucket (want 1 to 8)"
+
 echo "PASS: shard 0 moved over $ROUNDS SIGKILLs to machines without its checkpoint directory; = control"
