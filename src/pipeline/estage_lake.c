@@ -64,8 +64,10 @@ int fr_estage_load_committed(struct fr_estage *es, struct fr_lake *lake, const c
         }
     }
     if (!need && (rc == FR_ENOTFOUND || rc == FR_ECRC)) {
-        fr_debug("process", "epoch %" PRId64 ": enrichment state %s not kept (a later epoch's "
-                            "replaces it)", epoch, name);
+        fr_debug("process",
+                 "epoch %" PRId64 ": enrichment state %s not kept (a later epoch's "
+                 "replaces it)",
+                 epoch, name);
         return FR_OK;
     }
     if (rc != FR_ENOTFOUND) {
