@@ -122,7 +122,7 @@
     X(process, checkpoint_dir, STR, "", 0, 0, 0,                                          \
       "Where checkpoints and offsets WALs live (empty: <general.data_dir>/process). In the scale-out mode every instance must see the same directory (a shared volume), so a partition that moves resumes from its checkpoint on its new owner.") \
     X(process, checkpoint_uri, STR, "", 0, 0, 0,                                          \
-      "An object-store copy of each pipeline's checkpoint (s3://bucket/prefix, with the [s3] settings): a shard that moves to a machine without its checkpoint directory starts from the bucket's copy instead of replaying its history from the lake (SCALEOUT.md). Empty: none.") \
+      "An object-store copy of each pipeline's checkpoint (s3://bucket/prefix, with the [s3] settings): a shard that moves to a machine without its checkpoint directory starts from the bucket's copy instead of replaying its history from the lake (SCALEOUT.md); with enrichment, each epoch's enrichment state is copied there before its commit (ADR 0064). Empty: none.") \
     X(process, checkpoint_upload_every_epochs, INT, "10", 1, 1000000, 0,                  \
       "With process.checkpoint_uri: copy the checkpoint to the bucket after every this many epochs (a copy behind the lake costs only the replay of the epochs after it).") \
     X(process, compact_target_bytes, INT, "8388608", 1 * FR_MiB, 4 * FR_GiB, 0,           \

@@ -30,4 +30,15 @@ int fr_ckm_upload(struct fr_ckm *m, const char *dir);
 /* s3://bucket/key of the copy, "" for NULL. */
 const char *fr_ckm_uri(const struct fr_ckm *m);
 
+/* The enrichment stage's state files (ADR 0064). put: copy <dir>/<name>
+ * to <prefix>/<pipeline>/enrich/<name> (before the epoch's commit; an
+ * error is logged and must fail the epoch; m NULL: FR_OK). get: the
+ * reverse, written durably to <dir>/<name>: FR_OK, FR_ENOTFOUND (also
+ * when m is NULL), or an error (logged). Copies of epochs before a
+ * committed one are deleted by fr_ckm_push, at the checkpoint's cadence. */
+int fr_ckm_put_state(struct fr_ckm *m, const char *dir, const char *name);
+int fr_ckm_get_state(struct fr_ckm *m, const char *dir, const char *name);
+/* "s3://bucket/<prefix>/<pipeline>/enrich/", into out (for messages). */
+const char *fr_ckm_state_prefix(const struct fr_ckm *m, char *out, size_t outlen);
+
 #endif

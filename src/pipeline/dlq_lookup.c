@@ -578,6 +578,25 @@ static int lk_commit(struct lk *lk, int gold)
 {
     struct fr_ice_kv props[] = {{FR_SUMMARY_LOOKUP_REPLAY, lk->id}};
     struct fr_ice_commit_info info = {NULL, -1, NULL, props, 1}; /* no epoch marker */
+    if (lk->lake->rest) {
+        /* The same append and overwrite in one POST /transactions/commit
+         * (maint_rest.c). gold_top_topics was recomputed from the table as
+         * loaded: if anything moved it meanwhile (a processor running
+         * elsewhere), fail rather than stage that overwrite again. A lost
+         * answer needs no intent: the next run's CLEAN keeps the files if
+         * they landed (and their rows are then not selected again), else
+         * removes them. */
+        struct fr_lake_append apps[2] = {
+            {fr_tbl_name(FR_TBL_SILVER_TOPICS), &lk->tw_topics.file, 1},
+            {fr_tbl_name(FR_TBL_GOLD_TOPICS), &lk->tw_gold.file, lk->tw_gold.rows ? 1 : 0}};
+        int rc = fr_maint_commit_rest_mixed(lk->lake, apps, gold ? 2 : 1, 2u, &info, "dlq", 1);
+        if (rc == FR_EREQUIREMENT) {
+            fr_error("dlq", "lookup replay %s: silver_topics or gold_top_topics moved while it "
+                            "ran: is the processor running? Stop it and run the replay again",
+                     lk->id);
+        }
+        return rc;
+    }
     struct fr_ice_txn *txn = NULL;
     int rc = fr_ice_txn_begin(lk->cat, &txn);
     if (rc == FR_OK) {
@@ -627,9 +646,12 @@ int fr_dlq_replay_lookups(struct fr_conf *conf, const char *dir, const struct fr
     char prefix[300], rel[512], tdir[4096], gdir[4096];
     snprintf(prefix, sizeof prefix, "%s-lookups-", conf->general_pipeline_id);
     unsigned removed = 0;
-    int rc = fr_tbl_ensure_one(cat, FR_TBL_SILVER_TOPICS);
-    rc = rc ? rc : fr_tbl_ensure_one(cat, FR_TBL_GOLD_TOPICS);
-    rc = rc ? rc : fr_tbl_ensure_one(cat, FR_TBL_DLQ_LOOKUPS);
+    static const enum fr_tbl need[] = {FR_TBL_SILVER_TOPICS, FR_TBL_GOLD_TOPICS,
+                                       FR_TBL_DLQ_LOOKUPS};
+    int rc = FR_OK;
+    for (int k = 0; rc == FR_OK && k < 3; k++) {
+        rc = lake->rest ? fr_tbl_ensure_rest(lake->rest, need[k]) : fr_tbl_ensure_one(cat, need[k]);
+    }
     if (rc == FR_OK && !dry_run) {
         rc = fr_maint_remove_prefixed(lake, FR_TBL_SILVER_TOPICS, prefix, &removed);
         rc = rc ? rc : fr_maint_remove_prefixed(lake, FR_TBL_GOLD_TOPICS, prefix, &removed);
@@ -743,7 +765,8 @@ int fr_dlq_replay_lookups(struct fr_conf *conf, const char *dir, const struct fr
 cleanup:
     fr_tw_abort(&lk->tw_topics);
     fr_tw_abort(&lk->tw_gold);
-    if (rc < 0) { /* nothing committed: what this attempt wrote goes */
+    if (rc < 0 && rc != FR_EUNKNOWN) { /* nothing committed: what this attempt wrote goes
+                                          * (an unknown REST outcome keeps them for CLEAN) */
         unlink(lk->tw_topics.path);
         unlink(lk->tw_gold.path);
     }

@@ -752,15 +752,6 @@ int fr_dlq_replay_cmd(struct fr_conf *conf, int argc, char **argv)
         fprintf(stderr, "freshet dlq replay: unexpected argument \"%s\"\n", argv[optind]);
         goto cleanup;
     }
-    static const struct fr_lake_need lookup_needs[] = {
-        {FR_LAKE_CAP_SQLITE_CATALOG,
-         "the replay of failed lookups (--lookups, or enrich.enabled) commits through the "
-         "SQLite catalog only; run it where the catalog lives (for `freshet serve`'s catalog: "
-         "freshet --data <its data dir> dlq replay --lookups, without lake.catalog_uri)"}};
-    if ((lookups || conf->enrich_enabled) &&
-        (status = fr_lake_require(conf, "dlq replay", lookup_needs, 1)) != 0) {
-        goto cleanup;
-    }
     status = 1;
     int64_t t0 = fr_mono_ms();
     rp->replayed_at_us = fr_wall_us();

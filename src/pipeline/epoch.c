@@ -560,14 +560,17 @@ static int commit_epoch(struct proc_run *run, const struct fr_ck_range *range)
              run->es ? fr_estage_frontier(run->es) : FR_PROC_WM_NONE);
     /* gold_top_topics holds exactly the windows ending at or before the
      * frontier (verify and the tests recompute them from silver_topics). */
-    struct fr_ice_kv props[] = {
-        {FR_SUMMARY_WATERMARK, wm}, {FR_SUMMARY_RECORDS, records}, {FR_SUMMARY_TOPICS, settled}};
+    /* ... and the enrichment state it was made with (ADR 0064). */
+    struct fr_ice_kv props[] = {{FR_SUMMARY_WATERMARK, wm},
+                                {FR_SUMMARY_RECORDS, records},
+                                {FR_SUMMARY_TOPICS, settled},
+                                {FR_SUMMARY_ENRICH_STATE, run->es_fp}};
     struct fr_ice_commit_info info = {
         .pipeline_id = run->pipe,
         .epoch = range->epoch,
         .source_offsets = offsets,
         .props = props,
-        .nprops = run->es ? 3 : 2,
+        .nprops = run->es ? 4 : 2,
     };
     int rc = FR_OK;
     int64_t f0 = fr_mono_ns();
@@ -714,23 +717,23 @@ static void maintain_tables(struct proc_run *run)
                     &run->maint);
 }
 
+/* The state a committed epoch was made with (ADR 0064): need for the
+ * lake's newest epoch, whose state the run continues with. */
+static int enrich_committed(struct proc_run *run, int64_t epoch, int need)
+{
+    return fr_estage_load_committed(run->es, &run->lake, run->pipe, run->ckm, epoch, need);
+}
+
 /* The enrichment stage's part of an epoch, after its records: apply the
  * answers that arrived and save the stage's state before the commit
- * (estage.h, "Exactly once"); for an epoch already in the lake, take the
+ * (estage.h, "Exactly once"), copying it to the bucket first when the
+ * checkpoint is mirrored there; for an epoch already in the lake, take the
  * state that its commit was made with instead. */
 static int enrich_epoch(struct proc_run *run, int64_t epoch)
 {
     int rc;
     if (!run->write) {
-        rc = fr_estage_load(run->es, epoch);
-        if (rc == FR_ENOTFOUND) {
-            fr_warn("process",
-                    "epoch %" PRId64 " is in the lake but no enrichment state was saved with it "
-                    "(enrichment was off, or the state file is gone): keeping the current state",
-                    epoch);
-            rc = FR_OK;
-        }
-        return rc;
+        return enrich_committed(run, epoch, epoch >= run->lake_epoch);
     }
     rc = fr_estage_pump(run->es, 0);
     struct fr_proc_stats st;
@@ -739,8 +742,15 @@ static int enrich_epoch(struct proc_run *run, int64_t epoch)
         rc = fr_estage_apply(run->es, run->tw, st.watermark_us, fr_wall_ms() * 1000,
                              &run->n.gold_topics);
     }
+    uint32_t fp = 0;
     if (rc == FR_OK) {
-        rc = fr_estage_save(run->es, epoch);
+        rc = fr_estage_save(run->es, epoch, &fp);
+    }
+    if (rc == FR_OK) {
+        char name[64];
+        fr_estage_state_name(epoch, fp, name, sizeof name);
+        snprintf(run->es_fp, sizeof run->es_fp, "%08" PRIx32, fp);
+        rc = fr_ckm_put_state(run->ckm, fr_estage_dir(run->es), name);
     }
     if (rc < 0) {
         fr_error("process", "epoch %" PRId64 ": enrichment: %s %s", epoch, fr_strerror(rc),
@@ -1168,15 +1178,6 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
         }
         run->nparts = run->ck.nparts;
         fr_info("process", "resuming after epoch %" PRId64, run->ck.epoch);
-        if (run->es) {
-            rc = fr_estage_load(run->es, run->ck.epoch);
-            if (rc == FR_ENOTFOUND) {
-                fr_info("process", "no enrichment state for epoch %" PRId64
-                                   ": enrichment starts empty", run->ck.epoch);
-            } else if (rc < 0) {
-                goto cleanup;
-            }
-        }
     } else if (rc == FR_ENOTFOUND) {
         run->ck.epoch = -1;
         run->ck.nparts = 0;
@@ -1214,6 +1215,21 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
                     "the lake holds epochs up to %" PRId64 " but the checkpoint is at %" PRId64
                     ": rebuilding the operators' state from the recorded ranges",
                     run->lake_epoch, run->ck.epoch);
+        }
+    }
+    /* The enrichment state of the checkpoint's epoch when it is the lake's
+     * newest (else the replay of the newer ones loads theirs). */
+    if (run->es && run->ck.epoch >= 0 && run->ck.epoch == run->lake_epoch) {
+        if (enrich_committed(run, run->ck.epoch, 1) < 0) {
+            goto cleanup;
+        }
+    } else if (run->es && run->ck.epoch > run->lake_epoch) { /* not in the lake (damage) */
+        rc = fr_estage_load(run->es, run->ck.epoch);
+        if (rc == FR_ENOTFOUND) {
+            fr_info("process", "no enrichment state for epoch %" PRId64
+                               ": enrichment starts empty", run->ck.epoch);
+        } else if (rc < 0) {
+            goto cleanup;
         }
     }
     /* A planned epoch the last run did not finish fixes the next range. */

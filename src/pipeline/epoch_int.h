@@ -55,6 +55,7 @@ struct proc_run {
     int64_t stat_warned_ms; /* when the planner last warned of an unreadable log end */
     int64_t cut_ms;         /* when the planner last cut an epoch (mono ms), -1: not yet */
     struct fr_estage *es; /* the enrichment stage when enrich.enabled, else NULL */
+    char es_fp[16];       /* the fingerprint of the state saved for the epoch in flight */
     char table_dir[FR_TBL_EVERY][4096];
     /* the epoch in flight, indexed by enum fr_tbl (see epoch_writes) */
     struct fr_tw tw[FR_TBL_EVERY];

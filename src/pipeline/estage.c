@@ -527,9 +527,34 @@ int fr_estage_apply(struct fr_estage *es, struct fr_tw *tw, int64_t watermark_us
 
 /* ------------------------------------------------------------ the state */
 
-static void state_path(const struct fr_estage *es, int64_t epoch, char *out, size_t outlen)
+/* The file name of epoch's state: "state-<epoch>-<fingerprint>" (the
+ * file's own CRC-32C, ADR 0064), or the name before fingerprints,
+ * "state-<epoch>", when fp is NULL. */
+static void state_name(int64_t epoch, const uint32_t *fp, char *out, size_t outlen)
 {
-    snprintf(out, outlen, "%s/state-%012" PRId64, es->dir, epoch);
+    if (fp) {
+        snprintf(out, outlen, "state-%012" PRId64 "-%08" PRIx32, epoch, *fp);
+    } else {
+        snprintf(out, outlen, "state-%012" PRId64, epoch);
+    }
+}
+
+static void state_path(const struct fr_estage *es, int64_t epoch, const uint32_t *fp, char *out,
+                       size_t outlen)
+{
+    char name[64];
+    state_name(epoch, fp, name, sizeof name);
+    snprintf(out, outlen, "%s/%s", es->dir, name);
+}
+
+void fr_estage_state_name(int64_t epoch, uint32_t fp, char *out, size_t outlen)
+{
+    state_name(epoch, &fp, out, outlen);
+}
+
+const char *fr_estage_dir(const struct fr_estage *es)
+{
+    return es->dir;
 }
 
 static void put_u16(struct fr_buf *b, uint16_t v, int *rc)
@@ -579,8 +604,8 @@ static void prune(struct fr_estage *es, int64_t epoch)
     while ((de = readdir(d)) != NULL) {
         long long e;
         int used = 0;
-        if (sscanf(de->d_name, "state-%lld%n", &e, &used) == 1 && de->d_name[used] == 0 &&
-            e <= epoch - ES_KEEP) {
+        if (sscanf(de->d_name, "state-%lld%n", &e, &used) == 1 &&
+            (de->d_name[used] == 0 || de->d_name[used] == '-') && e <= epoch - ES_KEEP) {
             char path[4600];
             snprintf(path, sizeof path, "%s/%s", es->dir, de->d_name);
             unlink(path);
@@ -589,7 +614,7 @@ static void prune(struct fr_estage *es, int64_t epoch)
     closedir(d);
 }
 
-int fr_estage_save(struct fr_estage *es, int64_t epoch)
+int fr_estage_save(struct fr_estage *es, int64_t epoch, uint32_t *fp)
 {
     struct fr_buf b, t;
     fr_buf_init(&b, ES_STATE_CAP);
@@ -626,14 +651,14 @@ int fr_estage_save(struct fr_estage *es, int64_t epoch)
     for (int k = 0; k < FR_ESTAGE_LABEL_OUTCOMES; k++) {
         put_u64(&b, es->c.labels[k], &rc);
     }
-    if (rc == FR_OK) {
-        put_u32(&b, fr_crc32c(0, b.data, b.len), &rc);
-    }
+    uint32_t crc = rc == FR_OK ? fr_crc32c(0, b.data, b.len) : 0;
+    put_u32(&b, crc, &rc);
     if (rc == FR_OK) {
         char path[4300];
-        state_path(es, epoch, path, sizeof path);
+        state_path(es, epoch, &crc, path, sizeof path);
         rc = fr_fs_write_atomic(path, b.data, b.len);
     }
+    *fp = crc;
     fr_buf_free(&b);
     fr_buf_free(&t);
     if (rc < 0) {
@@ -671,10 +696,10 @@ static uint64_t rd_u(struct rd *r, int bytes)
     return v;
 }
 
-int fr_estage_load(struct fr_estage *es, int64_t epoch)
+static int load_path(struct fr_estage *es, int64_t epoch, const uint32_t *fp)
 {
     char path[4300];
-    state_path(es, epoch, path, sizeof path);
+    state_path(es, epoch, fp, path, sizeof path);
     struct fr_buf b;
     fr_buf_init(&b, ES_STATE_CAP);
     int rc = fr_fs_read_file(path, &b);
@@ -691,7 +716,7 @@ int fr_estage_load(struct fr_estage *es, int64_t epoch)
     for (int i = 0; i < 4; i++) {
         crc |= (uint32_t)b.data[b.len - 4 + (size_t)i] << (8 * i);
     }
-    if (crc != fr_crc32c(0, b.data, b.len - 4)) {
+    if (crc != fr_crc32c(0, b.data, b.len - 4) || (fp && crc != *fp)) {
         rc = FR_ECRC;
         goto done;
     }
@@ -772,6 +797,16 @@ done:
     fr_topics_destroy(topics);
     fr_buf_free(&b);
     return rc;
+}
+
+int fr_estage_load(struct fr_estage *es, int64_t epoch)
+{
+    return load_path(es, epoch, NULL);
+}
+
+int fr_estage_load_exact(struct fr_estage *es, int64_t epoch, uint32_t fp)
+{
+    return load_path(es, epoch, &fp);
 }
 
 void fr_estage_no_gold(struct fr_estage *es)

@@ -25,7 +25,12 @@
  * Exactly once. Answers are not a function of the log (they depend on
  * when the API answered), so the stage's state cannot be rebuilt by
  * replaying an epoch. Instead it is saved before the epoch's commit to
- * <checkpoint dir>/enrich/state-<epoch> (durably: temp, fsync, rename):
+ * <checkpoint dir>/enrich/state-<epoch>-<fingerprint> (durably: temp,
+ * fsync, rename; the fingerprint is the file's own CRC-32C, in hex), and
+ * the epoch's marker names it (freshet.enrich-state, ADR 0064), so the
+ * state a committed epoch was made with is known, whoever else saved a
+ * state for that epoch (a fenced owner on a shared volume), and can be
+ * fetched from the bucket (process.checkpoint_uri) on another machine:
  *
  *   - restart after the checkpoint of E: load state-E (pending edits are
  *     submitted again; an answer that arrived after E's save but before the
@@ -35,8 +40,10 @@
  *     state-E+1, written before that commit: exactly the state the commit
  *     holds;
  *   - crash before E+1's commit: state-E+1 may exist but is ignored (E+1
- *     is redone from state-E, and its file rewritten).
- * The last three state files are kept.
+ *     is redone from state-E and saved again, under its own fingerprint).
+ * The state files of the last three epochs are kept. Files of lakes
+ * written before fingerprints are named state-<epoch> and still load
+ * (fr_estage_load).
  *
  * Byte table of a state file (little-endian):
  *
@@ -112,6 +119,28 @@ void fr_estage_free(struct fr_estage *es);
  * caller must stop). Answers still in flight for the old state are
  * ignored when they arrive. */
 int fr_estage_load(struct fr_estage *es, int64_t epoch);
+/* The same for the state named by an epoch's marker: the file
+ * state-<epoch>-<fp> whose CRC-32C is fp (FR_ENOTFOUND when absent,
+ * FR_ECRC when its bytes are not those). */
+int fr_estage_load_exact(struct fr_estage *es, int64_t epoch, uint32_t fp);
+/* Load the state committed epoch was made with: the one its marker
+ * names (freshet.enrich-state), from the checkpoint directory or, when
+ * that lacks it (another machine, another owner's file), from the
+ * bucket's copy through ckm (may be NULL). need: the lake's newest epoch,
+ * whose state the run continues with: not finding it is FR_ENOTFOUND
+ * (logged: the run must stop); for an older epoch a missing state is
+ * FR_OK, since the newest one's replaces it. An epoch whose marker names
+ * none (enrichment was off, or a lake from before fingerprints) takes
+ * state-<epoch> if the directory has it, else keeps the state (FR_OK).
+ * Code: estage_lake.c (ADR 0064). */
+struct fr_lake;
+struct fr_ckm;
+int fr_estage_load_committed(struct fr_estage *es, struct fr_lake *lake, const char *pipeline,
+                             struct fr_ckm *ckm, int64_t epoch, int need);
+/* "state-<epoch>-<fp>", the file name of that state (in fr_estage_dir and
+ * in the bucket's copy), and the directory the stage keeps its files in. */
+void fr_estage_state_name(int64_t epoch, uint32_t fp, char *out, size_t outlen);
+const char *fr_estage_dir(const struct fr_estage *es);
 /* Start with an empty state (no checkpoint yet). */
 void fr_estage_reset(struct fr_estage *es);
 
@@ -134,9 +163,10 @@ int fr_estage_write(struct fr_estage *es, struct fr_tw *tw, int64_t now_us);
  * rows emitted. */
 int fr_estage_apply(struct fr_estage *es, struct fr_tw *tw, int64_t watermark_us, int64_t now_us,
                     uint64_t *gold_rows);
-/* Durably write state-<epoch> (before the epoch's commit), and remove the
- * files older than the last three. */
-int fr_estage_save(struct fr_estage *es, int64_t epoch);
+/* Durably write state-<epoch>-<fp> (before the epoch's commit), *fp
+ * getting its fingerprint (the epoch's marker records it), and remove the
+ * files of epochs older than the last three. */
+int fr_estage_save(struct fr_estage *es, int64_t epoch, uint32_t *fp);
 
 /* silver_topics' label_why for an enum fr_enrich_label_why: NULL (a
  * label), "no_label", "missing", "off" (enrich.labels = 0). */

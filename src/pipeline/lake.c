@@ -378,9 +378,10 @@ cleanup:
 }
 
 /* Whether the epoch marker of info found in table is this commit's: the
- * same source offsets (the same range gives the same rows). 1 yes, 0 no
- * (another owner of the pipeline committed the epoch with another range:
- * fencing), < 0 error. */
+ * same source offsets (the same range gives the same rows) and, with
+ * enrichment, the same enrichment state (lookup answers are not a function
+ * of the range; ADR 0064). 1 yes, 0 no (another owner of the pipeline
+ * committed the epoch: fencing), < 0 error. */
 static int landed_as_ours(const struct fr_lake *lake, const char *table,
                           const struct fr_ice_commit_info *info)
 {
@@ -392,6 +393,12 @@ static int landed_as_ours(const struct fr_lake *lake, const char *table,
     const struct fr_ice_snapshot *m = fr_maint_marker(t, info->pipeline_id, info->epoch);
     const char *off = m ? fr_maint_summary(m, FR_ICE_SUMMARY_OFFSETS) : NULL;
     int ours = off && info->source_offsets && strcmp(off, info->source_offsets) == 0;
+    for (uint32_t i = 0; ours && i < info->nprops; i++) {
+        if (strcmp(info->props[i].key, FR_SUMMARY_ENRICH_STATE) == 0) {
+            const char *fp = fr_maint_summary(m, FR_SUMMARY_ENRICH_STATE);
+            ours = fp && strcmp(fp, info->props[i].value) == 0;
+        }
+    }
     fr_ice_table_free(t);
     return ours;
 }

@@ -164,6 +164,15 @@ int fr_maint_ensure(const struct fr_lake *lake, int with_replays);
 int fr_maint_commit_rest(const struct fr_lake *lake, const struct fr_lake_append *apps,
                          uint32_t napps, int overwrite, const struct fr_ice_commit_info *info,
                          const char *who);
+/* The same with apps[a] an overwrite when bit a of overwrite_mask is set,
+ * else an append, and at most attempts stagings (1: a table that moved
+ * meanwhile fails it with FR_EREQUIREMENT instead of staging again, for an
+ * overwrite computed from the table as it was: the lookup replay's
+ * gold_top_topics). */
+int fr_maint_commit_rest_mixed(const struct fr_lake *lake, const struct fr_lake_append *apps,
+                               uint32_t napps, uint32_t overwrite_mask,
+                               const struct fr_ice_commit_info *info, const char *who,
+                               int attempts);
 
 /* Decode standard base64 (dlq.raw_base64) into out (appended). FR_EJSON
  * for a malformed text, FR_ETOOBIG past out's cap. */

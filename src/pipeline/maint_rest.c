@@ -32,11 +32,20 @@ int fr_maint_commit_rest(const struct fr_lake *lake, const struct fr_lake_append
                          uint32_t napps, int overwrite, const struct fr_ice_commit_info *info,
                          const char *who)
 {
+    uint32_t mask = overwrite ? (1u << FR_LAKE_MAX_APPENDS) - 1 : 0;
+    return fr_maint_commit_rest_mixed(lake, apps, napps, mask, info, who, MR_ATTEMPTS);
+}
+
+int fr_maint_commit_rest_mixed(const struct fr_lake *lake, const struct fr_lake_append *apps,
+                               uint32_t napps, uint32_t overwrite_mask,
+                               const struct fr_ice_commit_info *info, const char *who,
+                               int attempts)
+{
     if (!lake->rest || napps == 0 || napps > FR_LAKE_MAX_APPENDS) {
         return FR_EINVAL;
     }
     int rc = FR_EREQUIREMENT;
-    for (int attempt = 0; attempt < MR_ATTEMPTS && rc == FR_EREQUIREMENT; attempt++) {
+    for (int attempt = 0; attempt < attempts && rc == FR_EREQUIREMENT; attempt++) {
         struct fr_buf load, staged[FR_LAKE_MAX_APPENDS];
         struct fr_ice_rest_change changes[FR_LAKE_MAX_APPENDS];
         uint32_t n = 0;
@@ -47,6 +56,7 @@ int fr_maint_commit_rest(const struct fr_lake *lake, const struct fr_lake_append
             fr_buf_init(&staged[n], MR_BODY_CAP);
             rc = fr_ice_rest_load_table(lake->rest, FR_NS, apps[a].table, &load);
             if (rc == FR_OK) {
+                int overwrite = (overwrite_mask >> a) & 1u;
                 rc = (overwrite ? fr_ice_rest_stage_overwrite : fr_ice_rest_stage_append)(
                     lake->cat, FR_NS, apps[a].table, (const char *)load.data, load.len,
                     apps[a].files, apps[a].nfiles, info, &staged[n]);
@@ -58,7 +68,7 @@ int fr_maint_commit_rest(const struct fr_lake *lake, const struct fr_lake_append
         if (rc == FR_OK) {
             rc = fr_ice_rest_commit_txn(lake->rest, changes, n);
         }
-        if (rc == FR_EREQUIREMENT) {
+        if (rc == FR_EREQUIREMENT && attempt + 1 < attempts) {
             fr_warn(who, "REST commit attempt %d: a table moved meanwhile (%s): staging again",
                     attempt + 1, fr_ice_errmsg());
         }

@@ -33,6 +33,9 @@
 /* With enrichment: the frontier up to which gold_top_topics is settled
  * (Unix µs; estage.h). */
 #define FR_SUMMARY_TOPICS "freshet.topics-frontier-us"
+/* With enrichment: the fingerprint (CRC-32C, 8 hex digits) of the stage's
+ * state file the epoch was committed with (estage.h, ADR 0064). */
+#define FR_SUMMARY_ENRICH_STATE "freshet.enrich-state"
 
 enum fr_tbl {
     FR_TBL_BRONZE = 0,

@@ -22,3 +22,9 @@ fr_add_script_test(NAME integration_enrich_process
 fr_add_script_test(NAME integration_enrich_shards
                    COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/enrich_shards.sh
                    LABELS integration chaos TIMEOUT 600)
+# `freshet dlq replay --lookups` through `freshet serve` as the REST catalog
+# (issue 31): every settled dead letter lands once, gold_top_topics is
+# recomputed in the same REST transaction, equal to a control.
+fr_add_script_test(NAME integration_enrich_replay_rest
+                   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/enrich_replay_rest.sh
+                   LABELS integration TIMEOUT 600)

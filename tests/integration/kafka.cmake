@@ -50,3 +50,11 @@ if(FR_KAFKA)
         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/ingest_file.sh kafka
                 $<TARGET_FILE:kafka_mock> 5 8)
 endif()
+if(FR_KAFKA)
+    # A shard with enrichment moved to machines without its checkpoint
+    # directory (ADR 0064): checkpoint and enrichment state from the bucket
+    # (moto), commits through serve's REST catalog; verify and the control.
+    fr_add_script_test(NAME integration_enrich_moved LABELS "integration;chaos" TIMEOUT 900
+        COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/enrich_moved.sh
+                $<TARGET_FILE:kafka_mock> $<TARGET_FILE:s3_tool>)
+endif()
