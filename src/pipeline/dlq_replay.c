@@ -432,6 +432,9 @@ static void replay_usage(FILE *out)
                  "The processor must not run: stop `freshet up` (or `freshet process`) first;\n"
                  "replay takes the pipeline lock. A replay that is killed is finished or undone\n"
                  "by the next `freshet dlq replay` (or `freshet rebuild`); run it again.\n\n"
+                 "On a consumer group's lake each shard's dead letters land through its own\n"
+                 "checkpoint as its next epoch: stop the whole group first; it refuses while a\n"
+                 "shard committed within --quiet-s (docs/DLQ.md).\n\n"
                  "  --lookups        only the enrichment stage's failed lookups\n"
                  "                   (wiki.dlq_lookups), looked up again through enrich.api_url\n"
                  "                   and landed exactly once in silver_topics, with the\n"
@@ -440,6 +443,7 @@ static void replay_usage(FILE *out)
                  "                   enrich.enabled = 1 replays both (unless --reason is given)\n"
                  "  --reason R       only dead letters of reason R (repeatable; docs/QUALITY.md)\n"
                  "  --dry-run        say what would land; write nothing\n"
+                 "  --quiet-s N      a group's lake: every shard silent this long (default 30)\n"
                  "  --crash-after S  testing: exit(3) right after step S (files, staged,\n"
                  "                   commit), as a crash would\n");
 }

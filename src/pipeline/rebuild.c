@@ -505,12 +505,18 @@ static void rebuild_usage(FILE *out)
             "The processor must not run: stop `freshet up` (or `freshet process`) first;\n"
             "rebuild takes the pipeline lock and refuses while another process holds it.\n"
             "A rebuild that is killed leaves the tables as they were; run it again.\n\n"
+            "On a consumer group's lake (process --group, its shards and finalizer) it\n"
+            "rebuilds every shard and gold, and rewrites every member's checkpoint (here\n"
+            "and in process.checkpoint_uri's bucket): stop the whole group first; it\n"
+            "refuses while a member committed within --quiet-s, and fences the members'\n"
+            "next epochs in the catalog (docs/REBUILD.md).\n\n"
             "  --memory-mb N    rows buffered to put overlapping files in log order before\n"
             "                   sorting through run files on disk (default %d, 1..65536)\n"
             "  --file-rows N    rows per data file written (default %d)\n"
+            "  --quiet-s N      a group's lake: every member silent this long (default 30)\n"
             "  --crash-after S  testing: exit(3) right after step S (files: data files\n"
-            "                   written, before the commit; commit: committed, before the\n"
-            "                   checkpoint), as a crash would\n"
+            "                   written, before the commit; fence: a group's fences\n"
+            "                   committed; commit: committed, before the checkpoint)\n"
             "Progress: one updating line on a terminal, a log line every 5 s otherwise.\n",
             RB_DEFAULT_MB, RB_DEFAULT_FILE_ROWS);
 }
