@@ -291,6 +291,15 @@ static int reader_read(struct emb_reader *er, struct fr_log_rec *out)
                      er->seg_path, (long long)er->next_offset, (long long)er->pos);
             return FR_ECORRUPT;
         }
+        if (er->next_offset == er->seg_base) {
+            /* a sealed segment without a record: the next one would start
+             * at its own base, which is this file again (a loop) */
+            fr_error("log",
+                     "%s: a sealed segment (not the marker's active one) without any record: "
+                     "offset %lld is in no segment",
+                     er->seg_path, (long long)er->next_offset);
+            return FR_ECORRUPT;
+        }
         reader_seg_close(er); /* a sealed segment, read to its end */
     }
     size_t total = 0;
