@@ -189,6 +189,10 @@ def ck_aside(d):
     shutil.move(os.path.join(d, "process/freshet/checkpoint"), os.path.join(d, "checkpoint.damaged"))
 
 
+def wal_aside(d):
+    shutil.move(WAL(d), os.path.join(d, "offsets.wal.damaged"))
+
+
 def hold_lock(d):
     """Another process holds catalog.db's write lock for the case's runs."""
     ready = os.path.join(d, "locked")
@@ -204,6 +208,7 @@ def hold_lock(d):
 
 
 LOCKERS = []
+WAL = lambda d: os.path.join(d, "process/freshet/offsets.wal")
 MANIFEST = lambda d: newest(d, BRONZE + "/metadata/*-m0.avro")
 MLIST = lambda d: newest(d, BRONZE + "/metadata/snap-*.avro")
 META = lambda d: newest(d, BRONZE + "/metadata/0*.metadata.json")
@@ -261,8 +266,13 @@ CASES = [
      [(None, ck_aside), (P, 0, r"epoch 3:"), (V, 0, None)]),
     ("wal-truncated", lambda d: truncate(os.path.join(d, "process/freshet/offsets.wal")),
      [(P, 0, r"offsets\.wal: cut \d+ bytes of a torn or damaged tail"), (V, 0, None)], None),
-    ("wal-bitflip", lambda d: flip(os.path.join(d, "process/freshet/offsets.wal"), 30),
+    ("wal-bitflip-last", lambda d: flip(WAL(d), os.path.getsize(WAL(d)) - 6),
      [(P, 0, r"offsets\.wal: cut \d+ bytes of a torn or damaged tail"), (V, 0, None)], None),
+    ("wal-bitflip", lambda d: flip(WAL(d), 30),
+     [(P, 1, r"offsets\.wal: damaged entry at byte 0, and a whole entry follows at byte 36: not a torn "
+             r"tail.*move \S+offsets\.wal aside"),
+      (P, 1, r"offsets\.wal: damaged entry at byte 0")],
+     [(None, wal_aside), (P, 0, r"epoch 3:"), (V, 0, None)]),
     ("catalog-truncated", lambda d: truncate(os.path.join(d, "lake/catalog.db")),
      [(V, 1, r"catalog \S+catalog\.db: .*malformed"), (T, 1, r"catalog\.db"), (P, 1, r"catalog\.db")], None),
     ("catalog-bitflip-header", lambda d: flip(os.path.join(d, "lake/catalog.db"), 3),
