@@ -285,6 +285,35 @@ static const char *lake_file_name(const struct fr_lake *lake, const char *path, 
     return buf;
 }
 
+int fr_lake_check_pages(const struct fr_lake *lake, const char *path,
+                        const struct fr_pq_read_opts *ropts, struct fr_lake_page_check *out,
+                        char *err, size_t errlen)
+{
+    struct fr_pq_reader *r = NULL;
+    struct fr_pq_in in;
+    char name_buf[4200];
+    const char *name = lake_file_name(lake, path, name_buf, sizeof name_buf);
+    memset(out, 0, sizeof *out);
+    err[0] = 0;
+    int rc = fr_lake_pq_in(lake, path, &in);
+    if (rc == FR_OK) {
+        out->bytes = in.size;
+        rc = fr_pq_reader_open(&in, ropts, &r);
+    }
+    if (rc == FR_OK) {
+        struct fr_pq_page_check pc;
+        out->rows = fr_pq_reader_rows(r);
+        rc = fr_pq_reader_check_pages(r, &pc);
+        out->pages = pc.pages;
+        out->with_crc = pc.with_crc;
+    }
+    if (rc < 0) {
+        snprintf(err, errlen, "%s: %s", name, fr_pq_errmsg());
+    }
+    fr_pq_reader_free(r);
+    return rc;
+}
+
 int fr_lake_scan_file(const struct fr_lake *lake, const char *path,
                       const struct fr_pq_read_opts *ropts, const struct fr_lake_col *cols,
                       uint32_t ncols, fr_lake_batch_fn fn, void *arg, char *err, size_t errlen)

@@ -148,4 +148,17 @@ int fr_lake_scan_file(const struct fr_lake *lake, const char *path,
                       const struct fr_pq_read_opts *ropts, const struct fr_lake_col *cols,
                       uint32_t ncols, fr_lake_batch_fn fn, void *arg, char *err, size_t errlen);
 
+/* What fr_lake_check_pages found in one data file. */
+struct fr_lake_page_check {
+    uint64_t bytes, rows;    /* the file's size; the rows its footer holds */
+    uint64_t pages, with_crc; /* fr_pq_reader_check_pages' counts */
+};
+
+/* Open the data file at path (local, or in the bucket) and read every page
+ * of it, checking each page's CRC-32 (fr_pq_reader_check_pages). Errors as
+ * fr_lake_scan_file's, the file named in err. `freshet verify`. */
+int fr_lake_check_pages(const struct fr_lake *lake, const char *path,
+                        const struct fr_pq_read_opts *ropts, struct fr_lake_page_check *out,
+                        char *err, size_t errlen);
+
 #endif
