@@ -9,12 +9,20 @@
  *   SNAPPY         1  raw Snappy block format (snappy_compress)
  *   ZSTD           6  one RFC 8878 frame with the content size in its header
  *
+ * Every page written carries a CRC-32 (core/crc32.h) of its bytes as
+ * written, after compression, in the page header's crc field (PQ-README:
+ * "computed on the serialization binary representation of the page (as
+ * written to disk), excluding the page header"), data and dictionary pages
+ * alike (docs/adr/0062). Readers check it with fr_pq_reader_check_pages.
+ *
  * Decompression checks that the output is exactly the size the page header
  * promised, as DuckDB and hyparquet do, so a lying header is an error here
  * too, and never an over-read or an unbounded allocation: the caller sized
  * dst from the (capped) header.
  */
 #include "parquet/parquet_int.h"
+
+#include "core/crc32.h"
 
 #include <snappy-c.h>
 #include <stdlib.h>
@@ -214,6 +222,8 @@ static int emit_zstd_direct(struct pq_codec *codec, enum pq_comp_mode mode, stru
     }
     pg->uncompressed_size = (int32_t)len;
     pg->compressed_size = (int32_t)(len / 4);
+    pg->has_crc = true;
+    pg->crc = INT32_MIN; /* the widest varint: the real CRC's is never longer */
     fr_buf_reset(hdr);
     int rc = pq_page_encode(pg, hdr);
     if (rc < 0) {
@@ -229,6 +239,7 @@ static int emit_zstd_direct(struct pq_codec *codec, enum pq_comp_mode mode, stru
         return rc;
     }
     pg->compressed_size = (int32_t)n;
+    pg->crc = (int32_t)fr_crc32(0, dst->data + before + room, n);
     fr_buf_reset(hdr);
     if ((rc = pq_page_encode(pg, hdr)) < 0) {
         return rc;
@@ -268,6 +279,8 @@ int pq_emit_page(struct pq_codec *codec, int id, enum pq_comp_mode mode, struct 
     }
     pg->uncompressed_size = (int32_t)len;
     pg->compressed_size = (int32_t)clen;
+    pg->has_crc = true;
+    pg->crc = (int32_t)fr_crc32(0, data, clen);
     size_t before = dst->len;
     int rc = pq_page_encode(pg, dst);
     if (rc == FR_OK) {

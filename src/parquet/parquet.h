@@ -405,6 +405,21 @@ struct fr_pq_chunk_info {
 int fr_pq_reader_chunk(const struct fr_pq_reader *reader, uint32_t row_group, uint32_t col,
                        struct fr_pq_chunk_info *info);
 
+/* Pages seen by fr_pq_reader_check_pages. */
+struct fr_pq_page_check {
+    uint64_t pages;    /* every page of every column chunk */
+    uint64_t with_crc; /* of them, the pages whose header has a crc (all of it matched) */
+};
+
+/* Read every page of every column chunk (header and bytes, not decoded)
+ * and check the CRC-32 of each page whose header carries one. FR_OK;
+ * FR_ECRC on the first mismatch, FR_ECORRUPT / FR_ETRUNC on a page header
+ * that does not parse or a page that runs past its chunk, with
+ * fr_pq_errmsg naming the row group, column, page and byte. One page in
+ * memory at a time (max_page_bytes). The scans never check CRCs: this is
+ * `freshet verify`'s pass over the bytes (docs/adr/0062). */
+int fr_pq_reader_check_pages(struct fr_pq_reader *reader, struct fr_pq_page_check *out);
+
 /* A predicate for skipping row groups: keep only rows whose value in column
  * lies in [min, max] (either side optional). Rows where the column is NULL
  * never match. Row groups are skipped only when the statistics prove no row

@@ -32,6 +32,8 @@
  */
 #include "parquet/parquet_int.h"
 
+#include "core/crc32.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -712,4 +714,78 @@ void fr_pq_scan_free(struct fr_pq_scan *s)
     pq_codec_free(s->codec);
     pq_arena_free(&s->arena);
     free(s);
+}
+
+/* ----------------------------------------------------------- page CRCs */
+
+int fr_pq_reader_check_pages(struct fr_pq_reader *r, struct fr_pq_page_check *out)
+{
+    memset(out, 0, sizeof *out);
+    pq_err_clear();
+    struct fr_buf b;
+    fr_buf_init(&b, r->opts.max_page_bytes + (16u << 20));
+    int rc = FR_OK;
+    for (uint32_t g = 0; rc == FR_OK && g < r->meta.nrgs; g++) {
+        const struct pq_rowgroup *rg = &r->meta.rgs[g];
+        for (uint32_t c = 0; rc == FR_OK && c < rg->nchunks; c++) {
+            const struct pq_chunk *ch = &rg->chunks[c];
+            const char *col = c < r->ncols ? r->cols[c].name : "?";
+            uint64_t pos = chunk_start(ch), end = pos + (uint64_t)ch->total_compressed;
+            for (uint32_t page = 0; rc == FR_OK && pos < end; page++) {
+                /* The header: 256 bytes, more while it does not parse. */
+                uint64_t avail = end - pos;
+                size_t want = avail < 256 ? (size_t)avail : 256, hlen = 0;
+                struct pq_page pg;
+                for (;;) {
+                    fr_buf_reset(&b);
+                    if ((rc = fr_buf_reserve(&b, want)) < 0 ||
+                        (rc = r->in.ops->read_at(r->in.ctx, b.data, want, pos)) < 0) {
+                        break;
+                    }
+                    rc = pq_page_decode(b.data, want, &pg, &hlen);
+                    if (rc != FR_ETRUNC || want >= avail || want >= 16u << 20) {
+                        break;
+                    }
+                    want = want * 8 > avail ? (size_t)avail : want * 8;
+                }
+                if (rc == FR_OK && (pg.compressed_size < 0 ||
+                                    (uint64_t)pg.compressed_size > avail - hlen ||
+                                    (size_t)pg.compressed_size > r->opts.max_page_bytes)) {
+                    rc = FR_ECORRUPT;
+                }
+                if (rc < 0) {
+                    rc = pq_err(rc, "row group %u, column '%s', page %u at byte %llu: the page "
+                                    "header does not parse or runs past its chunk (%s)",
+                                g, col, page, (unsigned long long)pos, fr_strerror(rc));
+                    break;
+                }
+                if (pg.has_crc) {
+                    size_t n = (size_t)pg.compressed_size;
+                    fr_buf_reset(&b);
+                    if ((rc = fr_buf_reserve(&b, n ? n : 1)) < 0 ||
+                        (rc = r->in.ops->read_at(r->in.ctx, b.data, n, pos + hlen)) < 0) {
+                        rc = pq_err(rc, "row group %u, column '%s', page %u: reading %zu bytes at "
+                                        "%llu: %s",
+                                    g, col, page, n, (unsigned long long)(pos + hlen),
+                                    fr_strerror(rc));
+                        break;
+                    }
+                    uint32_t crc = fr_crc32(0, b.data, n);
+                    if (crc != (uint32_t)pg.crc) {
+                        rc = pq_err(FR_ECRC, "row group %u, column '%s', page %u at byte %llu: "
+                                             "CRC-32 of its %zu bytes is %08x, the page header "
+                                             "says %08x",
+                                    g, col, page, (unsigned long long)pos, n, crc,
+                                    (uint32_t)pg.crc);
+                        break;
+                    }
+                    out->with_crc++;
+                }
+                out->pages++;
+                pos += hlen + (uint64_t)pg.compressed_size;
+            }
+        }
+    }
+    fr_buf_free(&b);
+    return rc;
 }

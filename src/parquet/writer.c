@@ -1,6 +1,7 @@
 /*
- * writer.c — the Parquet writer: column buffers, pages, dictionaries, row
- * groups, statistics, the footer.
+ * writer.c — the Parquet writer: opening, column buffers, values, rows and
+ * batches. Pages and row groups are in writer_chunk.c, the footer, close
+ * and free in writer_close.c, the shared state in writer_int.h.
  *
  * Data flow. Each column keeps the values of its current page (definition
  * levels, then either dictionary indices or PLAIN bytes). A full page is
@@ -61,7 +62,7 @@
  * One thread at a time per writer (plus its own compression thread, which
  * touches only queued pages and their chunk buffers until the next drain).
  */
-#include "parquet/parquet_int.h"
+#include "parquet/writer_int.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -72,304 +73,6 @@
 #define BATCH_SLICE_ROWS 1024u
 
 static_assert(sizeof(int32_t) == 4 && sizeof(int64_t) == 8, "PLAIN widths");
-
-enum api { API_BOOL, API_I32, API_I64, API_F64, API_STR };
-
-enum out_state { OUT_OPEN, OUT_CLOSED, OUT_ABORTED };
-
-/* Running per-file totals of one column (for fr_pq_file_stats). */
-struct fstat {
-    uint64_t values, nulls, nans, comp, uncomp;
-    bool has_bounds, min_exact, max_exact;
-    int64_t imin, imax;
-    double dmin, dmax;
-    struct fr_buf smin, smax;
-};
-
-struct pq_wcol {
-    /* schema */
-    char *name;
-    uint32_t name_len;
-    enum fr_pq_type type;
-    uint8_t api;
-    uint8_t phys;
-    uint8_t width; /* PLAIN bytes of a fixed-width value, else 0 */
-    bool optional;
-    int32_t field_id;
-
-    /* current row group */
-    uint64_t count; /* values including NULLs */
-
-    /* current page */
-    uint32_t page_n;  /* values including NULLs */
-    uint32_t page_nn; /* non-NULL values */
-    uint8_t *defs;    /* page_rows levels (OPTIONAL columns) */
-    uint32_t *idx;    /* page_rows dictionary indices */
-    struct fr_buf plain;
-    uint8_t bool_acc;
-    uint8_t bool_bits;
-
-    /* dictionary */
-    bool dict_never;   /* the schema says PLAIN only */
-    bool random;       /* opts.random_columns: PLAIN pages compressed as PQ_COMP_RANDOM */
-    bool delta;        /* opts.delta_columns, INT64: DELTA_BINARY_PACKED, not PLAIN */
-    bool dict_refused; /* a row group's first page found the dictionary does not pay:
-                          later row groups of the file start PLAIN */
-    bool dict_on;      /* values of this page go to the dictionary */
-    bool dict_used;    /* a page of this chunk is dictionary-encoded */
-    bool dict_checked; /* the first-page size check is done */
-    uint64_t page_plain; /* PLAIN bytes the first page's values would take */
-    struct pq_dict dict;
-
-    /* current chunk */
-    struct fr_buf chunk; /* data page headers + bodies */
-    uint64_t chunk_uncomp;
-    struct fr_buf dict_page; /* with the compression thread: the chunk's dictionary
-                                page, header + body, until the row group is out */
-    uint64_t dict_uncomp;
-    uint32_t encodings;
-    uint64_t nulls, nans;
-    bool has_minmax;
-    int64_t imin, imax;
-    double dmin, dmax;
-    struct fr_buf smin, smax;
-    uint64_t smin_key, smax_key; /* str_key8 of smin and smax */
-
-    struct fstat file;
-};
-
-struct fr_pq_writer {
-    struct fr_pq_opts opts;
-    struct fr_pq_out out;
-    enum out_state out_state;
-    int failed; /* sticky error, 0 while healthy */
-    bool closed;
-    uint32_t ncols;
-    struct pq_wcol *cols;
-    uint32_t row_filled;
-    uint64_t rg_rows;
-    uint64_t rows;
-    uint64_t offset; /* bytes written */
-    struct pq_codec *codec;
-    struct pq_pool *pool;  /* background compression, or NULL */
-    size_t pool_rg_base;   /* pq_pool_appended at the start of the row group */
-    struct fr_buf body, comp, dictbuf, footer;
-    struct pq_rowgroup *rgs;
-    uint32_t nrgs, rgs_cap;
-    uint8_t **chunk_mem; /* nrgs x ncols statistics blocks */
-    struct pq_kv *kv;
-    uint32_t nkv;
-};
-
-/* ---------------------------------------------------------------- output */
-
-static int fail(struct fr_pq_writer *w, int rc)
-{
-    if (rc < 0 && !w->failed) {
-        w->failed = rc;
-    }
-    return rc;
-}
-
-static int out_write(struct fr_pq_writer *w, const void *p, size_t len)
-{
-    if (len == 0) {
-        return FR_OK;
-    }
-    int rc = w->out.ops->write(w->out.ctx, p, len);
-    if (rc < 0) {
-        if (!fr_pq_errmsg()[0]) {
-            pq_err(rc, "output write failed: %s", fr_strerror(rc));
-        }
-        return fail(w, rc);
-    }
-    w->offset += len;
-    return FR_OK;
-}
-
-static void out_abort(struct fr_pq_writer *w)
-{
-    if (w->out_state == OUT_OPEN) {
-        w->out.ops->abort(w->out.ctx);
-        w->out_state = OUT_ABORTED;
-    }
-}
-
-/* ----------------------------------------------------------------- pages */
-
-/* Compress body and append header + bytes to dst on this thread. */
-static int emit_page(struct fr_pq_writer *w, enum pq_comp_mode mode, struct pq_page *pg,
-                     const uint8_t *body, size_t len, struct fr_buf *dst, uint64_t *uncomp)
-{
-    return pq_emit_page(w->codec, (int)w->opts.codec, mode, &w->comp, pg, body, len, dst, uncomp);
-}
-
-/* Rewrite the dictionary-encoded values of the current page as PLAIN and
- * drop the dictionary: the first-page check refused it, so this writer
- * never starts one for the column again (dict_refused) and its memory,
- * the slot table most of all (two to four times the values), goes back
- * now, not when the writer is freed. */
-static int dict_to_plain(struct pq_wcol *c)
-{
-    fr_buf_reset(&c->plain);
-    for (uint32_t i = 0; i < c->page_nn; i++) {
-        const uint8_t *v;
-        size_t n;
-        if (c->width) {
-            v = c->dict.vals.data + (size_t)c->idx[i] * c->width;
-            n = c->width;
-        } else {
-            v = c->dict.vals.data + c->dict.offs[c->idx[i]];
-            n = 4 + (size_t)pq_get_u32le(v);
-        }
-        int rc = fr_buf_append(&c->plain, v, n);
-        if (rc < 0) {
-            return rc;
-        }
-    }
-    c->dict_on = false;
-    pq_dict_free(&c->dict);
-    return FR_OK;
-}
-
-static int flush_page(struct fr_pq_writer *w, struct pq_wcol *c)
-{
-    struct fr_buf *body = &w->body;
-    int rc;
-    if (w->pool) {
-        /* The body goes to the compression thread: build it in a job. */
-        if ((rc = pq_pool_acquire(w->pool, &body)) < 0) {
-            return rc;
-        }
-    }
-    fr_buf_reset(body);
-    bool dict_page = c->dict_on;
-    if (dict_page && !c->dict_checked) {
-        c->dict_checked = true;
-        int bw = pq_bit_width(c->dict.n ? c->dict.n - 1 : 0);
-        bw = bw ? bw : 1;
-        uint64_t with_dict = c->dict.vals.len + ((uint64_t)c->page_nn * (uint64_t)bw + 7) / 8;
-        if (with_dict * 4 >= c->page_plain * 3) {
-            c->dict_refused = true;
-            rc = dict_to_plain(c);
-            if (rc < 0) {
-                return rc;
-            }
-            dict_page = false;
-        }
-    }
-    if (c->optional) {
-        rc = fr_buf_reserve(body, 4);
-        if (rc < 0) {
-            return rc;
-        }
-        body->len = 4;
-        rc = pq_hyb_encode_u8(body, c->defs, c->page_n, 1);
-        if (rc < 0) {
-            return rc;
-        }
-        pq_put_u32le(body->data, (uint32_t)(body->len - 4));
-    }
-    struct pq_page pg = {.type = PQ_PAGE_DATA,
-                         .has_data = true,
-                         .num_values = (int32_t)c->page_n,
-                         .def_encoding = PQ_ENC_RLE,
-                         .rep_encoding = PQ_ENC_RLE};
-    const uint8_t *src = body->data;
-    size_t len = body->len;
-    if (dict_page) {
-        int bw = pq_bit_width(c->dict.n ? c->dict.n - 1 : 0);
-        bw = bw ? bw : 1;
-        rc = fr_buf_putc(body, (uint8_t)bw);
-        if (rc == FR_OK) {
-            rc = pq_hyb_encode_u32(body, c->idx, c->page_nn, bw);
-        }
-        if (rc < 0) {
-            return rc;
-        }
-        src = body->data;
-        len = body->len;
-        pg.encoding = PQ_ENC_RLE_DICTIONARY;
-        c->dict_used = true;
-    } else {
-        if (c->bool_bits) {
-            rc = fr_buf_putc(&c->plain, c->bool_acc);
-            if (rc < 0) {
-                return rc;
-            }
-        }
-        if (c->delta) {
-            /* After the levels, if any: the values as deltas. */
-            rc = pq_dbp_encode_i64(body, c->plain.data, c->page_nn);
-            if (rc < 0) {
-                return rc;
-            }
-            src = body->data;
-            len = body->len;
-        } else if (w->pool && !c->optional) {
-            /* No levels: the job takes the values' buffer, the column the
-             * job's (emptied below), instead of copying the page. */
-            struct fr_buf vals = c->plain;
-            c->plain.data = body->data;
-            c->plain.alloc = body->alloc;
-            body->data = vals.data;
-            body->len = vals.len;
-            body->alloc = vals.alloc;
-        } else if (c->optional || w->pool) {
-            rc = fr_buf_append(body, c->plain.data, c->plain.len);
-            if (rc < 0) {
-                return rc;
-            }
-            src = body->data;
-            len = body->len;
-        } else {
-            src = c->plain.data; /* no levels: compress the values in place */
-            len = c->plain.len;
-        }
-        pg.encoding = c->delta ? PQ_ENC_DELTA_BINARY_PACKED : PQ_ENC_PLAIN;
-    }
-    /* Dictionary indices are not the values: only PLAIN pages of a random
-     * column are. */
-    enum pq_comp_mode mode = c->random && !dict_page ? PQ_COMP_RANDOM : PQ_COMP_DEFAULT;
-    if (w->pool) {
-        pq_pool_submit(w->pool, mode, &pg, &c->chunk, &c->chunk_uncomp);
-    } else {
-        rc = emit_page(w, mode, &pg, src ? src : (const uint8_t *)"", len, &c->chunk,
-                       &c->chunk_uncomp);
-        if (rc < 0) {
-            return rc;
-        }
-    }
-    c->encodings |= 1u << pg.encoding | 1u << PQ_ENC_RLE;
-    c->page_n = c->page_nn = 0;
-    c->bool_acc = c->bool_bits = 0;
-    fr_buf_reset(&c->plain);
-    return FR_OK;
-}
-
-static inline int maybe_flush(struct fr_pq_writer *w, struct pq_wcol *c)
-{
-    size_t pb = w->opts.page_bytes;
-    if (c->page_n >= w->opts.page_rows || c->plain.len >= pb ||
-        (c->dict_on && ((size_t)c->page_nn * 4 >= pb || (!c->dict_checked && c->page_plain >= pb)))) {
-        return flush_page(w, c);
-    }
-    return FR_OK;
-}
-
-/* The dictionary is full: write the page it encodes, continue PLAIN. */
-static int dict_fallback(struct fr_pq_writer *w, struct pq_wcol *c)
-{
-    if (c->page_n > 0) {
-        int rc = flush_page(w, c);
-        if (rc < 0) {
-            return rc;
-        }
-    }
-    c->dict_on = false;
-    c->dict_checked = true;
-    return FR_OK;
-}
 
 /* ---------------------------------------------------------------- values */
 
@@ -391,12 +94,12 @@ static int store_fixed(struct fr_pq_writer *w, struct pq_wcol *c, uint64_t bits)
             c->idx[c->page_nn++] = ix;
             c->page_plain += c->width;
             put_level(c, 1);
-            return maybe_flush(w, c);
+            return pq_w_maybe_flush(w, c);
         }
         if (rc != FR_ETOOBIG) {
             return rc;
         }
-        rc = dict_fallback(w, c);
+        rc = pq_w_dict_fallback(w, c);
         if (rc < 0) {
             return rc;
         }
@@ -411,7 +114,7 @@ static int store_fixed(struct fr_pq_writer *w, struct pq_wcol *c, uint64_t bits)
     c->plain.len += c->width;
     c->page_nn++;
     put_level(c, 1);
-    return maybe_flush(w, c);
+    return pq_w_maybe_flush(w, c);
 }
 
 static inline int put_i64(struct fr_pq_writer *w, struct pq_wcol *c, int64_t v)
@@ -463,7 +166,7 @@ static inline int put_bool(struct fr_pq_writer *w, struct pq_wcol *c, bool v)
     }
     c->page_nn++;
     put_level(c, 1);
-    return maybe_flush(w, c);
+    return pq_w_maybe_flush(w, c);
 }
 
 /* The first 8 bytes of a string, big-endian, zero-padded: when two keys
@@ -537,7 +240,7 @@ static int put_str(struct fr_pq_writer *w, struct pq_wcol *c, const uint8_t *p, 
             c->idx[c->page_nn++] = ix;
             c->page_plain += 4 + (uint64_t)len;
             put_level(c, 1);
-            return maybe_flush(w, c);
+            return pq_w_maybe_flush(w, c);
         }
         if (rc != FR_ETOOBIG) {
             return rc;
@@ -549,7 +252,7 @@ static int put_str(struct fr_pq_writer *w, struct pq_wcol *c, const uint8_t *p, 
             }
             check = false;
         }
-        rc = dict_fallback(w, c);
+        rc = pq_w_dict_fallback(w, c);
         if (rc < 0) {
             return rc;
         }
@@ -575,299 +278,14 @@ static int put_str(struct fr_pq_writer *w, struct pq_wcol *c, const uint8_t *p, 
     c->plain.len += 4 + (size_t)len;
     c->page_nn++;
     put_level(c, 1);
-    return maybe_flush(w, c);
+    return pq_w_maybe_flush(w, c);
 }
 
 static inline int put_null(struct fr_pq_writer *w, struct pq_wcol *c)
 {
     c->nulls++;
     put_level(c, 0);
-    return maybe_flush(w, c);
-}
-
-/* ----------------------------------------------------------- row groups */
-
-/* Merge a chunk's bounds into the file totals. lo/hi are the chunk's
- * statistics bytes (strings possibly truncated / bumped). */
-static int fstat_merge(struct pq_wcol *c, const uint8_t *lo, size_t lolen, bool lo_exact,
-                       const uint8_t *hi, size_t hilen, bool hi_exact)
-{
-    struct fstat *f = &c->file;
-    bool first = !f->has_bounds;
-    f->has_bounds = true;
-    if (c->type == FR_PQ_STRING) {
-        int cmp = first ? -1 : pq_str_cmp(lo, lolen, f->smin.data, f->smin.len);
-        if (cmp < 0 || (cmp == 0 && lo_exact)) {
-            fr_buf_reset(&f->smin);
-            int rc = fr_buf_append(&f->smin, lo, lolen);
-            if (rc < 0) {
-                return rc;
-            }
-            f->min_exact = lo_exact;
-        }
-        cmp = first ? 1 : pq_str_cmp(hi, hilen, f->smax.data, f->smax.len);
-        if (cmp > 0 || (cmp == 0 && hi_exact)) {
-            fr_buf_reset(&f->smax);
-            int rc = fr_buf_append(&f->smax, hi, hilen);
-            if (rc < 0) {
-                return rc;
-            }
-            f->max_exact = hi_exact;
-        }
-        return FR_OK;
-    }
-    f->min_exact = f->max_exact = true;
-    if (c->type == FR_PQ_DOUBLE) {
-        double mn = c->dmin == 0 ? -0.0 : c->dmin, mx = c->dmax == 0 ? 0.0 : c->dmax;
-        if (first || mn < f->dmin) {
-            f->dmin = mn;
-        }
-        if (first || mx > f->dmax) {
-            f->dmax = mx;
-        }
-        return FR_OK;
-    }
-    if (first || c->imin < f->imin) {
-        f->imin = c->imin;
-    }
-    if (first || c->imax > f->imax) {
-        f->imax = c->imax;
-    }
-    return FR_OK;
-}
-
-/* Fill ch->stats for column c's chunk; the bytes live in *mem (owned by
- * the writer until it is freed). */
-static int chunk_stats(struct fr_pq_writer *w, struct pq_wcol *c, struct pq_chunk *ch,
-                       uint8_t **mem)
-{
-    struct pq_stats *st = &ch->stats;
-    ch->has_stats = true;
-    st->has = PQ_ST_NULL_COUNT;
-    st->null_count = (int64_t)c->nulls;
-    if (!c->has_minmax) {
-        return FR_OK;
-    }
-    uint8_t lo[8], hi[8];
-    size_t lolen = c->width, hilen = c->width;
-    bool lo_exact = true, hi_exact = true;
-    uint8_t *m;
-    switch (c->type) {
-    case FR_PQ_BOOL:
-        lo[0] = (uint8_t)c->imin;
-        hi[0] = (uint8_t)c->imax;
-        lolen = hilen = 1;
-        break;
-    case FR_PQ_DOUBLE: {
-        double mn = c->dmin == 0 ? -0.0 : c->dmin, mx = c->dmax == 0 ? 0.0 : c->dmax;
-        memcpy(lo, &mn, 8);
-        memcpy(hi, &mx, 8);
-        break;
-    }
-    case FR_PQ_STRING:
-        break;
-    default:
-        memcpy(lo, &c->imin, c->width); /* little-endian: the low bytes */
-        memcpy(hi, &c->imax, c->width);
-        break;
-    }
-    if (c->type == FR_PQ_STRING) {
-        struct pq_bound b;
-        int rc = pq_str_bounds(c->smin.data, c->smin.len, c->smax.data, c->smax.len,
-                               w->opts.stats_max_bytes, &b);
-        if (rc < 0) {
-            return rc;
-        }
-        m = b.mem;
-        lolen = b.lolen;
-        hilen = b.hilen;
-        lo_exact = b.lo_exact;
-        hi_exact = b.hi_exact;
-    } else {
-        m = malloc(lolen + hilen);
-        if (!m) {
-            return FR_ENOMEM;
-        }
-        memcpy(m, lo, lolen);
-        memcpy(m + lolen, hi, hilen);
-    }
-    *mem = m;
-    st->has |= PQ_ST_MIN_VALUE | PQ_ST_MAX_VALUE;
-    st->min_value = (struct pq_bytes){m, (uint32_t)lolen};
-    st->max_value = (struct pq_bytes){m + lolen, (uint32_t)hilen};
-    if (c->type == FR_PQ_STRING) {
-        st->has |= PQ_ST_MIN_EXACT | PQ_ST_MAX_EXACT;
-        st->min_exact = lo_exact;
-        st->max_exact = hi_exact;
-    } else if (c->type != FR_PQ_BOOL) {
-        /* Signed types: the deprecated fields say the same for old readers. */
-        st->has |= PQ_ST_MIN | PQ_ST_MAX;
-        st->min = st->min_value;
-        st->max = st->max_value;
-    }
-    return fstat_merge(c, m, lolen, lo_exact, m + lolen, hilen, hi_exact);
-}
-
-static void col_reset_chunk(const struct fr_pq_writer *w, struct pq_wcol *c)
-{
-    c->count = 0;
-    fr_buf_reset(&c->chunk);
-    c->chunk_uncomp = 0;
-    c->encodings = 0;
-    c->nulls = c->nans = 0;
-    c->has_minmax = false;
-    c->dict_on = c->type != FR_PQ_BOOL && w->opts.dict_max_bytes > 0 && !c->dict_never &&
-                 !c->dict_refused;
-    c->dict_used = false;
-    c->dict_checked = false;
-    c->page_plain = 0;
-    pq_dict_clear(&c->dict);
-}
-
-static int grow_row_groups(struct fr_pq_writer *w)
-{
-    if (w->nrgs < w->rgs_cap) {
-        return FR_OK;
-    }
-    uint32_t cap = w->rgs_cap ? w->rgs_cap * 2 : 8;
-    struct pq_rowgroup *rgs = realloc(w->rgs, cap * sizeof *rgs);
-    if (!rgs) {
-        return FR_ENOMEM;
-    }
-    w->rgs = rgs;
-    uint8_t **mem = realloc(w->chunk_mem, (size_t)cap * w->ncols * sizeof *mem);
-    if (!mem) {
-        return FR_ENOMEM;
-    }
-    w->chunk_mem = mem;
-    w->rgs_cap = cap;
-    return FR_OK;
-}
-
-static struct pq_page dict_page_header(const struct pq_wcol *c)
-{
-    return (struct pq_page){.type = PQ_PAGE_DICTIONARY,
-                            .has_dict = true,
-                            .num_values = (int32_t)c->dict.n,
-                            .encoding = PQ_ENC_PLAIN};
-}
-
-static int flush_row_group(struct fr_pq_writer *w)
-{
-    if (w->nrgs >= PQ_MAX_ROW_GROUPS) {
-        return pq_err(FR_ETOOBIG, "more than %u row groups: raise row_group_bytes",
-                      PQ_MAX_ROW_GROUPS);
-    }
-    int rc = grow_row_groups(w);
-    if (rc < 0) {
-        return rc;
-    }
-    struct pq_rowgroup *rg = &w->rgs[w->nrgs];
-    memset(rg, 0, sizeof *rg);
-    uint8_t **mem = &w->chunk_mem[(size_t)w->nrgs * w->ncols];
-    memset(mem, 0, w->ncols * sizeof *mem);
-    rg->chunks = calloc(w->ncols, sizeof *rg->chunks);
-    if (!rg->chunks) {
-        return FR_ENOMEM;
-    }
-    rg->nchunks = w->ncols;
-    rg->ordinal = (int16_t)w->nrgs;
-    rg->num_rows = (int64_t)w->rg_rows;
-    rg->file_offset = (int64_t)w->offset;
-    w->nrgs++;
-    for (uint32_t i = 0; i < w->ncols; i++) {
-        if (w->cols[i].page_n > 0 && (rc = flush_page(w, &w->cols[i])) < 0) {
-            return rc;
-        }
-    }
-    /* Dictionary pages go first in their chunks, so they are compressed
-     * (on the compression thread when there is one) before anything is
-     * written. */
-    for (uint32_t i = 0; w->pool && i < w->ncols; i++) {
-        struct pq_wcol *c = &w->cols[i];
-        fr_buf_reset(&c->dict_page);
-        c->dict_uncomp = 0;
-        if (c->dict_used) {
-            struct fr_buf *unused;
-            if ((rc = pq_pool_acquire(w->pool, &unused)) < 0) {
-                return rc;
-            }
-            struct pq_page pg = dict_page_header(c);
-            pq_pool_submit_src(w->pool, &pg, c->dict.vals.data, c->dict.vals.len, &c->dict_page,
-                               &c->dict_uncomp);
-        }
-    }
-    if (w->pool && (rc = pq_pool_drain(w->pool)) < 0) {
-        return rc;
-    }
-    for (uint32_t i = 0; i < w->ncols; i++) {
-        struct pq_wcol *c = &w->cols[i];
-        struct pq_chunk *ch = &rg->chunks[i];
-        uint64_t start = w->offset, uncomp = 0;
-        struct fr_buf *dictbuf = w->pool ? &c->dict_page : &w->dictbuf;
-        if (!w->pool) {
-            fr_buf_reset(&w->dictbuf);
-        }
-        if (c->dict_used) {
-            if (w->pool) {
-                uncomp = c->dict_uncomp;
-            } else {
-                struct pq_page pg = dict_page_header(c);
-                const uint8_t *body =
-                    c->dict.vals.data ? c->dict.vals.data : (const uint8_t *)"";
-                rc = emit_page(w, PQ_COMP_DEFAULT, &pg, body, c->dict.vals.len, &w->dictbuf,
-                               &uncomp);
-                if (rc < 0) {
-                    return rc;
-                }
-            }
-            c->encodings |= 1u << PQ_ENC_PLAIN;
-            ch->has_dict_offset = true;
-            ch->dict_page_offset = (int64_t)start;
-        }
-        if ((rc = out_write(w, dictbuf->data, dictbuf->len)) < 0 ||
-            (rc = out_write(w, c->chunk.data, c->chunk.len)) < 0) {
-            return rc;
-        }
-        ch->file_offset = 0; /* deprecated: "writers should write 0" */
-        ch->type = c->phys;
-        ch->encodings = c->encodings;
-        ch->path = (struct pq_bytes){(const uint8_t *)c->name, c->name_len};
-        ch->path_len = 1;
-        ch->codec = (int32_t)w->opts.codec;
-        ch->num_values = (int64_t)c->count;
-        ch->total_uncompressed = (int64_t)(uncomp + c->chunk_uncomp);
-        ch->total_compressed = (int64_t)(dictbuf->len + c->chunk.len);
-        ch->data_page_offset = (int64_t)(start + dictbuf->len);
-        ch->has_meta = true;
-        if ((rc = chunk_stats(w, c, ch, &mem[i])) < 0) {
-            return rc;
-        }
-        c->file.values += c->count;
-        c->file.nulls += c->nulls;
-        c->file.nans += c->nans;
-        c->file.comp += (uint64_t)ch->total_compressed;
-        c->file.uncomp += (uint64_t)ch->total_uncompressed;
-        rg->total_byte_size += ch->total_uncompressed;
-        rg->total_compressed += ch->total_compressed;
-        col_reset_chunk(w, c);
-    }
-    w->rg_rows = 0;
-    w->pool_rg_base = w->pool ? pq_pool_appended(w->pool) : 0;
-    return FR_OK;
-}
-
-/* Bytes buffered for the current row group. With the compression thread
- * the chunk buffers grow on the worker, so their total comes from its
- * counter (pages still queued are not counted: at most PQ_POOL_JOBS). */
-static size_t rg_estimate(const struct fr_pq_writer *w)
-{
-    size_t est = w->pool ? pq_pool_appended(w->pool) - w->pool_rg_base : 0;
-    for (uint32_t i = 0; i < w->ncols; i++) {
-        const struct pq_wcol *c = &w->cols[i];
-        est += (w->pool ? 0 : c->chunk.len) + c->plain.len + c->page_nn + c->dict.vals.len;
-    }
-    return est;
+    return pq_w_maybe_flush(w, c);
 }
 
 /* ------------------------------------------------------------------ open */
@@ -960,7 +378,7 @@ int fr_pq_writer_open(const struct fr_pq_schema *schema, const struct fr_pq_opts
         if (c->optional && !(c->defs = malloc(o.page_rows))) {
             goto cleanup;
         }
-        col_reset_chunk(w, c);
+        pq_w_col_reset_chunk(w, c);
         if (c->dict_on && !(c->idx = malloc((size_t)o.page_rows * sizeof *c->idx))) {
             goto cleanup;
         }
@@ -992,7 +410,7 @@ int fr_pq_writer_open(const struct fr_pq_schema *schema, const struct fr_pq_opts
         (rc = pq_pool_new(&w->pool, (int)o.codec, o.zstd_level, page_cap, comp_cap)) < 0) {
         goto cleanup;
     }
-    if ((rc = out_write(w, PQ_MAGIC, PQ_MAGIC_LEN)) < 0) {
+    if ((rc = pq_w_out_write(w, PQ_MAGIC, PQ_MAGIC_LEN)) < 0) {
         goto cleanup;
     }
     *writer = w;
@@ -1041,7 +459,7 @@ static int put_end(struct fr_pq_writer *w, struct pq_wcol *c, int rc)
         return rc; /* nothing of the value was stored */
     }
     if (rc < 0) {
-        return fail(w, rc);
+        return pq_w_fail(w, rc);
     }
     c->count++;
     w->row_filled++;
@@ -1164,8 +582,8 @@ int fr_pq_row_end(struct fr_pq_writer *w)
     w->row_filled = 0;
     w->rg_rows++;
     w->rows++;
-    if (rg_estimate(w) >= w->opts.row_group_bytes) {
-        return fail(w, flush_row_group(w));
+    if (pq_w_rg_estimate(w) >= w->opts.row_group_bytes) {
+        return pq_w_fail(w, pq_w_flush_row_group(w));
     }
     return FR_OK;
 }
@@ -1303,289 +721,16 @@ int fr_pq_write_batch(struct fr_pq_writer *w, const struct fr_pq_batch *b)
         uint32_t r1 = slice_end(w, b, r0);
         for (uint32_t i = 0; i < w->ncols; i++) {
             if ((rc = put_column(w, &w->cols[i], &b->cols[i], r0, r1)) < 0) {
-                return fail(w, rc);
+                return pq_w_fail(w, rc);
             }
             w->cols[i].count += r1 - r0;
         }
         w->rg_rows += r1 - r0;
         w->rows += r1 - r0;
-        if (rg_estimate(w) >= w->opts.row_group_bytes && (rc = flush_row_group(w)) < 0) {
-            return fail(w, rc);
+        if (pq_w_rg_estimate(w) >= w->opts.row_group_bytes && (rc = pq_w_flush_row_group(w)) < 0) {
+            return pq_w_fail(w, rc);
         }
         r0 = r1;
     }
     return FR_OK;
-}
-
-/* ----------------------------------------------------------------- close */
-
-static void leaf_elem(const struct pq_wcol *c, struct pq_selem *e)
-{
-    e->name = (struct pq_bytes){(const uint8_t *)c->name, c->name_len};
-    e->type = c->phys;
-    e->repetition = c->optional ? PQ_OPTIONAL : PQ_REQUIRED;
-    e->converted = -1;
-    e->field_id = c->field_id;
-    e->logical = PQ_LT_NONE;
-    switch (c->type) {
-    case FR_PQ_STRING:
-        e->converted = PQ_CT_UTF8;
-        e->logical = PQ_LT_STRING;
-        break;
-    case FR_PQ_DATE:
-        e->converted = PQ_CT_DATE;
-        e->logical = PQ_LT_DATE;
-        break;
-    case FR_PQ_TIMESTAMP:
-    case FR_PQ_TIMESTAMP_NTZ:
-        e->converted = PQ_CT_TIMESTAMP_MICROS;
-        e->logical = PQ_LT_TIMESTAMP;
-        e->ts_utc = c->type == FR_PQ_TIMESTAMP;
-        e->ts_unit = PQ_UNIT_MICROS;
-        break;
-    default:
-        break;
-    }
-}
-
-static int write_footer(struct fr_pq_writer *w)
-{
-    int rc = FR_ENOMEM;
-    struct pq_selem *schema = calloc(w->ncols + 1, sizeof *schema);
-    uint8_t *orders = calloc(w->ncols, 1);
-    if (!schema || !orders) {
-        goto cleanup;
-    }
-    schema[0] = (struct pq_selem){.name = {(const uint8_t *)"schema", 6},
-                                  .type = -1,
-                                  .repetition = -1,
-                                  .num_children = (int32_t)w->ncols,
-                                  .converted = -1,
-                                  .field_id = -1};
-    for (uint32_t i = 0; i < w->ncols; i++) {
-        leaf_elem(&w->cols[i], &schema[i + 1]);
-        orders[i] = 1;
-    }
-    static const char created_by[] = "freshet version " FR_VERSION;
-    struct pq_meta meta = {
-        .version = 1,
-        .schema = schema,
-        .nschema = w->ncols + 1,
-        .num_rows = (int64_t)w->rows,
-        .rgs = w->rgs,
-        .nrgs = w->nrgs,
-        .kv = w->kv,
-        .nkv = w->nkv,
-        .created_by = {(const uint8_t *)created_by, sizeof created_by - 1},
-        .has_created_by = true,
-        .ncolumn_orders = w->ncols,
-        .column_orders = orders,
-    };
-    fr_buf_reset(&w->footer);
-    rc = pq_meta_encode(&meta, &w->footer);
-    if (rc == FR_OK) {
-        uint8_t tail[PQ_TAIL_LEN];
-        pq_put_u32le(tail, (uint32_t)w->footer.len);
-        memcpy(tail + 4, PQ_MAGIC, PQ_MAGIC_LEN);
-        rc = fr_buf_append(&w->footer, tail, sizeof tail);
-    }
-    if (rc < 0) {
-        rc = pq_err(rc, "encoding the footer: %s", fr_strerror(rc));
-        goto cleanup;
-    }
-    rc = out_write(w, w->footer.data, w->footer.len);
-
-cleanup:
-    free(schema);
-    free(orders);
-    return rc;
-}
-
-static int make_stats(const struct fr_pq_writer *w, struct fr_pq_file_stats *st)
-{
-    st->rows = w->rows;
-    st->file_bytes = w->offset;
-    st->ncols = w->ncols;
-    st->nrow_groups = w->nrgs;
-    st->cols = calloc(w->ncols, sizeof *st->cols);
-    st->row_group_offsets = calloc(w->nrgs ? w->nrgs : 1, sizeof *st->row_group_offsets);
-    if (!st->cols || !st->row_group_offsets) {
-        return FR_ENOMEM;
-    }
-    for (uint32_t g = 0; g < w->nrgs; g++) {
-        st->row_group_offsets[g] = (uint64_t)w->rgs[g].file_offset;
-    }
-    for (uint32_t i = 0; i < w->ncols; i++) {
-        const struct pq_wcol *c = &w->cols[i];
-        const struct fstat *f = &c->file;
-        struct fr_pq_col_stats *cs = &st->cols[i];
-        cs->value_count = f->values;
-        cs->null_count = f->nulls;
-        cs->nan_count = f->nans;
-        cs->compressed_bytes = f->comp;
-        cs->uncompressed_bytes = f->uncomp;
-        cs->has_bounds = f->has_bounds;
-        cs->min_exact = f->min_exact;
-        cs->max_exact = f->max_exact;
-        cs->min.type = cs->max.type = c->type;
-        if (!f->has_bounds) {
-            continue;
-        }
-        switch (c->api) {
-        case API_BOOL:
-            cs->min.v.b = f->imin != 0;
-            cs->max.v.b = f->imax != 0;
-            break;
-        case API_I32:
-            cs->min.v.i32 = (int32_t)f->imin;
-            cs->max.v.i32 = (int32_t)f->imax;
-            break;
-        case API_I64:
-            cs->min.v.i64 = f->imin;
-            cs->max.v.i64 = f->imax;
-            break;
-        case API_F64:
-            cs->min.v.f64 = f->dmin;
-            cs->max.v.f64 = f->dmax;
-            break;
-        default: {
-            char *lo = malloc(f->smin.len + 1), *hi = malloc(f->smax.len + 1);
-            if (!lo || !hi) {
-                free(lo);
-                free(hi);
-                return FR_ENOMEM;
-            }
-            if (f->smin.len) {
-                memcpy(lo, f->smin.data, f->smin.len);
-            }
-            if (f->smax.len) {
-                memcpy(hi, f->smax.data, f->smax.len);
-            }
-            lo[f->smin.len] = hi[f->smax.len] = 0;
-            cs->min.v.str = (struct fr_pq_str){lo, (uint32_t)f->smin.len};
-            cs->max.v.str = (struct fr_pq_str){hi, (uint32_t)f->smax.len};
-            break;
-        }
-        }
-    }
-    return FR_OK;
-}
-
-void fr_pq_file_stats_free(struct fr_pq_file_stats *st)
-{
-    if (!st) {
-        return;
-    }
-    for (uint32_t i = 0; st->cols && i < st->ncols; i++) {
-        if (st->cols[i].min.type == FR_PQ_STRING) {
-            free((void *)st->cols[i].min.v.str.ptr);
-            free((void *)st->cols[i].max.v.str.ptr);
-        }
-    }
-    free(st->cols);
-    free(st->row_group_offsets);
-    memset(st, 0, sizeof *st);
-}
-
-int fr_pq_writer_close(struct fr_pq_writer *w, struct fr_pq_file_stats *stats)
-{
-    if (stats) {
-        memset(stats, 0, sizeof *stats);
-    }
-    if (!w) {
-        return pq_err(FR_EINVAL, "no writer");
-    }
-    if (w->closed) {
-        return pq_err(FR_ESTATE, "the writer is already closed");
-    }
-    int rc = w->failed;
-    if (rc == FR_OK && w->row_filled) {
-        rc = pq_err(FR_ESTATE, "row %llu is incomplete (%u of %u columns)",
-                    (unsigned long long)w->rows, w->row_filled, w->ncols);
-    }
-    if (rc == FR_OK && w->rg_rows) {
-        rc = flush_row_group(w);
-    }
-    if (rc == FR_OK) {
-        rc = write_footer(w);
-    }
-    if (rc < 0 || w->out_state != OUT_OPEN) {
-        rc = rc < 0 ? rc : pq_err(FR_ESTATE, "the output is gone");
-        fail(w, rc);
-        out_abort(w);
-        return rc;
-    }
-    rc = w->out.ops->close(w->out.ctx);
-    w->out_state = OUT_CLOSED;
-    if (rc < 0) {
-        return fail(w, rc);
-    }
-    w->closed = true;
-    if (stats && (rc = make_stats(w, stats)) < 0) {
-        fr_pq_file_stats_free(stats);
-        return pq_err(rc, "out of memory for the file statistics");
-    }
-    return FR_OK;
-}
-
-size_t pq_writer_mem(const struct fr_pq_writer *w)
-{
-    size_t n = sizeof *w + w->body.alloc + w->comp.alloc + w->dictbuf.alloc + w->footer.alloc;
-    for (uint32_t i = 0; i < w->ncols; i++) {
-        const struct pq_wcol *c = &w->cols[i];
-        n += sizeof *c + c->plain.alloc + c->chunk.alloc + c->dict_page.alloc + c->smin.alloc +
-             c->smax.alloc +
-             c->file.smin.alloc + c->file.smax.alloc + c->dict.vals.alloc +
-             (c->dict.slots ? ((size_t)c->dict.mask + 1) * (c->width ? 8 : 16) : 0) +
-             (size_t)c->dict.offs_cap * sizeof *c->dict.offs +
-             (c->defs ? w->opts.page_rows : 0) +
-             (c->idx ? (size_t)w->opts.page_rows * sizeof *c->idx : 0);
-    }
-    n += w->pool ? pq_pool_mem(w->pool) : 0;
-    n += (size_t)w->rgs_cap * (sizeof *w->rgs + w->ncols * sizeof *w->chunk_mem);
-    n += (size_t)w->nrgs * w->ncols * (sizeof(struct pq_chunk) + 32);
-    return n;
-}
-
-void fr_pq_writer_free(struct fr_pq_writer *w)
-{
-    if (!w) {
-        return;
-    }
-    out_abort(w);
-    pq_pool_free(w->pool); /* finishes queued pages before the buffers go */
-    for (uint32_t i = 0; w->cols && i < w->ncols; i++) {
-        struct pq_wcol *c = &w->cols[i];
-        free(c->name);
-        free(c->defs);
-        free(c->idx);
-        fr_buf_free(&c->plain);
-        fr_buf_free(&c->chunk);
-        fr_buf_free(&c->dict_page);
-        fr_buf_free(&c->smin);
-        fr_buf_free(&c->smax);
-        fr_buf_free(&c->file.smin);
-        fr_buf_free(&c->file.smax);
-        pq_dict_free(&c->dict);
-    }
-    for (uint32_t g = 0; g < w->nrgs; g++) {
-        free(w->rgs[g].chunks);
-        for (uint32_t i = 0; i < w->ncols; i++) {
-            free(w->chunk_mem[(size_t)g * w->ncols + i]);
-        }
-    }
-    for (uint32_t i = 0; w->kv && i < w->nkv; i++) {
-        free((void *)w->kv[i].key.ptr);
-        free((void *)w->kv[i].value.ptr);
-    }
-    free(w->kv);
-    free(w->rgs);
-    free(w->chunk_mem);
-    free(w->cols);
-    fr_buf_free(&w->body);
-    fr_buf_free(&w->comp);
-    fr_buf_free(&w->dictbuf);
-    fr_buf_free(&w->footer);
-    pq_codec_free(w->codec);
-    free(w);
 }

@@ -27,6 +27,10 @@
  *   12      4     nparts
  *   16      16*n  (start, end) per partition
  *   ..      4     CRC-32C of the entry's bytes before it
+ *
+ * Each entry is one write, so a crash can only tear the last one, which
+ * fr_ck_wal_last cuts. A bad entry that a whole entry follows is damage,
+ * refused with FR_ECORRUPT and nothing cut (docs/adr/0061).
  */
 #include "pipeline/checkpoint.h"
 
@@ -332,6 +336,26 @@ int fr_ck_wal_append(const char *dir, const struct fr_ck_range *range)
     return rc;
 }
 
+/* The length of the whole, checksummed WAL entry at b[at], or 0. */
+static size_t wal_entry_len(const struct fr_buf *b, size_t at)
+{
+    if (at + 20 > b->len || memcmp(b->data + at, WAL_MAGIC, 4) != 0) {
+        return 0;
+    }
+    uint32_t nparts;
+    memcpy(&nparts, b->data + at + 12, 4);
+    if (nparts > FR_CK_MAX_PARTS) {
+        return 0;
+    }
+    size_t n = 16 + 16 * (size_t)nparts;
+    if (at + n + 4 > b->len) {
+        return 0; /* torn tail */
+    }
+    uint32_t crc;
+    memcpy(&crc, b->data + at + n, 4);
+    return fr_crc32c(0, b->data + at, n) == crc ? n + 4 : 0;
+}
+
 int fr_ck_wal_last(const char *dir, struct fr_ck_range *range)
 {
     char path[4200];
@@ -344,35 +368,38 @@ int fr_ck_wal_last(const char *dir, struct fr_ck_range *range)
         return rc;
     }
     rc = FR_ENOTFOUND;
-    size_t at = 0;
-    while (at + 20 <= b.len && memcmp(b.data + at, WAL_MAGIC, 4) == 0) {
-        uint32_t nparts;
-        memcpy(&nparts, b.data + at + 12, 4);
-        if (nparts > FR_CK_MAX_PARTS) {
-            break;
-        }
-        size_t n = 16 + 16 * (size_t)nparts;
-        if (at + n + 4 > b.len) {
-            break; /* torn tail */
-        }
-        uint32_t crc;
-        memcpy(&crc, b.data + at + n, 4);
-        if (fr_crc32c(0, b.data + at, n) != crc) {
-            break;
-        }
+    size_t at = 0, len;
+    while ((len = wal_entry_len(&b, at)) > 0) {
         memcpy(&range->epoch, b.data + at + 4, 8);
-        range->nparts = nparts;
-        for (uint32_t i = 0; i < nparts; i++) {
+        memcpy(&range->nparts, b.data + at + 12, 4);
+        for (uint32_t i = 0; i < range->nparts; i++) {
             memcpy(&range->start[i], b.data + at + 16 + 16 * i, 8);
             memcpy(&range->end[i], b.data + at + 24 + 16 * i, 8);
         }
         rc = FR_OK;
-        at += n + 4;
+        at += len;
     }
     if (at < b.len) {
-        /* A torn or damaged tail: cut it, so later appends stay readable.
-         * Nothing is lost that the lake does not hold: a committed epoch's
-         * range is in its marker, an uncommitted one is planned anew. */
+        /* Entries are appended whole, one write each, and a crash can only
+         * tear the last one: a whole entry after the bad bytes means the
+         * file was damaged after it was written (ADR 0061). Cut nothing. */
+        size_t next = at + 1;
+        while (next < b.len && wal_entry_len(&b, next) == 0) {
+            next++;
+        }
+        if (next < b.len) {
+            fr_error("process",
+                     "%s: damaged entry at byte %zu, and a whole entry follows at byte %zu: "
+                     "not a torn tail, refusing to cut it. The WAL only holds the range of an "
+                     "epoch planned but not yet committed (a committed epoch's range is in the "
+                     "lake's markers): move %s aside and start again to plan that epoch anew",
+                     path, at, next, path);
+            rc = FR_ECORRUPT;
+            goto cleanup;
+        }
+        /* A torn tail: cut it, so later appends stay readable. Nothing is
+         * lost that the lake does not hold: a committed epoch's range is in
+         * its marker, an uncommitted one is planned anew. */
         fr_warn("process",
                 "%s: cut %zu bytes of a torn or damaged tail at byte %zu (the lake's epoch "
                 "markers hold the ranges of committed epochs)",
@@ -381,6 +408,7 @@ int fr_ck_wal_last(const char *dir, struct fr_ck_range *range)
             rc = fr_err_from_errno(errno);
         }
     }
+cleanup:
     fr_buf_free(&b);
     return rc;
 }

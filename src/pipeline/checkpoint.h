@@ -83,7 +83,9 @@ int fr_ck_save_proc(const char *dir, const struct fr_ck *ck, const struct fr_pro
 int fr_ck_wal_append(const char *dir, const struct fr_ck_range *range);
 /* The last complete WAL entry: FR_OK, FR_ENOTFOUND when the WAL is empty.
  * A torn last entry (crash while appending) is cut from the file, so call
- * this once at start, before the first fr_ck_wal_append. */
+ * this once at start, before the first fr_ck_wal_append. A bad entry that
+ * a whole entry follows is damage, not a torn write: FR_ECORRUPT, the
+ * file and byte named on stderr, nothing cut (ADR 0061). */
 int fr_ck_wal_last(const char *dir, struct fr_ck_range *range);
 
 #endif

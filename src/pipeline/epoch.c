@@ -1234,8 +1234,11 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
     }
     /* A planned epoch the last run did not finish fixes the next range. */
     struct fr_ck_range planned;
-    int have_plan =
-        fr_ck_wal_last(run->dir, &planned) == FR_OK && planned.epoch == run->ck.epoch + 1;
+    rc = fr_ck_wal_last(run->dir, &planned);
+    if (rc == FR_ECORRUPT) {
+        goto cleanup; /* named by fr_ck_wal_last: damage, not a torn tail (ADR 0061) */
+    }
+    int have_plan = rc == FR_OK && planned.epoch == run->ck.epoch + 1;
 
     if (once) { /* progress over what the log holds now */
         int64_t total = 0, end;

@@ -1037,7 +1037,11 @@ int fr_final_run(struct fr_conf *conf, int once, const char *instance)
     }
     fn_stats_epoch(f, f->ck.epoch, -1, 0);
     struct fr_ck_range planned;
-    int have_plan = fr_ck_wal_last(f->dir, &planned) == FR_OK && planned.epoch == f->ck.epoch + 1;
+    rc = fr_ck_wal_last(f->dir, &planned);
+    if (rc == FR_ECORRUPT) {
+        goto cleanup; /* named by fr_ck_wal_last: damage, not a torn tail (ADR 0061) */
+    }
+    int have_plan = rc == FR_OK && planned.epoch == f->ck.epoch + 1;
     while (!final_stop) {
         struct fr_ck_range r, lr;
         int64_t recorded = FR_PROC_WM_NONE, recorded_topics = FR_PROC_WM_NONE;

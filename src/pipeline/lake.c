@@ -285,6 +285,96 @@ static const char *lake_file_name(const struct fr_lake *lake, const char *path, 
     return buf;
 }
 
+/* Compare what the footer says of each column with the manifest's metrics
+ * of the file (value and null counts, bytes). FR_OK or FR_ECORRUPT with
+ * the column named in err. */
+static int check_metrics(const struct fr_pq_reader *r, const struct fr_ice_file *f,
+                         const char *name, char *err, size_t errlen)
+{
+    const struct fr_pq_schema *schema = fr_pq_reader_schema(r);
+    for (uint32_t k = 0; k < f->nmetrics; k++) {
+        const struct fr_ice_col_metrics *m = &f->metrics[k];
+        for (uint32_t c = 0; c < schema->ncolumns; c++) {
+            if (schema->columns[c].field_id != m->field_id) {
+                continue;
+            }
+            uint64_t values = 0, nulls = 0, bytes = 0;
+            bool have_nulls = true;
+            for (uint32_t g = 0; g < fr_pq_reader_row_groups(r); g++) {
+                struct fr_pq_chunk_info ci;
+                if (fr_pq_reader_chunk(r, g, c, &ci) < 0) {
+                    snprintf(err, errlen, "%s: %s", name, fr_pq_errmsg());
+                    return FR_ECORRUPT;
+                }
+                values += ci.rows;
+                nulls += ci.null_count;
+                bytes += ci.compressed_bytes;
+                have_nulls &= ci.has_null_count;
+            }
+            const char *what = NULL;
+            int64_t manifest = 0;
+            uint64_t footer = 0;
+            if (m->value_count >= 0 && (uint64_t)m->value_count != values) {
+                what = "values", manifest = m->value_count, footer = values;
+            } else if (have_nulls && m->null_count >= 0 && (uint64_t)m->null_count != nulls) {
+                what = "nulls", manifest = m->null_count, footer = nulls;
+            } else if (m->column_size >= 0 && (uint64_t)m->column_size != bytes) {
+                what = "bytes", manifest = m->column_size, footer = bytes;
+            }
+            if (what) {
+                snprintf(err, errlen,
+                         "%s: column %s (field %d) holds %" PRIu64 " %s, the manifest says %" PRId64,
+                         name, schema->columns[c].name, (int)m->field_id, footer, what, manifest);
+                return FR_ECORRUPT;
+            }
+        }
+    }
+    return FR_OK;
+}
+
+int fr_lake_check_file(const struct fr_lake *lake, const struct fr_ice_file *f,
+                       const struct fr_pq_read_opts *ropts, struct fr_lake_page_check *out,
+                       char *err, size_t errlen)
+{
+    struct fr_pq_reader *r = NULL;
+    struct fr_pq_in in;
+    char name_buf[4200];
+    const char *name = lake_file_name(lake, f->local_path, name_buf, sizeof name_buf);
+    memset(out, 0, sizeof *out);
+    err[0] = 0;
+    int rc = fr_lake_pq_in(lake, f->local_path, &in);
+    uint64_t bytes = rc == FR_OK ? in.size : 0;
+    if (rc == FR_OK) {
+        rc = fr_pq_reader_open(&in, ropts, &r);
+    }
+    if (rc == FR_OK) {
+        struct fr_pq_page_check pc;
+        rc = fr_pq_reader_check_pages(r, &pc);
+        out->pages = pc.pages;
+        out->with_crc = pc.with_crc;
+    }
+    if (rc < 0) {
+        snprintf(err, errlen, "%s: %s", name, fr_pq_errmsg());
+        goto cleanup;
+    }
+    uint64_t rows = fr_pq_reader_rows(r);
+    if (rows != (uint64_t)f->record_count) {
+        snprintf(err, errlen, "%s holds %" PRIu64 " rows, its manifest says %" PRId64, name, rows,
+                 f->record_count);
+        rc = FR_ECORRUPT;
+    } else if (bytes != (uint64_t)f->file_size) {
+        snprintf(err, errlen, "%s is %" PRIu64 " bytes, its manifest says %" PRId64, name, bytes,
+                 f->file_size);
+        rc = FR_ECORRUPT;
+    } else {
+        rc = check_metrics(r, f, name, err, errlen);
+    }
+
+cleanup:
+    fr_pq_reader_free(r);
+    return rc;
+}
+
 int fr_lake_scan_file(const struct fr_lake *lake, const char *path,
                       const struct fr_pq_read_opts *ropts, const struct fr_lake_col *cols,
                       uint32_t ncols, fr_lake_batch_fn fn, void *arg, char *err, size_t errlen)

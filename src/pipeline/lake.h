@@ -148,4 +148,20 @@ int fr_lake_scan_file(const struct fr_lake *lake, const char *path,
                       const struct fr_pq_read_opts *ropts, const struct fr_lake_col *cols,
                       uint32_t ncols, fr_lake_batch_fn fn, void *arg, char *err, size_t errlen);
 
+/* What fr_lake_check_file found in one data file. */
+struct fr_lake_page_check {
+    uint64_t pages, with_crc; /* fr_pq_reader_check_pages' counts */
+};
+
+/* Check the data file f lists (local, or in the bucket) against itself and
+ * its manifest entry: every page's CRC-32 (fr_pq_reader_check_pages); the
+ * footer's rows against record_count; the file's size against file_size;
+ * and per column the footer's values, nulls and compressed bytes against
+ * the manifest's value_counts, null_value_counts and column_sizes. FR_OK,
+ * or the reader's code (FR_ECRC for a page) or FR_ECORRUPT with the file
+ * named in err. `freshet verify` (page_checksums, ADR 0062). */
+int fr_lake_check_file(const struct fr_lake *lake, const struct fr_ice_file *f,
+                       const struct fr_pq_read_opts *ropts, struct fr_lake_page_check *out,
+                       char *err, size_t errlen);
+
 #endif

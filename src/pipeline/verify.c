@@ -20,11 +20,11 @@
  * Gold is recomputed here with plain hash maps and sorts, not with the
  * operators in src/process: the point is an independent check.
  *
- * The work is split over five files sharing verify_int.h: this one (the
+ * The work is split over six files sharing verify_int.h: this one (the
  * families of checks, their runner, the output, the command),
  * verify_util.c (hashing, pass memory, figures, scans), verify_cut.c (the
- * cut), verify_gold.c (gold recomputed) and verify_topics.c
- * (gold_top_topics recomputed).
+ * cut), verify_gold.c (gold recomputed), verify_topics.c
+ * (gold_top_topics recomputed) and verify_pages.c (page CRCs).
  *
  * One thread; read-only (no commit, no file written); nice 10.
  */
@@ -756,6 +756,7 @@ static int verify_run(struct vf *vf, int json)
     check_files(vf, &fam->files);
     vf_check_gold(vf, &fam->gold);
     vf_check_topics(vf);
+    vf_check_pages(vf); /* after topics: it loads the enrichment tables */
     fr_progress_end(&vf->pg);
     int failed = json ? print_json(vf, stdout) : print_text(vf, stdout);
     status = failed ? 1 : 0;

@@ -95,6 +95,7 @@ struct tent_key {
     X(CK_SILVER_UNIQUE, "silver_meta_id_unique")                                                   \
     X(CK_SILVER_COVERS, "silver_covers_bronze")                                                    \
     X(CK_FILES, "no_file_in_two_live_snapshots")                                                   \
+    X(CK_PAGES, "page_checksums")                                                                  \
     X(CK_GOLD_EPM, "gold_epm_recomputed")                                                          \
     X(CK_GOLD_TOP, "gold_top_recomputed")                                                          \
     X(CK_GOLD_TOPICS, "gold_topics_recomputed")                                                    \
@@ -244,6 +245,8 @@ void vf_check_gold(struct vf *vf, struct fam_gold *f);
 /* verify_topics.c: gold_top_topics recomputed from silver_topics (the
  * tables are loaded and cut there; absent tables pass with nothing to check). */
 void vf_check_topics(struct vf *vf);
+/* verify_pages.c: every page of every live data file against its CRC. */
+void vf_check_pages(struct vf *vf);
 
 /* verify.c: the families' runner. */
 int vf_run_family(struct vf *vf, const struct vf_family *fy, int64_t keys, size_t per_key,

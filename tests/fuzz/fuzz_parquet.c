@@ -4,7 +4,8 @@
  * validation), every chunk's statistics are decoded and tested against a
  * predicate, and every readable column is scanned (page headers,
  * decompression, levels, every value encoding), touching every value so the
- * sanitizers see any over-read. A hostile file must end in an error code:
+ * sanitizers see any over-read; then every page is walked and its CRC
+ * checked (fr_pq_reader_check_pages, verify's pass). A hostile file must end in an error code:
  * never a crash, an over-read, a leak or an allocation beyond the caps set
  * below. Rows per input are capped so a file claiming billions of values in
  * a few bytes (legal: RLE runs of NULLs) stays fast.
@@ -111,6 +112,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             rows += b->nrows;
         }
         fr_pq_scan_free(s);
+    }
+    /* `freshet verify`'s walk over every page and its CRC (ADR 0062): an
+     * error, or counts that add up. */
+    struct fr_pq_page_check pc;
+    int rc = fr_pq_reader_check_pages(r, &pc);
+    if ((rc == FR_OK && pc.with_crc > pc.pages) || (rc < 0 && !fr_pq_errmsg()[0])) {
+        __builtin_trap();
     }
     fr_pq_reader_free(r);
     return 0;

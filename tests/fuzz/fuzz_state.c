@@ -15,7 +15,9 @@
  *     processor and saves again to the same bytes;
  *   WAL: after fr_ck_wal_last the file holds only whole entries (a second
  *     call cuts nothing and returns the same range), and an entry appended
- *     then is the one read back;
+ *     then is the one read back; a file it refuses as damage (FR_ECORRUPT,
+ *     ADR 0061) is left byte for byte as it was, and does hold a whole
+ *     entry (magic, parts, CRC, found here by its own scan) after a bad one;
  *   enrichment state: a stage that loads saves to a file that loads
  *     again and saves the same bytes (but for the epoch and the CRC).
  * Files go to a directory of this process under /dev/shm, removed at exit.
@@ -145,13 +147,55 @@ cleanup:
     fr_buf_free(&two);
 }
 
-static void check_wal(void)
+/* Whether f holds a whole, checksummed entry at an offset other than a
+ * chain of whole entries from byte 0 reaches: the harness's own reading
+ * of the format in checkpoint.c's byte table. */
+static int wal_whole_after_bad(const uint8_t *f, size_t n)
+{
+    size_t at = 0, len;
+    int chain = 1;
+    for (size_t p = 0; p + 20 <= n; p++) {
+        len = 0;
+        if (memcmp(f + p, "FRWL", 4) == 0) {
+            uint32_t np, crc;
+            memcpy(&np, f + p + 12, 4);
+            size_t body = 16 + 16 * (size_t)np;
+            if (np <= FR_CK_MAX_PARTS && p + body + 4 <= n) {
+                memcpy(&crc, f + p + body, 4);
+                len = fr_crc32c(0, f + p, body) == crc ? body + 4 : 0;
+            }
+        }
+        if (chain && p == at) {
+            if (len) {
+                at += len;
+            } else {
+                chain = 0; /* the first bad byte: any whole entry from here on */
+            }
+        } else if (!chain && len) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void check_wal(const uint8_t *f, size_t n)
 {
     struct fr_ck_range r1, r2;
     char path[200];
     struct stat st1, st2;
     snprintf(path, sizeof path, "%s/offsets.wal", dir);
     int rc1 = fr_ck_wal_last(dir, &r1);
+    int damaged = wal_whole_after_bad(f, n);
+    if (rc1 == FR_ECORRUPT || damaged) {
+        struct fr_buf b;
+        fr_buf_init(&b, 8u << 20);
+        if (rc1 != FR_ECORRUPT || !damaged || fr_fs_read_file(path, &b) != FR_OK ||
+            b.len != n || memcmp(b.data, f, n) != 0) {
+            abort(); /* damage cut as a torn tail, a torn tail refused, or the file changed */
+        }
+        fr_buf_free(&b);
+        return;
+    }
     if (rc1 != FR_OK && rc1 != FR_ENOTFOUND) {
         return;
     }
@@ -241,7 +285,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         snprintf(path, sizeof path, "%s/offsets.wal", dir);
         write_file(path, f, n);
-        check_wal();
+        check_wal(f, n);
     } else {
         if (fix && n >= 4) {
             put32(f + n - 4, fr_crc32c(0, f, n - 4));

@@ -22,6 +22,7 @@ if(FR_FUZZ)
             ${CMAKE_SOURCE_DIR}/src/parquet/column.c
             ${CMAKE_SOURCE_DIR}/src/parquet/reader.c
             ${CMAKE_SOURCE_DIR}/src/core/buf.c
+            ${CMAKE_SOURCE_DIR}/src/core/crc32.c
             ${CMAKE_SOURCE_DIR}/src/core/err.c
             ${CMAKE_SOURCE_DIR}/src/core/fsutil.c
             ${CMAKE_SOURCE_DIR}/src/core/syncset.c

@@ -43,7 +43,7 @@ if(FR_FUZZ)
         endfunction()
 
         set(FR_FUZZ_CORE src/core/buf.c src/core/err.c src/core/json.c src/core/utf8.c
-            src/core/fsutil.c src/core/syncset.c src/core/bgsync.c)
+            src/core/fsutil.c src/core/syncset.c src/core/bgsync.c src/core/crc32.c)
         fr_fuzz_parser(iceberg 10 SOURCES
             src/iceberg/avro.c src/iceberg/manifest.c src/iceberg/metadata.c
             src/iceberg/util.c ${FR_FUZZ_CORE})

@@ -126,6 +126,94 @@ def flip_json_key(path, key):
     flip(path, m.end())
 
 
+# ---- a Parquet page, found by reading the footer (Thrift compact protocol) ----
+
+def _varint(b, i):
+    v = shift = 0
+    while True:
+        x = b[i]
+        i += 1
+        v |= (x & 0x7F) << shift
+        shift += 7
+        if not x & 0x80:
+            return v, i
+
+
+def _zz(v):
+    return (v >> 1) ^ -(v & 1)
+
+
+def _value(b, i, t):
+    """One compact-protocol value of type t at b[i]: (value, next index)."""
+    if t in (1, 2):
+        return t == 1, i
+    if t == 3:
+        return b[i], i + 1
+    if t in (4, 5, 6):
+        v, i = _varint(b, i)
+        return _zz(v), i
+    if t == 7:
+        return b[i:i + 8], i + 8
+    if t == 8:
+        n, i = _varint(b, i)
+        return b[i:i + n], i + n
+    if t in (9, 10):
+        n, et = b[i] >> 4, b[i] & 15
+        i += 1
+        if n == 15:
+            n, i = _varint(b, i)
+        out = []
+        for _ in range(n):
+            if et in (1, 2):  # a bool in a list is one byte
+                v, i = b[i] == 1, i + 1
+            else:
+                v, i = _value(b, i, et)
+            out.append(v)
+        return out, i
+    if t == 11:
+        n, i = _varint(b, i)
+        if n == 0:
+            return {}, i
+        kt, vt = b[i] >> 4, b[i] & 15
+        i += 1
+        for _ in range(n):
+            _, i = _value(b, i, kt)
+            _, i = _value(b, i, vt)
+        return {}, i
+    if t == 12:
+        out, fid = {}, 0
+        while True:
+            h = b[i]
+            i += 1
+            if h == 0:
+                return out, i
+            ft, delta = h & 15, h >> 4
+            if delta:
+                fid += delta
+            else:
+                v, i = _varint(b, i)
+                fid = _zz(v)
+            out[fid], i = _value(b, i, ft)
+    raise ValueError(f"thrift type {t} at byte {i}")
+
+
+def flip_page(path, column):
+    """Flip one byte in the middle of the bytes of the first page of column
+    (its dictionary page if it has one: the values), in row group 0. The
+    page header and every offset stay intact."""
+    data = open(path, "rb").read()
+    flen = int.from_bytes(data[-8:-4], "little")
+    meta, _ = _value(data, len(data) - 8 - flen, 12)
+    for chunk in meta[4][0][1]:  # FileMetaData.row_groups[0].columns
+        cmd = chunk[3]  # ColumnChunk.meta_data
+        if cmd[3] == [column.encode()]:
+            off = cmd.get(11, cmd[9])  # dictionary_page_offset, else data_page_offset
+            page, body = _value(data, off, 12)  # PageHeader; body: its first byte
+            flip(path, body + page[3] // 2)  # compressed_page_size
+            return
+    raise AssertionError(f"no column {column} in {path}")
+
+
 # ---- the lake ---------------------------------------------------------------
 
 def build_lake(work):
@@ -189,6 +277,10 @@ def ck_aside(d):
     shutil.move(os.path.join(d, "process/freshet/checkpoint"), os.path.join(d, "checkpoint.damaged"))
 
 
+def wal_aside(d):
+    shutil.move(WAL(d), os.path.join(d, "offsets.wal.damaged"))
+
+
 def hold_lock(d):
     """Another process holds catalog.db's write lock for the case's runs."""
     ready = os.path.join(d, "locked")
@@ -204,6 +296,7 @@ def hold_lock(d):
 
 
 LOCKERS = []
+WAL = lambda d: os.path.join(d, "process/freshet/offsets.wal")
 MANIFEST = lambda d: newest(d, BRONZE + "/metadata/*-m0.avro")
 MLIST = lambda d: newest(d, BRONZE + "/metadata/snap-*.avro")
 META = lambda d: newest(d, BRONZE + "/metadata/0*.metadata.json")
@@ -240,6 +333,10 @@ CASES = [
     ("parquet-bitflip-footer-length", lambda d: flip(SPQ(d), -6),
      [(V, 1, r"silver_recentchange/data/\S+\.parquet")],
      [(["rebuild"], 0, r"rebuild"), (V, 0, None)]),
+    ("parquet-bitflip-data-page", lambda d: flip_page(SPQ(d), "title"),
+     [(V, 1, r"page_checksums\s+FAIL .*silver_recentchange/data/\S+\.parquet: row group 0, column "
+             r"'title', page 0 at byte \d+: CRC-32 of its \d+ bytes is [0-9a-f]{8}, the page header says")],
+     [(["rebuild"], 0, r"rebuild"), (V, 0, None)]),
     ("parquet-missing", lambda d: os.unlink(SPQ(d)),
      [(V, 1, r"silver_recentchange/data/\S+\.parquet"), (C, 1, r"silver_recentchange/data/\S+\.parquet")],
      [(["rebuild"], 0, r"rebuild"), (V, 0, None)]),
@@ -261,8 +358,13 @@ CASES = [
      [(None, ck_aside), (P, 0, r"epoch 3:"), (V, 0, None)]),
     ("wal-truncated", lambda d: truncate(os.path.join(d, "process/freshet/offsets.wal")),
      [(P, 0, r"offsets\.wal: cut \d+ bytes of a torn or damaged tail"), (V, 0, None)], None),
-    ("wal-bitflip", lambda d: flip(os.path.join(d, "process/freshet/offsets.wal"), 30),
+    ("wal-bitflip-last", lambda d: flip(WAL(d), os.path.getsize(WAL(d)) - 6),
      [(P, 0, r"offsets\.wal: cut \d+ bytes of a torn or damaged tail"), (V, 0, None)], None),
+    ("wal-bitflip", lambda d: flip(WAL(d), 30),
+     [(P, 1, r"offsets\.wal: damaged entry at byte 0, and a whole entry follows at byte 36: not a torn "
+             r"tail.*move \S+offsets\.wal aside"),
+      (P, 1, r"offsets\.wal: damaged entry at byte 0")],
+     [(None, wal_aside), (P, 0, r"epoch 3:"), (V, 0, None)]),
     ("catalog-truncated", lambda d: truncate(os.path.join(d, "lake/catalog.db")),
      [(V, 1, r"catalog \S+catalog\.db: .*malformed"), (T, 1, r"catalog\.db"), (P, 1, r"catalog\.db")], None),
     ("catalog-bitflip-header", lambda d: flip(os.path.join(d, "lake/catalog.db"), 3),

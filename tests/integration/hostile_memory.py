@@ -8,7 +8,9 @@ Hostile SSE sources for `freshet ingest` (a server on 127.0.0.1 here):
   trickle       valid events, one byte a second (for TRICKLE_S seconds)
 Hostile HTTP clients of `freshet serve`:
   slow-headers  300 connections that send a request line and then one
-                header byte every half second, never finishing
+                header byte every half second for five seconds, never
+                finishing; then they stop, and serve must close every one
+                (serve.timeout_s=3: libmicrohttpd's inactivity timeout)
   huge-headers  40 connections that each send 16 MiB of header lines
   many-streams  300 clients of /api/v1/stream that never read
 
@@ -173,6 +175,31 @@ def sse_case(work, mode, events):
 
 # ---- hostile clients of serve -------------------------------------------------
 
+CLOSE_WAIT_S = 60  # a bound for the test, far above serve.timeout_s=3 (twice: the backlog)
+
+
+def closed_by_server(socks, bound_s):
+    """Wait (at most bound_s in all) until the server closes each socket:
+    recv gives EOF or a reset. Returns (closed, still open)."""
+    deadline = time.monotonic() + bound_s
+    closed = 0
+    for s in socks:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            s.settimeout(min(left, 5))
+            try:
+                if s.recv(4096) == b"":
+                    closed += 1
+                    break
+            except socket.timeout:
+                continue
+            except OSError:  # reset by the server: closed too
+                closed += 1
+                break
+    return closed, len(socks) - closed
+
 def serve_case(work, mode, data, base_port, pid):
     socks = []
     stop = threading.Event()
@@ -192,6 +219,15 @@ def serve_case(work, mode, data, base_port, pid):
                     except OSError:
                         socks.remove(s)
                 time.sleep(0.5)
+            # Then they stop, headers still unfinished: serve closes each one
+            # after serve.timeout_s (3 s here) without progress. Bounded wait.
+            closed, still_open = closed_by_server(socks, CLOSE_WAIT_S)
+            ok = still_open == 0 and closed > 0
+            msg = (f"slow-headers: serve closed {closed} of {closed + still_open} connections "
+                   f"that stopped sending mid-headers (serve.timeout_s=3, waited at most {CLOSE_WAIT_S} s)")
+            print(("ok   " if ok else "FAIL ") + msg, flush=True)
+            if not ok:
+                failures.append(msg)
         elif mode == "huge-headers":
             def one():
                 try:

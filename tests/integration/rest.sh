@@ -114,6 +114,6 @@ assert after[tagged]["metadata_file"] != before[tagged]["metadata_file"], "the t
 print("tables after REST commits: %d tables, wiki rows and snapshots unchanged" % len(after))
 PY
 fr verify >verify.txt || { cat verify.txt; fail "freshet verify after the REST commits"; }
-[ "$(grep -c ' PASS ' verify.txt)" = 10 ] || { cat verify.txt; fail "expected 10 PASS lines"; }
+[ "$(grep -c ' PASS ' verify.txt)" = 11 ] || { cat verify.txt; fail "expected 11 PASS lines"; }
 tail -1 verify.txt
 echo "1 passed, 0 failed"

@@ -74,7 +74,7 @@ proc_pid=""; ing_pid=""; feed_pid=""
 fr process --once 2>>process.log
 fr verify >healthy.txt || { echo "verify failed on the healthy lake:"; cat healthy.txt; exit 1; }
 cat healthy.txt
-[ "$(grep -c ' PASS ' healthy.txt)" = 10 ] || { echo "expected 10 PASS lines"; exit 1; }
+[ "$(grep -c ' PASS ' healthy.txt)" = 11 ] || { echo "expected 11 PASS lines"; exit 1; }
 fr verify --json >healthy.json
 python3 - <<'PY'
 import json
@@ -82,7 +82,7 @@ d = json.load(open("healthy.json"))
 c = {x["name"]: x for x in d["checks"]}
 f = lambda name, key: c[name]["figures"][key]
 assert d["ok"] and all(x["status"] == "PASS" for x in d["checks"]), "a check failed in --json"
-assert len(c) == 10, sorted(c)
+assert len(c) == 11, sorted(c)
 assert d["cut"]["epoch"] >= 3, "want several epochs"
 assert f("bronze_count", "history_complete") == 1
 assert f("bronze_count", "dlq_rows") > 0, "no dead letters"

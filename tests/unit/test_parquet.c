@@ -9,6 +9,7 @@
  */
 #include "check.h"
 
+#include "core/crc32.h"
 #include "parquet/parquet_int.h"
 
 #include <stdlib.h>
@@ -821,7 +822,8 @@ static void test_codec_random(void)
  * in the destination, and decode back: pages that compress far better
  * than 4x (the varint shrinks), far worse (it grows), about 4x (it stays),
  * empty, and a destination whose cap leaves no room for zstd's bound but
- * enough for the page (the copying path). */
+ * enough for the page (the copying path). Both paths write the page's
+ * CRC-32 (fr_crc32, checked against zlib's in test_parquet_crc.c). */
 /* pq_emit_page of n bytes at src into dst after the 6 bytes "prefix";
  * dst must come out equal to want. Returns what it added to *uncomp. */
 static uint64_t emit_after_prefix(struct pq_codec *codec, enum pq_comp_mode m, struct fr_buf *comp,
@@ -873,6 +875,8 @@ static void test_emit_page_direct(void)
                 struct pq_page rp = pg;
                 rp.uncompressed_size = (int32_t)n;
                 rp.compressed_size = (int32_t)ref_comp.len;
+                rp.has_crc = true; /* every page carries its CRC-32 (ADR 0062) */
+                rp.crc = (int32_t)fr_crc32(0, ref_comp.data, ref_comp.len);
                 CHECK_EQ_INT(pq_page_encode(&rp, &want), FR_OK);
                 size_t hlen = want.len - 6;
                 CHECK_EQ_INT(fr_buf_append(&want, ref_comp.data, ref_comp.len), FR_OK);
