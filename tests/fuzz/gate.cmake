@@ -21,7 +21,7 @@ if(FR_FUZZ)
             ${CMAKE_SOURCE_DIR}/src/process/proc.c
             ${CMAKE_SOURCE_DIR}/src/core/buf.c
             ${CMAKE_SOURCE_DIR}/src/core/err.c
-            ${CMAKE_SOURCE_DIR}/src/core/crc32c.c
+            ${CMAKE_SOURCE_DIR}/src/core/crc32c.c ${CMAKE_SOURCE_DIR}/src/core/crc32.c
             ${CMAKE_SOURCE_DIR}/src/core/clock.c
             ${CMAKE_SOURCE_DIR}/src/core/json.c ${CMAKE_SOURCE_DIR}/src/core/utf8.c)
         file(MAKE_DIRECTORY ${FR_GATE_FUZZ_DIR}/gate-corpus)
