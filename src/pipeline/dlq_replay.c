@@ -230,14 +230,9 @@ static int rp_commit_shard(struct rp *rp, const struct fr_ice_commit_info *info)
         }
         fr_ice_txn_free(txn);
     }
-    if (rc == FR_OK) {
-        struct fr_ice_table *t = NULL;
-        rc = fr_lake_table(&rp->lake, fr_tbl_name(FR_TBL_BRONZE), &t);
-        const struct fr_ice_snapshot *m =
-            rc == FR_OK ? fr_maint_marker(t, info->pipeline_id, info->epoch) : NULL;
-        const char *id = m ? fr_maint_summary(m, FR_SUMMARY_DLQ_REPLAY) : NULL;
-        rc = rc < 0 ? rc : id && strcmp(id, rp->id) == 0 ? FR_OK : FR_EEXIST;
-        fr_ice_table_free(t);
+    if (rc == FR_OK) { /* the epoch's marker must be this replay's */
+        rc = fr_maint_marker_is(&rp->lake, FR_TBL_BRONZE, info->pipeline_id, info->epoch,
+                                FR_SUMMARY_DLQ_REPLAY, rp->id);
     }
     if (rc == FR_EEXIST) {
         fr_error("dlq",

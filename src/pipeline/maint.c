@@ -250,6 +250,18 @@ void fr_maint_rebuilt_refused(const char *who, const char *pipeline, int64_t epo
              epoch, pipeline, id, dir, ck_epoch, pipeline);
 }
 
+int fr_maint_marker_is(const struct fr_lake *lake, enum fr_tbl tbl, const char *pipeline,
+                       int64_t epoch, const char *key, const char *value)
+{
+    struct fr_ice_table *t = NULL;
+    int rc = fr_lake_table(lake, fr_tbl_name(tbl), &t);
+    const struct fr_ice_snapshot *m = rc == FR_OK ? fr_maint_marker(t, pipeline, epoch) : NULL;
+    const char *v = m ? fr_maint_summary(m, key) : NULL;
+    rc = rc < 0 ? rc : v && strcmp(v, value) == 0 ? FR_OK : FR_EEXIST;
+    fr_ice_table_free(t);
+    return rc;
+}
+
 int fr_maint_has_marker(const struct fr_lake *lake, enum fr_tbl tbl, const char *key,
                         const char *value)
 {

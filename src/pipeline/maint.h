@@ -131,6 +131,13 @@ const struct fr_ice_snapshot *fr_maint_marker(const struct fr_ice_table *table,
  * newest: *epoch, and in id "rebuild <id>" or "dlq replay <id>"), else 0. */
 int fr_maint_rebuilt_after(const struct fr_ice_table *table, const char *pipeline, int64_t after,
                            char *id, size_t idlen, int64_t *epoch);
+/* A group's rebuild or replay committed pipeline's epoch with key = value
+ * (its id): FR_OK when the lake's marker of that epoch in table tbl is that
+ * one, FR_EEXIST when another owner's landed first (through REST a
+ * member's own empty epoch with the same range passes the epoch commit's
+ * check), or an error. */
+int fr_maint_marker_is(const struct fr_lake *lake, enum fr_tbl tbl, const char *pipeline,
+                       int64_t epoch, const char *key, const char *value);
 /* The message of a member's refusal (logged under who). */
 void fr_maint_rebuilt_refused(const char *who, const char *pipeline, int64_t epoch,
                               const char *id, int64_t ck_epoch, const char *dir);

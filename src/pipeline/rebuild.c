@@ -109,7 +109,7 @@ int rb_tw(struct rb *rb, int which, struct fr_tw **tw)
     return FR_OK;
 }
 
-static int rb_minute(void *arg, const struct fr_win_row *row)
+int rb_minute(void *arg, const struct fr_win_row *row)
 {
     struct rb *rb = arg;
     struct fr_tw *tw;
@@ -119,7 +119,7 @@ static int rb_minute(void *arg, const struct fr_win_row *row)
     return rc;
 }
 
-static int rb_top(void *arg, const struct fr_top_row *row)
+int rb_top(void *arg, const struct fr_top_row *row)
 {
     struct rb *rb = arg;
     struct fr_tw *tw;

@@ -352,26 +352,6 @@ int rb_group_before_row(struct rb *rb, int32_t partition, int64_t offset)
     return raise_before(rb, (uint32_t)partition, offset);
 }
 
-static int gold_minute(void *arg, const struct fr_win_row *row)
-{
-    struct rb *rb = arg;
-    struct fr_tw *tw;
-    int rc = rb_tw(rb, RB_EPM, &tw);
-    rc = rc ? rc : fr_tw_gold_epm(tw, row);
-    rb->out[RB_EPM].rows += rc == FR_OK;
-    return rc;
-}
-
-static int gold_top(void *arg, const struct fr_top_row *row)
-{
-    struct rb *rb = arg;
-    struct fr_tw *tw;
-    int rc = rb_tw(rb, RB_TOP, &tw);
-    rc = rc ? rc : fr_tw_gold_top(tw, row);
-    rb->out[RB_TOP].rows += rc == FR_OK;
-    return rc;
-}
-
 int rb_group_settle(struct rb *rb)
 {
     struct rb_group *g = rb->group;
@@ -392,8 +372,8 @@ int rb_group_settle(struct rb *rb)
     if (g->frontier == FR_PROC_WM_NONE) {
         return FR_OK; /* a partition without a watermark: no window is settled */
     }
-    int rc = fr_win_advance(g->win, g->frontier, gold_minute, rb);
-    return rc ? rc : fr_win_top_advance(g->top, g->frontier, gold_top, rb);
+    int rc = fr_win_advance(g->win, g->frontier, rb_minute, rb);
+    return rc ? rc : fr_win_top_advance(g->top, g->frontier, rb_top, rb);
 }
 
 /* One fence: an empty append to table carrying pipe's marker for info's
@@ -410,16 +390,9 @@ static int fence_one(struct rb *rb, enum fr_tbl tbl, const struct fr_ice_commit_
     } else {
         rc = fr_ice_append(rb->cat, FR_NS, table, NULL, 0, info, NULL);
     }
-    if (rc == FR_OK) {
-        /* the epoch's marker must be this rebuild's: a member's own empty
-         * epoch with the same range would pass the REST commit's check */
-        struct fr_ice_table *t = NULL;
-        rc = fr_lake_table(&rb->lake, table, &t);
-        const struct fr_ice_snapshot *m =
-            rc == FR_OK ? fr_maint_marker(t, info->pipeline_id, info->epoch) : NULL;
-        const char *id = m ? fr_maint_summary(m, FR_SUMMARY_REBUILD) : NULL;
-        rc = rc < 0 ? rc : id && strcmp(id, rb->id) == 0 ? FR_OK : FR_EEXIST;
-        fr_ice_table_free(t);
+    if (rc == FR_OK) { /* the epoch's marker must be this rebuild's */
+        rc = fr_maint_marker_is(&rb->lake, tbl, info->pipeline_id, info->epoch,
+                                FR_SUMMARY_REBUILD, rb->id);
     }
     if (rc == FR_EEXIST) {
         fr_error("rebuild",

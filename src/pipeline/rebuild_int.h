@@ -58,6 +58,10 @@ struct rb {
 
 /* The writer the next row of output table which goes to. */
 int rb_tw(struct rb *rb, int which, struct fr_tw **tw);
+/* Settled gold rows (fr_win_emit_fn, fr_top_emit_fn over a struct rb):
+ * into gold_edits_per_minute and gold_top_pages. */
+int rb_minute(void *arg, const struct fr_win_row *row);
+int rb_top(void *arg, const struct fr_top_row *row);
 
 /* ------------------------------------------------------------- the group */
 
