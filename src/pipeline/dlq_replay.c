@@ -589,10 +589,7 @@ static int rp_run(struct rp *rp, int64_t t0)
     }
 
     struct fr_proc_opts popts;
-    fr_proc_opts_default(&popts);
-    popts.lateness_ms = conf->process_lateness_s * 1000;
-    popts.gate.max_future_ms = conf->process_max_future_s * 1000;
-    popts.gate.max_event_bytes = (size_t)conf->process_max_event_bytes;
+    fr_maint_proc_opts(conf, &popts);
     rc = fr_proc_create(&popts, &rp->proc);
     rc = rc ? rc : fr_gate_create(&popts.gate, &rp->gate);
     rc = rc ? rc : fr_proc_load(rp->proc, rp->ck.state.data, rp->ck.state.len);

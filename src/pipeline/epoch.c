@@ -1142,10 +1142,7 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
     }
 
     struct fr_proc_opts popts;
-    fr_proc_opts_default(&popts);
-    popts.lateness_ms = conf->process_lateness_s * 1000;
-    popts.gate.max_future_ms = conf->process_max_future_s * 1000;
-    popts.gate.max_event_bytes = (size_t)conf->process_max_event_bytes;
+    fr_maint_proc_opts(conf, &popts);
     rc = fr_proc_create(&popts, &run->proc);
     if (rc < 0) {
         fr_error("process", "operators: %s", fr_strerror(rc));

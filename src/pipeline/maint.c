@@ -14,6 +14,7 @@
 #include "core/err.h"
 #include "core/fsutil.h"
 #include "core/mem.h"
+#include "process/process.h"
 
 #include <dirent.h>
 #include <inttypes.h>
@@ -248,6 +249,14 @@ void fr_maint_rebuilt_refused(const char *who, const char *pipeline, int64_t epo
              "it wrote: set process.checkpoint_uri (it copied it to the bucket) or copy "
              "%s/checkpoint from the machine it ran on (docs/REBUILD.md, docs/DLQ.md)",
              epoch, pipeline, id, dir, ck_epoch, pipeline);
+}
+
+void fr_maint_proc_opts(const struct fr_conf *conf, struct fr_proc_opts *opts)
+{
+    fr_proc_opts_default(opts);
+    opts->lateness_ms = conf->process_lateness_s * 1000;
+    opts->gate.max_future_ms = conf->process_max_future_s * 1000;
+    opts->gate.max_event_bytes = (size_t)conf->process_max_event_bytes;
 }
 
 int fr_maint_marker_is(const struct fr_lake *lake, enum fr_tbl tbl, const char *pipeline,

@@ -82,6 +82,11 @@ struct fr_maint_round {
 void fr_maint_tables(struct fr_lake *lake, const struct fr_conf *conf,
                      const uint8_t want[FR_TBL_EVERY], int64_t older_than_ms,
                      struct fr_maint_round *round);
+/* The operators' options under the configuration's policy (lateness and
+ * the gate's limits), as the processor, its shards, rebuild and dlq replay
+ * all use them. */
+struct fr_proc_opts;
+void fr_maint_proc_opts(const struct fr_conf *conf, struct fr_proc_opts *opts);
 /* The checkpoint directory of pipeline (created): <process.checkpoint_dir>/
  * <pipeline> when that is set, else <general.data_dir>/process/<pipeline>. */
 int fr_maint_ck_dir(const struct fr_conf *conf, const char *pipeline, char *out, size_t outlen);

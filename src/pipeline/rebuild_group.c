@@ -201,10 +201,7 @@ static int open_shard(struct rb *rb, const struct fr_ice_table *bronze, uint32_t
         return rc;
     }
     struct fr_proc_opts popts;
-    fr_proc_opts_default(&popts);
-    popts.lateness_ms = rb->conf->process_lateness_s * 1000;
-    popts.gate.max_future_ms = rb->conf->process_max_future_s * 1000;
-    popts.gate.max_event_bytes = (size_t)rb->conf->process_max_event_bytes;
+    fr_maint_proc_opts(rb->conf, &popts);
     rc = fr_proc_create(&popts, &sh->proc);
     if (rc < 0) {
         return rc;
