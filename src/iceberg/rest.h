@@ -102,6 +102,8 @@ int fr_ice_rest_open(const struct fr_ice_rest_opts *opts, struct fr_ice_rest **r
 void fr_ice_rest_close(struct fr_ice_rest *rest); /* accepts NULL */
 /* The prefix the server gave ("" for none); lives as long as rest. */
 const char *fr_ice_rest_prefix(const struct fr_ice_rest *rest);
+/* The catalog's URI (opts.uri), for messages that name the peer. */
+const char *fr_ice_rest_uri(const struct fr_ice_rest *rest);
 /* HTTP status and error message of the last answer (for diagnostics). */
 long fr_ice_rest_last_status(const struct fr_ice_rest *rest);
 const char *fr_ice_rest_last_error(const struct fr_ice_rest *rest);

@@ -399,6 +399,11 @@ void fr_ice_rest_close(struct fr_ice_rest *rest)
     free(rest);
 }
 
+const char *fr_ice_rest_uri(const struct fr_ice_rest *rest)
+{
+    return rest && rest->uri ? rest->uri : "";
+}
+
 const char *fr_ice_rest_prefix(const struct fr_ice_rest *rest)
 {
     return rest->prefix;

@@ -248,8 +248,8 @@ static int tbl_evolve_rest(struct fr_ice_rest *rest, enum fr_tbl tbl)
     uint64_t added = 0;
     int rc = fr_ice_rest_evolve(rest, FR_NS, info->name, &info->def, &added);
     if (rc < 0) {
-        fr_error("lake", "%s.%s: cannot add its new columns through the REST catalog: %s (%s)",
-                 FR_NS, info->name, fr_strerror(rc), fr_ice_errmsg());
+        fr_error("lake", "%s.%s: cannot add its new columns through the REST catalog %s: %s (%s)",
+                 FR_NS, info->name, fr_ice_rest_uri(rest), fr_strerror(rc), fr_ice_errmsg());
         return rc;
     }
     for (uint32_t i = 0; i < info->ncols; i++) {

@@ -100,7 +100,7 @@ copy ctl
 tables ctl
 check oracle ctl.json
 check partition ctl.json
-check labels ctl.json "$base"
+check labels ctl.json "$base" --all-cases
 "$BIN" --data ctl status --json >ctl-status.json
 check labelcounts ctl.json ctl-status.json
 

@@ -97,7 +97,7 @@ done
 tables ctl
 check oracle ctl.json
 check partition ctl.json
-check labels ctl.json "$base"
+check labels ctl.json "$base" --all-cases
 "$BIN" --data ctl verify >verify-ctl.out 2>&1 || { cat verify-ctl.out; fail "verify on the control lake"; }
 grep -Eq "^gold_topics_recomputed +PASS .*expected_rows=[1-9]" verify-ctl.out ||
     { cat verify-ctl.out; fail "verify did not check gold_top_topics"; }

@@ -31,7 +31,7 @@
 //       exactly one silver_topics row, from a replay
 //   node topics_check.mjs has A.json REASON MIN
 //       dlq_lookups holds at least MIN rows of REASON
-//   node topics_check.mjs labels A.json API
+//   node topics_check.mjs labels A.json API [--all-cases]
 //       (issue 33) every resolved silver_topics row carries the label the
 //       feed's fixture at API (http://127.0.0.1:PORT) gives for its item in
 //       the content language of its wiki (WIKI_LANG below, written here),
@@ -262,8 +262,12 @@ if (mode === 'oracle') {
     if (!ok) { bad += r.n; if (ex.length < 3) ex.push(`${r.item}@${r.wiki}: ${JSON.stringify([r.label, r.label_lang, r.label_why])} want ${JSON.stringify(w)}`); }
     if (w && w.label !== null) { found += r.n; if (w.lang !== 'en') other += r.n; } else none += r.n;
   }
+  // --all-cases (the healthy control run): a label in a content language,
+  // and a resolved item without one, must both occur; a run under faults
+  // may resolve too few items for that (only correctness is required)
+  const allCases = args.includes('--all-cases');
   check('resolved edits carry the fixture\'s label (content language, else English, else a reason)',
-    total > 0 && bad === 0 && found > 0 && other > 0 && none > 0,
+    total > 0 && bad === 0 && found > 0 && (!allCases || (other > 0 && none > 0)),
     `${total} resolved rows: ${found} labelled (${other} not in English), ${none} without, ${bad} wrong ${ex.join('; ')}`);
   const stray = await one(`SELECT count(*) FROM ${a.id}_silver_topics WHERE outcome <> 'resolved'
       AND (label IS NOT NULL OR label_lang IS NOT NULL OR label_why IS NOT NULL)`);
