@@ -481,13 +481,8 @@ static int rp_group_check(struct rp *rp)
         fr_error("dlq", "no shard of %s committed an epoch", conf->general_pipeline_id);
         return 1;
     }
-    int64_t age_ms = fr_wall_ms() - newest_ms;
-    if (age_ms < rp->quiet_s * 1000) {
-        fr_error("dlq",
-                 "%s committed %.1f s ago: the group is running (or stopped less than "
-                 "--quiet-s %" PRId64 " s ago). Stop every instance of the group, then run "
-                 "`freshet dlq replay` again (docs/DLQ.md, \"A consumer group's lake\")",
-                 newest, (double)age_ms / 1000.0, rp->quiet_s);
+    if (fr_maint_group_quiet("dlq", "dlq replay", "docs/DLQ.md", newest, newest_ms,
+                             rp->quiet_s) < 0) {
         return 1;
     }
     return 0;

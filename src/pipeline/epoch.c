@@ -787,25 +787,34 @@ static int idle_epoch(struct proc_run *run, int64_t epoch)
     return fr_proc_raise(run->proc, wm, &proc_sink, run);
 }
 
-/* A consumer group's rebuild (rebuild_group.c) committed an epoch of this
- * pipeline after ck_epoch: the checkpoint holds the state from before it,
- * so starting from it is refused (logged), before its state is even read
- * (a rebuild under a new policy makes that state refuse the settings). */
-static int refuse_if_rebuilt(struct proc_run *run, int64_t ck_epoch)
+/* At start, from one read of bronze: run->lake_epoch, the newest epoch of
+ * this pipeline in the lake (every epoch up to it is replayed from its
+ * recorded range, never planned anew), and whether a consumer group's
+ * rebuild or dlq replay (ADR 0066, 0067) committed one after ck_epoch: the
+ * checkpoint then holds the state from before it, so starting from it is
+ * refused (logged), before its state is even read (a rebuild under a new
+ * policy makes that state refuse the settings). */
+static int lake_at_start(struct proc_run *run, int64_t ck_epoch)
 {
     struct fr_ice_table *bronze = NULL;
+    int64_t snap;
+    run->lake_epoch = -1;
     int rc = fr_lake_table(&run->lake, fr_tbl_name(FR_TBL_BRONZE), &bronze);
-    if (rc == FR_ENOTFOUND) {
-        return FR_OK;
+    if (rc == FR_OK) {
+        rc = fr_ice_last_epoch(bronze, run->pipe, &run->lake_epoch, &snap);
+        rc = rc == FR_ENOTFOUND ? FR_OK : rc;
+    }
+    if (rc < 0) {
+        fr_error("process", "cannot read the lake's last epoch: %s %s", fr_strerror(rc),
+                 fr_ice_errmsg());
     }
     char rebuild[64];
     int64_t rebuilt;
-    if (rc == FR_OK && fr_maint_rebuilt_after(bronze, run->pipe, ck_epoch, rebuild,
-                                              sizeof rebuild, &rebuilt) == 1) {
+    if (rc == FR_OK && run->lake_epoch > ck_epoch &&
+        fr_maint_rebuilt_after(bronze, run->pipe, ck_epoch, rebuild, sizeof rebuild, &rebuilt) ==
+            1) {
         fr_maint_rebuilt_refused("process", run->pipe, rebuilt, rebuild, ck_epoch, run->dir);
         rc = FR_ESTATE;
-    } else if (rc < 0) {
-        fr_error("process", "bronze: %s %s", fr_strerror(rc), fr_ice_errmsg());
     }
     fr_ice_table_free(bronze);
     return rc;
@@ -1162,7 +1171,7 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
     }
     rc = fr_ck_load(run->dir, &run->ck);
     if ((rc == FR_OK || rc == FR_ENOTFOUND) &&
-        refuse_if_rebuilt(run, rc == FR_OK ? run->ck.epoch : -1) < 0) {
+        lake_at_start(run, rc == FR_OK ? run->ck.epoch : -1) < 0) {
         goto cleanup;
     }
     if (rc == FR_OK) {
@@ -1188,31 +1197,11 @@ int fr_cmd_process(struct fr_conf *conf, int argc, char **argv)
         goto cleanup;
     }
     stats_epoch(run, run->ck.epoch, -1, 0);
-    /* The newest epoch in the lake: every epoch up to it must be replayed
-     * from its recorded range, never planned anew. */
-    {
-        struct fr_ice_table *bronze = NULL;
-        int64_t snap;
-        run->lake_epoch = -1;
-        rc = fr_lake_table(&run->lake, fr_tbl_name(FR_TBL_BRONZE), &bronze);
-        if (rc == FR_OK) {
-            rc = fr_ice_last_epoch(bronze, run->pipe, &run->lake_epoch, &snap);
-            if (rc == FR_ENOTFOUND || rc == 0) {
-                rc = FR_OK;
-            }
-        }
-        fr_ice_table_free(bronze);
-        if (rc < 0) {
-            fr_error("process", "cannot read the lake's last epoch: %s %s", fr_strerror(rc),
-                     fr_ice_errmsg());
-            goto cleanup;
-        }
-        if (run->lake_epoch > run->ck.epoch + 1) {
-            fr_warn("process",
-                    "the lake holds epochs up to %" PRId64 " but the checkpoint is at %" PRId64
-                    ": rebuilding the operators' state from the recorded ranges",
-                    run->lake_epoch, run->ck.epoch);
-        }
+    if (run->lake_epoch > run->ck.epoch + 1) { /* lake_at_start read the lake's epoch */
+        fr_warn("process",
+                "the lake holds epochs up to %" PRId64 " but the checkpoint is at %" PRId64
+                ": rebuilding the operators' state from the recorded ranges",
+                run->lake_epoch, run->ck.epoch);
     }
     /* The enrichment state of the checkpoint's epoch when it is the lake's
      * newest (else the replay of the newer ones loads theirs). */

@@ -259,6 +259,22 @@ void fr_maint_proc_opts(const struct fr_conf *conf, struct fr_proc_opts *opts)
     opts->gate.max_event_bytes = (size_t)conf->process_max_event_bytes;
 }
 
+int fr_maint_group_quiet(const char *who, const char *cmd, const char *doc, const char *newest,
+                         int64_t newest_ms, int64_t quiet_s)
+{
+    int64_t age_ms = fr_wall_ms() - newest_ms;
+    if (age_ms >= quiet_s * 1000) {
+        return 0;
+    }
+    fr_error(who,
+             "%s committed %.1f s ago: the group is running (or stopped less than --quiet-s "
+             "%" PRId64 " s ago). Stop every instance of the group (`freshet process --group`, "
+             "its shards and its finalizer, on every machine), then run `freshet %s` again "
+             "(%s, \"A consumer group's lake\")",
+             newest, (double)age_ms / 1000.0, quiet_s, cmd, doc);
+    return -1;
+}
+
 int fr_maint_marker_is(const struct fr_lake *lake, enum fr_tbl tbl, const char *pipeline,
                        int64_t epoch, const char *key, const char *value)
 {

@@ -143,6 +143,12 @@ int fr_maint_rebuilt_after(const struct fr_ice_table *table, const char *pipelin
  * check), or an error. */
 int fr_maint_marker_is(const struct fr_lake *lake, enum fr_tbl tbl, const char *pipeline,
                        int64_t epoch, const char *key, const char *value);
+/* The stop-the-group protocol's first check (ADR 0066, 0067): 0 when the
+ * newest commit of a group's member (newest, at newest_ms) is at least
+ * quiet_s old, else -1 after saying (under who) to stop the group and run
+ * `freshet cmd` again (see doc). */
+int fr_maint_group_quiet(const char *who, const char *cmd, const char *doc, const char *newest,
+                         int64_t newest_ms, int64_t quiet_s);
 /* The message of a member's refusal (logged under who). */
 void fr_maint_rebuilt_refused(const char *who, const char *pipeline, int64_t epoch,
                               const char *id, int64_t ck_epoch, const char *dir);

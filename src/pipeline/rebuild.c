@@ -606,7 +606,8 @@ int fr_cmd_rebuild(struct fr_conf *conf, int argc, char **argv)
     rc = fr_lake_open(conf, &rb->lake);
     rb->cat = rb->lake.cat;
     if (rc == FR_OK) {
-        int group = rb_group_is(rb);
+        struct fr_maint_group g = {.pipeline_id = conf->general_pipeline_id};
+        int group = fr_maint_is_group(&rb->lake, &g);
         if (group < 0) {
             goto cleanup;
         }

@@ -87,12 +87,6 @@ static int64_t summary_i64(const struct fr_ice_snapshot *s, const char *key, int
     return *end ? dflt : (int64_t)x;
 }
 
-int rb_group_is(struct rb *rb)
-{
-    struct fr_maint_group g = {.pipeline_id = rb->conf->general_pipeline_id};
-    return fr_maint_is_group(&rb->lake, &g);
-}
-
 /* The idle epochs of shard p that bronze still holds (their markers). */
 static int collect_raises(struct rb *rb, const struct fr_ice_table *bronze, uint32_t p,
                           const char *pipe)
@@ -270,14 +264,8 @@ int rb_group_open(struct rb *rb, const struct fr_ice_table *bronze)
         printf("rebuild: nothing to rebuild (bronze holds no shard epoch of %s)\n", id);
         return FR_ENOTFOUND;
     }
-    int64_t age_ms = fr_wall_ms() - newest_ms;
-    if (age_ms < g->quiet_s * 1000) {
-        fr_error("rebuild",
-                 "%s committed %.1f s ago: the group is running (or stopped less than "
-                 "--quiet-s %" PRId64 " s ago). Stop every instance of the group (`freshet "
-                 "process --group`, its shards and its finalizer, on every machine), then run "
-                 "`freshet rebuild` again (docs/REBUILD.md, \"A consumer group's lake\")",
-                 newest, (double)age_ms / 1000.0, g->quiet_s);
+    if (fr_maint_group_quiet("rebuild", "rebuild", "docs/REBUILD.md", newest, newest_ms,
+                             g->quiet_s) < 0) {
         return FR_EBUSY;
     }
     if (lock_member(rb, g->final_pipe, &g->final_lock_fd) < 0) {

@@ -102,9 +102,6 @@ struct rb_group {
 
 /* A group's part of a rebuild (rb->group); freed by rb_group_free. */
 struct rb_group *rb_group_new(int64_t quiet_s);
-/* 1 when the lake is a consumer group's (a shard's or the finalizer's
- * marker on bronze or gold_edits_per_minute), 0 not, -1 error (logged). */
-int rb_group_is(struct rb *rb);
 /* CHECK: the shards and the finalizer, their cut, the group stopped (no
  * commit for quiet_s, no member's lock held here), enrichment off; the
  * operators of every shard. -1 after printing why not. */
